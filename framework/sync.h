@@ -1,0 +1,50 @@
+/*
+ * Thread synchronization that sleeps instead of spinning: futex words, a spin-then-sleep
+ * wait, a reusable barrier and a back-off helper. Linux (futex) only.
+ */
+#ifndef UTC_FRAMEWORK_SYNC_H
+#define UTC_FRAMEWORK_SYNC_H
+
+#include <stdatomic.h>
+
+/* Sleep while *word == expected (may return spuriously). */
+void utc__futex_wait(atomic_uint *word, unsigned expected);
+/* Sleep while *word == expected, at most timeout_s seconds; returns 0, or -1 on timeout. */
+int utc__futex_wait_timeout(atomic_uint *word, unsigned expected, double timeout_s);
+/* Wake up to n sleepers on word (n = INT_MAX: all). */
+void utc__futex_wake(atomic_uint *word, int n);
+
+/* Spin briefly, then sleep, until *word != old. Returns the new value. */
+unsigned utc__wait_change(atomic_uint *word, unsigned old);
+
+/* A reusable barrier for a fixed number of threads; waiters sleep after a short spin. */
+typedef struct utc__barrier {
+    atomic_uint arrived;
+    atomic_uint generation;
+    unsigned count;
+} utc__barrier_t;
+
+void utc__barrier_init(utc__barrier_t *b, unsigned count);
+/* Returns 1 in exactly one thread per round (the last to arrive), 0 in the others. */
+int utc__barrier_wait(utc__barrier_t *b);
+
+/* Back-off for polling loops: spin, then yield, then sleep in growing steps (<= 1 ms). */
+typedef struct utc__backoff {
+    unsigned iter;
+    unsigned sleep_ns;
+} utc__backoff_t;
+
+#define UTC__BACKOFF_INIT {0, 0}
+void utc__backoff_step(utc__backoff_t *b);
+
+/* One CPU relax hint for spin loops. */
+static inline void utc__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+#endif /* UTC_FRAMEWORK_SYNC_H */

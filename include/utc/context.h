@@ -1,0 +1,69 @@
+/**
+ * @file context.h
+ * @brief The UTC context: MPI and hwloc start-up, ranks, world barrier, logging.
+ */
+#ifndef UTC_CONTEXT_H
+#define UTC_CONTEXT_H
+
+#include <utc/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @brief Start UTC on this rank: MPI with MPI_THREAD_MULTIPLE and the hwloc topology.
+ *
+ * Collective: every rank calls it once, from its main thread, before any other UTC call.
+ * @param argc pointer to main's argc (may be NULL)
+ * @param argv pointer to main's argv (may be NULL)
+ * @return UTC_OK; UTC_ERR_STATE if already initialized or finalized;
+ *         UTC_ERR_MPI if MPI cannot give MPI_THREAD_MULTIPLE; UTC_ERR_HWLOC.
+ */
+utc_status_t utc_init(int *argc, char ***argv) __attribute__((warn_unused_result));
+
+/**
+ * @brief Stop UTC on this rank: destroys the tasks still alive, finalizes MPI.
+ *
+ * Collective. After it every UTC call returns UTC_ERR_NOT_INITIALIZED.
+ * @return UTC_OK; UTC_ERR_NOT_INITIALIZED if UTC is not running.
+ */
+utc_status_t utc_finalize(void);
+
+/** @brief Whether utc_init has succeeded and utc_finalize has not been called. */
+int utc_is_initialized(void);
+
+/** @brief This process's rank in the world, or UTC_ERR_NOT_INITIALIZED (negative). */
+int utc_rank(void);
+
+/** @brief Number of ranks in the world, or UTC_ERR_NOT_INITIALIZED (negative). */
+int utc_nranks(void);
+
+/**
+ * @brief Barrier over all ranks. Blocks; the caller sleeps while it waits.
+ * @return UTC_OK, UTC_ERR_NOT_INITIALIZED or UTC_ERR_MPI.
+ */
+utc_status_t utc_barrier(void);
+
+/** @brief Wall-clock seconds from a monotonic clock (for timing). */
+double utc_wtime(void);
+
+/** Log levels, from UTC_LOG=debug|info|warn|error|off (default warn). */
+typedef enum utc_log_level {
+    UTC_LOG_DEBUG = 0,
+    UTC_LOG_INFO = 1,
+    UTC_LOG_WARN = 2,
+    UTC_LOG_ERROR = 3,
+    UTC_LOG_OFF = 4
+} utc_log_level_t;
+
+/**
+ * @brief Write a log line to stderr, prefixed with the level and the rank, if the level
+ * is at least UTC_LOG's. Thread-safe. Usable before utc_init (rank shown as "-").
+ */
+void utc_log(utc_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UTC_CONTEXT_H */

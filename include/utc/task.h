@@ -1,0 +1,220 @@
+/**
+ * @file task.h
+ * @brief Tasks: a user's computation, run by a group of threads spread over ranks.
+ *
+ * A user "subclasses" a task by writing a struct whose first member is utc_task_t and
+ * an ops table:
+ * @code
+ * typedef struct { utc_task_t base; int width; } my_task_t;
+ * static utc_status_t my_run(utc_task_t *self, utc_ctx_t *ctx, void *arg);
+ * static const utc_task_ops_t my_ops = {
+ *     .name = "mine", .size = sizeof(my_task_t), .run = my_run };
+ * @endcode
+ * The runtime allocates `ops->size` zeroed bytes per rank (the rank instance: its fields
+ * are shared by that rank's threads) and starts the task's threads once, at creation.
+ *
+ * Creating and destroying a task is collective: every rank calls utc_task_create in the
+ * same order with the same arguments, so task ids agree with no messages. A rank that
+ * holds none of the task's threads keeps a handle; init, run and wait on it return at once.
+ */
+#ifndef UTC_TASK_H
+#define UTC_TASK_H
+
+#include <stddef.h>
+#include <utc/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct utc_task utc_task_t;
+typedef struct utc_ctx utc_ctx_t;
+struct utc__task;
+struct utc__thread;
+
+/**
+ * @brief A task's functions. `run` is required; the others are optional.
+ *
+ * Each function is called by every thread of the task on this rank, each with its own
+ * ctx. A non-zero return is an error: negative values are taken as utc_status_t, positive
+ * ones become UTC_ERR_TASK_FAILED. The first error of a command surfaces at
+ * utc_task_init / utc_task_wait.
+ */
+typedef struct utc_task_ops {
+    const char *name; /**< short name, for logs and traces */
+    size_t size;      /**< size of the user's struct (>= sizeof(utc_task_t)) */
+    /** Called by every local thread at utc_task_init, with utc_task_init's arg. */
+    int (*init)(utc_task_t *self, utc_ctx_t *ctx, void *arg);
+    /** Called by every local thread per utc_task_run, with utc_task_run's arg. */
+    int (*run)(utc_task_t *self, utc_ctx_t *ctx, void *arg);
+    /** Called by every local thread at utc_task_destroy, before the threads exit. */
+    void (*fini)(utc_task_t *self, utc_ctx_t *ctx);
+} utc_task_ops_t;
+
+/** The runtime's part of a task: the first member of every user task struct. */
+struct utc_task {
+    const utc_task_ops_t *ops; /**< the task's ops table */
+    struct utc__task *impl;    /**< runtime-private state; do not touch */
+};
+
+/** What a thread knows about itself: passed to every task function. */
+struct utc_ctx {
+    utc_task_t *task;          /**< the rank instance of the task */
+    int local_id;              /**< 0 .. local_count-1: index among this rank's threads */
+    int local_count;           /**< threads of this task on this rank */
+    int global_id;             /**< 0 .. global_count-1: index in the proc list */
+    int global_count;          /**< threads of this task on all ranks */
+    int world_rank;            /**< this rank in the world */
+    int world_size;            /**< ranks in the world */
+    int group_rank;            /**< this rank in the task's group (its communicator) */
+    int group_size;            /**< ranks that hold threads of this task */
+    struct utc__thread *impl;  /**< runtime-private state; do not touch */
+};
+
+/** Kind of a task's threads. */
+typedef enum utc_task_kind {
+    UTC_TASK_CPU = 0, /**< plain CPU threads */
+    UTC_TASK_GPU = 1  /**< each thread gets a GPU device and a CUDA stream (utc/gpu.h) */
+} utc_task_kind_t;
+
+/** How a task's threads are pinned (with hwloc). */
+typedef enum utc_bind_mode {
+    UTC_BIND_NONE = 0,    /**< not pinned: the OS schedules them (default) */
+    UTC_BIND_PACKAGE = 1, /**< each thread to one package (socket), spread round robin */
+    UTC_BIND_CORE = 2,    /**< each thread to one core, spread round robin */
+    UTC_BIND_PU = 3,      /**< each thread to one hardware thread, spread round robin */
+    UTC_BIND_EXPLICIT = 4 /**< local thread i to OS CPU cpu_list[i % cpu_list_len] */
+} utc_bind_mode_t;
+
+/** Memory kind of GPU buffers (utc/gpu.h); a task option so task code need not change. */
+typedef enum utc_mem_kind {
+    UTC_MEM_PAGEABLE = 0, /**< host memory from malloc, device memory from cudaMalloc */
+    UTC_MEM_PINNED = 1,   /**< page-locked host memory (cudaMallocHost) */
+    UTC_MEM_UNIFIED = 2   /**< one managed allocation (cudaMallocManaged) */
+} utc_mem_kind_t;
+
+/** Default size of a task's global-shared-data window, in bytes (16 MiB). */
+#define UTC_WINDOW_DEFAULT ((size_t)16 << 20)
+
+/** Largest number of threads in one task. */
+#define UTC_TASK_MAX_THREADS 4096
+
+/** Options of utc_task_create. Start from UTC_TASK_OPTIONS_INIT. */
+typedef struct utc_task_options {
+    utc_task_kind_t kind;   /**< CPU (default) or GPU */
+    utc_bind_mode_t bind;   /**< pinning of the threads (default none) */
+    const int *cpu_list;    /**< OS CPU numbers for UTC_BIND_EXPLICIT */
+    int cpu_list_len;       /**< length of cpu_list */
+    size_t window_size;     /**< bytes of the task's RMA window on each rank; 0: no window */
+    utc_mem_kind_t mem_kind;/**< memory kind of the task's GPU buffers */
+    const int *devices;     /**< GPU tasks: device per local thread, round robin; NULL: all */
+    int devices_len;        /**< length of devices */
+} utc_task_options_t;
+
+/** Default options: CPU task, no binding, a UTC_WINDOW_DEFAULT window, pageable memory. */
+#define UTC_TASK_OPTIONS_INIT                                                           \
+    { .kind = UTC_TASK_CPU, .bind = UTC_BIND_NONE, .cpu_list = NULL, .cpu_list_len = 0,  \
+      .window_size = UTC_WINDOW_DEFAULT, .mem_kind = UTC_MEM_PAGEABLE, .devices = NULL,   \
+      .devices_len = 0 }
+
+/**
+ * @brief Create a task: its rank instance, communicator, window and threads.
+ *
+ * Collective over all ranks, in the same order with the same arguments.
+ * @param ops      the task's functions (must outlive the task); `run` required
+ * @param procs    proc list: procs[i] is the rank of global thread i
+ * @param nthreads length of procs (1 .. UTC_TASK_MAX_THREADS)
+ * @param opts     options, or NULL for UTC_TASK_OPTIONS_INIT
+ * @param[out] out the task (rank instance), set only on success
+ * @return UTC_OK; UTC_ERR_INVALID_ARG (NULL ops or run, size too small, empty proc list);
+ *         UTC_ERR_OUT_OF_RANGE (a rank that does not exist); UTC_ERR_NOT_INITIALIZED;
+ *         UTC_ERR_NO_DEVICE (GPU task on a rank with no device); UTC_ERR_MPI; UTC_ERR_THREAD.
+ */
+utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nthreads,
+                             const utc_task_options_t *opts, utc_task_t **out)
+    __attribute__((warn_unused_result));
+
+/**
+ * @brief Run `ops->init` on every local thread and wait for it. Blocks.
+ * @return UTC_OK or the first error an init returned; UTC_ERR_STATE if already initialized.
+ */
+utc_status_t utc_task_init(utc_task_t *task, void *arg);
+
+/**
+ * @brief Queue `ops->run` on every local thread and return at once.
+ *
+ * `arg` must stay valid until utc_task_wait returns. May be issued again, before or
+ * after wait; runs of a task execute in order.
+ * @return UTC_OK; UTC_ERR_STATE if the task has an init that has not been run.
+ */
+utc_status_t utc_task_run(utc_task_t *task, void *arg);
+
+/**
+ * @brief Wait until every command queued on this rank's threads of the task is done.
+ * Blocks; the caller sleeps while it waits.
+ * @return UTC_OK or the first error a run returned since the last wait (then cleared).
+ */
+utc_status_t utc_task_wait(utc_task_t *task);
+
+/**
+ * @brief Finish a task: `fini` on every local thread, threads exit, resources freed.
+ * Collective. Waits for queued commands first.
+ * @return UTC_OK; UTC_ERR_INVALID_HANDLE if `task` is not a live task (e.g. destroyed).
+ */
+utc_status_t utc_task_destroy(utc_task_t *task);
+
+/** @brief The task's id (equal on all ranks), or a negative status. */
+int utc_task_id(const utc_task_t *task);
+/** @brief Threads of the task on all ranks, or a negative status. */
+int utc_task_nthreads(const utc_task_t *task);
+/** @brief Threads of the task on this rank (0 when the rank holds none), or a negative status. */
+int utc_task_local_nthreads(const utc_task_t *task);
+/** @brief The task's entry rank (rank of its first proc-list entry), or a negative status. */
+int utc_task_entry_rank(const utc_task_t *task);
+/** @brief Whether this rank holds threads of the task (1/0), or a negative status. */
+int utc_task_is_local(const utc_task_t *task);
+/** @brief The task's kind. */
+utc_task_kind_t utc_task_kind(const utc_task_t *task);
+/** @brief The memory kind GPU buffers of this task should use (a creation option). */
+utc_mem_kind_t utc_task_mem_kind(const utc_task_t *task);
+/** @brief The name from the task's ops. */
+const char *utc_task_name(const utc_task_t *task);
+
+/* ---- inside a task: thread context ---- */
+
+/** @brief The calling thread's context, or NULL when it is not a task thread. */
+utc_ctx_t *utc_ctx_self(void);
+
+/**
+ * @brief Barrier among this rank's threads of the task. Blocks (sleeps after a short spin).
+ * @return UTC_OK; UTC_ERR_NOT_MEMBER if ctx is not the caller's.
+ */
+utc_status_t utc_ctx_barrier_local(utc_ctx_t *ctx);
+
+/**
+ * @brief Barrier among all threads of the task on all its ranks. Blocks.
+ * @return UTC_OK, UTC_ERR_NOT_MEMBER or UTC_ERR_MPI.
+ */
+utc_status_t utc_ctx_barrier(utc_ctx_t *ctx);
+
+/**
+ * @brief "One thread does it, the others wait": local thread `thread` calls fn(arg) while
+ * the other local threads wait; all return fn's status. Every local thread must call it.
+ * @return fn's return, or UTC_ERR_OUT_OF_RANGE / UTC_ERR_NOT_MEMBER.
+ */
+int utc_ctx_single(utc_ctx_t *ctx, int thread, int (*fn)(utc_ctx_t *ctx, void *arg), void *arg);
+
+/* ---- proc-list helpers ---- */
+
+/**
+ * @brief Fill procs with `per_rank` threads on each of ranks first..first+nranks-1,
+ * rank by rank: {first x per_rank, first+1 x per_rank, ...}.
+ * @return number of entries written (nranks * per_rank), or UTC_ERR_INVALID_ARG if
+ *         it would exceed cap.
+ */
+int utc_procs_spread(int *procs, int cap, int first, int nranks, int per_rank);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UTC_TASK_H */

@@ -1,0 +1,81 @@
+#include "utc_test.h"
+
+#include <CUnit/Basic.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+
+static int test_rank = 0;
+static int test_nranks = 1;
+
+int utc_test_rank(void) { return test_rank; }
+int utc_test_nranks(void) { return test_nranks; }
+
+void utc_test_report_(const char *file, int line, const char *expr, int rc)
+{
+    fprintf(stderr, "[rank %d] %s:%d: %s returned %d (%s): %s\n", test_rank, file, line, expr,
+            rc, utc_status_string(rc), utc_last_error());
+}
+
+double utc_test_cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec * 1e-6;
+}
+
+void utc_test_skip_all(const char *reason)
+{
+    if (test_rank == 0)
+        printf("SKIPPED: %s\n", reason);
+    fflush(stdout);
+    if (utc_is_initialized())
+        (void)utc_finalize();
+    exit(77);
+}
+
+int utc_test_main(int argc, char **argv, const char *suite_name, const utc_test_case_t *cases)
+{
+    utc_status_t rc = utc_init(&argc, &argv);
+    if (rc != UTC_OK) {
+        fprintf(stderr, "utc_init failed: %s: %s\n", utc_status_string(rc), utc_last_error());
+        return 1;
+    }
+    test_rank = utc_rank();
+    test_nranks = utc_nranks();
+
+    if (CU_initialize_registry() != CUE_SUCCESS) {
+        fprintf(stderr, "CUnit: %s\n", CU_get_error_msg());
+        return 1;
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s (rank %d of %d)", suite_name, test_rank, test_nranks);
+    CU_pSuite suite = CU_add_suite(name, NULL, NULL);
+    for (const utc_test_case_t *c = cases; suite && c->name; c++)
+        CU_add_test(suite, c->name, c->fn);
+
+    /* Only rank 0 prints the per-test lines; every rank prints a summary if it failed. */
+    CU_basic_set_mode(test_rank == 0 ? CU_BRM_VERBOSE : CU_BRM_SILENT);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    if (test_rank == 0 || failed) {
+        if (test_rank != 0)
+            printf("\n[rank %d]", test_rank);
+        CU_basic_show_failures(CU_get_failure_list());
+        CU_print_run_results(stdout);
+        printf("\n");
+    }
+    fflush(stdout);
+    CU_cleanup_registry();
+
+    int any_failed = failed != 0, world_failed = any_failed;
+    MPI_Allreduce(&any_failed, &world_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    rc = utc_finalize();
+    if (rc != UTC_OK) {
+        fprintf(stderr, "utc_finalize failed: %s\n", utc_last_error());
+        return 1;
+    }
+    return world_failed ? 1 : 0;
+}
