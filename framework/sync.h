@@ -14,13 +14,20 @@ int utc__futex_wait_timeout(atomic_uint *word, unsigned expected, double timeout
 /* Wake up to n sleepers on word (n = INT_MAX: all). */
 void utc__futex_wake(atomic_uint *word, int n);
 
-/* Spin briefly, then sleep, until *word != old. Returns the new value. */
+/* Spin up to spin_ns while *word == old; returns the last value seen (== old: timed out). */
+unsigned utc__spin_while_eq(atomic_uint *word, unsigned old, unsigned long spin_ns);
+/* Spin briefly (30 us), then sleep, until *word != old. Returns the new value. */
 unsigned utc__wait_change(atomic_uint *word, unsigned old);
+/* The same, counting itself in *sleepers while asleep, so that a waker may skip the
+ * wake-up system call when nobody sleeps: the waker must change *word (seq_cst), then
+ * read *sleepers (seq_cst) and call utc__futex_wake if it is non-zero. */
+unsigned utc__wait_change_counted(atomic_uint *word, unsigned old, atomic_uint *sleepers);
 
 /* A reusable barrier for a fixed number of threads; waiters sleep after a short spin. */
 typedef struct utc__barrier {
     atomic_uint arrived;
     atomic_uint generation;
+    atomic_uint sleepers;
     unsigned count;
 } utc__barrier_t;
 
@@ -32,9 +39,10 @@ int utc__barrier_wait(utc__barrier_t *b);
 typedef struct utc__backoff {
     unsigned iter;
     unsigned sleep_ns;
+    unsigned long long start_ns, last_ns;
 } utc__backoff_t;
 
-#define UTC__BACKOFF_INIT {0, 0}
+#define UTC__BACKOFF_INIT {0, 0, 0, 0}
 void utc__backoff_step(utc__backoff_t *b);
 
 /* One CPU relax hint for spin loops. */

@@ -16,6 +16,8 @@
 #include <utc/status.h>
 #include <utc/task.h>
 
+#include <uthash.h>
+
 #include "sync.h"
 
 /* ---- context ---- */
@@ -90,17 +92,26 @@ struct utc__task {
     utc__barrier_t barrier;     /* local barrier of the task's threads on this rank */
     /* state of the "one thread does it" helper */
     atomic_int single_rc;
+    /* start-up of the threads: each reports its binding and extensions' status */
+    atomic_uint started;
+    atomic_int start_rc;
+    pthread_mutex_t owner_lock; /* serializes init/run/wait/destroy calls on this rank */
     bool initialized;           /* init has run (or there is no init) */
-    bool destroyed;
+    utc_task_t *self;           /* the rank instance (registry key) */
+    UT_hash_handle hh;          /* registry of live tasks, keyed by self */
 };
 
 struct utc__thread {
     utc_ctx_t ctx;
     pthread_t tid;
     struct utc__task *task;
-    uint64_t next_cmd;          /* sequence number of the next command to run */
+    int bind_slot;         /* binding-cursor slot of this thread */
     void *ext[UTC__EXT_COUNT];  /* per-extension, per-thread state */
 };
+
+/* Conduits module: destroy every live conduit (called by utc_finalize before the tasks
+ * go). The framework has a weak empty default. */
+void utc__conduits_finalize(void);
 
 /* Look up a live task; UTC_ERR_INVALID_HANDLE (with message) if it is not one. */
 utc_status_t utc__task_check(const utc_task_t *task, const char *fn);

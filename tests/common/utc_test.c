@@ -60,9 +60,8 @@ int utc_test_main(int argc, char **argv, const char *suite_name, const utc_test_
     CU_basic_set_mode(test_rank == 0 ? CU_BRM_VERBOSE : CU_BRM_SILENT);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    if (test_rank == 0 || failed) {
-        if (test_rank != 0)
-            printf("\n[rank %d]", test_rank);
+    if (test_rank != 0 && failed) {
+        printf("\n[rank %d] failures:\n", test_rank);
         CU_basic_show_failures(CU_get_failure_list());
         CU_print_run_results(stdout);
         printf("\n");

@@ -1,0 +1,132 @@
+/* The UTC context: MPI and hwloc start-up and shut-down, ranks, the world barrier. */
+#define _GNU_SOURCE
+#include <hwloc.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "framework_private.h"
+
+enum { STATE_NEW = 0, STATE_RUNNING = 1, STATE_FINALIZED = 2 };
+
+static atomic_int state = STATE_NEW;
+static int world_rank = -1, world_size = 0, local_rank = 0;
+static MPI_Comm world = MPI_COMM_NULL;
+static hwloc_topology_t topology;
+static int we_initialized_mpi;
+
+bool utc__initialized(void) { return atomic_load(&state) == STATE_RUNNING; }
+int utc_is_initialized(void) { return utc__initialized(); }
+MPI_Comm utc__world_comm(void) { return world; }
+void *utc__topology(void) { return topology; }
+int utc__node_local_rank(void) { return local_rank; }
+
+utc_status_t utc__check_init(const char *fn)
+{
+    if (utc__initialized())
+        return UTC_OK;
+    return utc__error(UTC_ERR_NOT_INITIALIZED, "%s: UTC is %s", fn,
+                      atomic_load(&state) == STATE_NEW ? "not initialized (call utc_init first)"
+                                                       : "finalized");
+}
+
+double utc_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+utc_status_t utc_init(int *argc, char ***argv)
+{
+    if (atomic_load(&state) != STATE_NEW)
+        return utc__error(UTC_ERR_STATE, "utc_init: UTC was already %s",
+                          atomic_load(&state) == STATE_RUNNING ? "initialized" : "finalized");
+    utc_status_t rc;
+    int err, provided = 0, already = 0;
+    MPI_Initialized(&already);
+    if (already) {
+        MPI_Query_thread(&provided);
+    } else {
+        err = MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+        if (err != MPI_SUCCESS)
+            return utc__mpi_error(err, "MPI_Init_thread");
+        we_initialized_mpi = 1;
+    }
+    if (provided < MPI_THREAD_MULTIPLE) {
+        rc = utc__error(UTC_ERR_MPI,
+                        "utc_init: MPI provides thread level %d, UTC needs MPI_THREAD_MULTIPLE (%d)",
+                        provided, MPI_THREAD_MULTIPLE);
+        goto fail_mpi;
+    }
+    if ((err = MPI_Comm_dup(MPI_COMM_WORLD, &world)) != MPI_SUCCESS) {
+        rc = utc__mpi_error(err, "MPI_Comm_dup");
+        goto fail_mpi;
+    }
+    MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(world, &world_rank);
+    MPI_Comm_size(world, &world_size);
+
+    MPI_Comm node;
+    if (MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        MPI_Comm_rank(node, &local_rank);
+        MPI_Comm_free(&node);
+    }
+
+    if (hwloc_topology_init(&topology) != 0 || hwloc_topology_load(topology) != 0) {
+        rc = utc__error(UTC_ERR_HWLOC, "utc_init: cannot load the hwloc topology");
+        goto fail_comm;
+    }
+    atomic_store(&state, STATE_RUNNING);
+    utc_log(UTC_LOG_DEBUG, "initialized: %d ranks, node-local rank %d", world_size, local_rank);
+    return UTC_OK;
+
+fail_comm:
+    MPI_Comm_free(&world);
+fail_mpi:
+    if (we_initialized_mpi)
+        MPI_Finalize();
+    atomic_store(&state, STATE_FINALIZED);
+    return rc;
+}
+
+utc_status_t utc_finalize(void)
+{
+    utc_status_t rc = utc__check_init("utc_finalize");
+    if (rc != UTC_OK)
+        return rc;
+    utc__task_destroy_all();
+    /* every rank must be done with the runtime's communicators before they go */
+    MPI_Barrier(world);
+    atomic_store(&state, STATE_FINALIZED);
+    hwloc_topology_destroy(topology);
+    MPI_Comm_free(&world);
+    if (we_initialized_mpi)
+        MPI_Finalize();
+    return UTC_OK;
+}
+
+int utc_rank(void)
+{
+    utc_status_t rc = utc__check_init("utc_rank");
+    return rc == UTC_OK ? world_rank : rc;
+}
+
+int utc_nranks(void)
+{
+    utc_status_t rc = utc__check_init("utc_nranks");
+    return rc == UTC_OK ? world_size : rc;
+}
+
+utc_status_t utc_barrier(void)
+{
+    utc_status_t rc = utc__check_init("utc_barrier");
+    if (rc != UTC_OK)
+        return rc;
+    MPI_Request req;
+    int err = MPI_Ibarrier(world, &req);
+    if (err != MPI_SUCCESS)
+        return utc__mpi_error(err, "MPI_Ibarrier");
+    return utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1);
+}

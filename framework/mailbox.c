@@ -1,0 +1,108 @@
+/*
+ * The command mailbox of a task's threads on one rank: a ring of commands posted by the
+ * owner (the thread calling utc_task_init/run/destroy) and taken by every task thread.
+ * Threads and owner sleep on futex words when there is nothing to do.
+ */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "framework_private.h"
+
+#define MAILBOX_SLOTS 64
+
+typedef struct {
+    utc__cmd_kind_t kind;
+    void *arg;
+    atomic_int remaining; /* threads that have not finished this command */
+} slot_t;
+
+struct utc__mailbox {
+    int nthreads;
+    uint64_t nposted;        /* owner only */
+    atomic_uint posted;      /* futex word: commands posted (mod 2^32) */
+    atomic_uint completed;   /* futex word: commands completed by every thread */
+    atomic_uint sleepers;    /* task threads asleep (or about to be) on `posted` */
+    atomic_uint owner_waits; /* the owner is asleep (or about to be) on `completed` */
+    atomic_int first_error;  /* first error since the last wait_all */
+    slot_t slots[MAILBOX_SLOTS];
+};
+
+utc_status_t utc__mailbox_create(int nthreads, utc__mailbox_t **out)
+{
+    utc__mailbox_t *mb = calloc(1, sizeof *mb);
+    if (!mb)
+        return utc__error(UTC_ERR_NO_MEMORY, "cannot allocate a task mailbox");
+    mb->nthreads = nthreads;
+    *out = mb;
+    return UTC_OK;
+}
+
+void utc__mailbox_shrink(utc__mailbox_t *mb, int nthreads) { mb->nthreads = nthreads; }
+
+void utc__mailbox_destroy(utc__mailbox_t *mb) { free(mb); }
+
+/* Owner sleeps until `completed` changes from c. The seq_cst flag store and the seq_cst
+ * increment in utc__mailbox_done form a Dekker pair: either the owner sees the new count
+ * or the completer sees the flag and wakes it. */
+static void owner_sleep(utc__mailbox_t *mb, unsigned c)
+{
+    atomic_store(&mb->owner_waits, 1);
+    if (atomic_load(&mb->completed) == c)
+        utc__futex_wait(&mb->completed, c);
+    atomic_store(&mb->owner_waits, 0);
+}
+
+uint64_t utc__mailbox_post(utc__mailbox_t *mb, utc__cmd_kind_t kind, void *arg)
+{
+    uint64_t seq = mb->nposted;
+    unsigned c;
+    /* a full ring: wait for the oldest command to be completed by every thread */
+    while ((unsigned)seq - (c = atomic_load(&mb->completed)) >= MAILBOX_SLOTS)
+        owner_sleep(mb, c);
+    slot_t *s = &mb->slots[seq % MAILBOX_SLOTS];
+    s->kind = kind;
+    s->arg = arg;
+    atomic_store_explicit(&s->remaining, mb->nthreads, memory_order_relaxed); /* published below */
+    mb->nposted = seq + 1;
+    /* seq_cst: publishes the slot (release) and pairs with the sleepers flag (Dekker) */
+    atomic_fetch_add(&mb->posted, 1);
+    if (atomic_load(&mb->sleepers) > 0)
+        utc__futex_wake(&mb->posted, INT_MAX);
+    return seq;
+}
+
+void utc__mailbox_take(utc__mailbox_t *mb, uint64_t seq, utc__cmd_kind_t *kind, void **arg)
+{
+    unsigned want = (unsigned)seq;
+    /* `posted` counts commands: it equals `want` exactly while command `seq` is not out */
+    while (atomic_load_explicit(&mb->posted, memory_order_acquire) == want)
+        utc__wait_change_counted(&mb->posted, want, &mb->sleepers);
+    slot_t *s = &mb->slots[seq % MAILBOX_SLOTS];
+    *kind = s->kind;
+    *arg = s->arg;
+}
+
+void utc__mailbox_done(utc__mailbox_t *mb, uint64_t seq, utc_status_t rc)
+{
+    if (rc != UTC_OK) {
+        int expected = 0;
+        atomic_compare_exchange_strong(&mb->first_error, &expected, (int)rc);
+    }
+    slot_t *s = &mb->slots[seq % MAILBOX_SLOTS];
+    /* the last thread of a command counts it completed (seq_cst: Dekker with owner_sleep) */
+    if (atomic_fetch_sub(&s->remaining, 1) == 1) {
+        atomic_fetch_add(&mb->completed, 1);
+        if (atomic_load(&mb->owner_waits))
+            utc__futex_wake(&mb->completed, INT_MAX);
+    }
+}
+
+utc_status_t utc__mailbox_wait_all(utc__mailbox_t *mb)
+{
+    unsigned target = (unsigned)mb->nposted, c;
+    /* spin briefly first: short commands finish within microseconds */
+    utc__spin_while_eq(&mb->completed, target - 1, 30000);
+    while ((c = atomic_load(&mb->completed)) != target)
+        owner_sleep(mb, c);
+    return (utc_status_t)atomic_exchange(&mb->first_error, 0);
+}

@@ -1,0 +1,20 @@
+/* Waiting for MPI requests without holding a core (Open MPI's MPI_Wait busy-polls). */
+#include "utc_internal.h"
+
+utc_status_t utc__mpi_wait(MPI_Request *req, MPI_Status *status, double timeout_s)
+{
+    utc__backoff_t b = UTC__BACKOFF_INIT;
+    double start = timeout_s >= 0 ? MPI_Wtime() : 0;
+    MPI_Status ignored;
+    for (;;) {
+        int done = 0;
+        int err = MPI_Test(req, &done, status ? status : &ignored);
+        if (err != MPI_SUCCESS)
+            return utc__mpi_error(err, "MPI_Test");
+        if (done)
+            return UTC_OK;
+        if (timeout_s >= 0 && (b.iter & 63) == 0 && MPI_Wtime() - start > timeout_s)
+            return utc__error(UTC_ERR_TIMEOUT, "MPI request not complete after %.3f s", timeout_s);
+        utc__backoff_step(&b);
+    }
+}

@@ -1,0 +1,140 @@
+/* Futex-based waiting: threads spin for a few microseconds, then sleep in the kernel. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "sync.h"
+
+/* How long a waiter spins before it sleeps: long enough to catch a partner that is about
+ * to arrive (a round trip through a mailbox or ring is a few microseconds), short enough
+ * that idle threads cost nothing. */
+#define SPIN_NS 30000
+#define BACKOFF_SPIN_NS 50000
+#define BACKOFF_YIELD_NS 200000
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static long futex(atomic_uint *word, int op, unsigned val, const struct timespec *ts)
+{
+    return syscall(SYS_futex, (unsigned *)word, op, val, ts, NULL, 0);
+}
+
+void utc__futex_wait(atomic_uint *word, unsigned expected)
+{
+    futex(word, FUTEX_WAIT_PRIVATE, expected, NULL);
+}
+
+int utc__futex_wait_timeout(atomic_uint *word, unsigned expected, double timeout_s)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)timeout_s;
+    ts.tv_nsec = (long)((timeout_s - (double)ts.tv_sec) * 1e9);
+    if (futex(word, FUTEX_WAIT_PRIVATE, expected, &ts) == -1 && errno == ETIMEDOUT)
+        return -1;
+    return 0;
+}
+
+void utc__futex_wake(atomic_uint *word, int n) { futex(word, FUTEX_WAKE_PRIVATE, (unsigned)n, NULL); }
+
+unsigned utc__spin_while_eq(atomic_uint *word, unsigned old, unsigned long spin_ns)
+{
+    uint64_t deadline = 0;
+    unsigned v;
+    /* acquire: pairs with the release store/increment of whoever changes the word, so
+     * what they wrote before is visible to the caller once it sees the new value */
+    for (unsigned i = 0;; i++) {
+        v = atomic_load_explicit(word, memory_order_acquire);
+        if (v != old)
+            return v;
+        utc__cpu_relax();
+        if ((i & 63) == 0) {
+            uint64_t t = now_ns();
+            if (!deadline)
+                deadline = t + spin_ns;
+            else if (t > deadline)
+                return v;
+        }
+    }
+}
+
+unsigned utc__wait_change_counted(atomic_uint *word, unsigned old, atomic_uint *sleepers)
+{
+    unsigned v = utc__spin_while_eq(word, old, SPIN_NS);
+    if (v != old)
+        return v;
+    /* seq_cst increment then seq_cst re-check: a Dekker pair with the waker, which
+     * changes the word (seq_cst) and then reads `sleepers` before deciding to wake */
+    if (sleepers)
+        atomic_fetch_add(sleepers, 1);
+    while ((v = atomic_load(word)) == old)
+        utc__futex_wait(word, old);
+    if (sleepers)
+        atomic_fetch_sub(sleepers, 1);
+    return v;
+}
+
+unsigned utc__wait_change(atomic_uint *word, unsigned old)
+{
+    return utc__wait_change_counted(word, old, NULL);
+}
+
+void utc__barrier_init(utc__barrier_t *b, unsigned count)
+{
+    atomic_init(&b->arrived, 0);
+    atomic_init(&b->generation, 0);
+    atomic_init(&b->sleepers, 0);
+    b->count = count;
+}
+
+int utc__barrier_wait(utc__barrier_t *b)
+{
+    if (b->count <= 1)
+        return 1;
+    /* acquire: the generation we wait to change must be read before we arrive */
+    unsigned gen = atomic_load_explicit(&b->generation, memory_order_acquire);
+    /* acq_rel: our earlier writes are released to the last arriver, and the last
+     * arriver acquires everyone's before it opens the next generation */
+    if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) + 1 == b->count) {
+        atomic_store_explicit(&b->arrived, 0, memory_order_relaxed); /* ordered by the release below */
+        /* seq_cst: releases everyone's writes to the waiters, and is the waker's half
+         * of the Dekker pair with utc__wait_change_counted */
+        atomic_fetch_add(&b->generation, 1);
+        if (atomic_load(&b->sleepers))
+            utc__futex_wake(&b->generation, INT_MAX);
+        return 1;
+    }
+    utc__wait_change_counted(&b->generation, gen, &b->sleepers);
+    return 0;
+}
+
+void utc__backoff_step(utc__backoff_t *b)
+{
+    /* spin for 50 us, then yield until 200 us, then sleep doubling from 1 us to 1 ms */
+    if (b->iter == 0)
+        b->start_ns = now_ns();
+    uint64_t waited = (b->iter & 15) == 0 ? now_ns() - b->start_ns : b->last_ns;
+    b->last_ns = waited;
+    if (waited < BACKOFF_SPIN_NS) {
+        utc__cpu_relax();
+    } else if (waited < BACKOFF_YIELD_NS) {
+        sched_yield();
+    } else {
+        b->sleep_ns = b->sleep_ns ? b->sleep_ns * 2 : 1000;
+        if (b->sleep_ns > 1000000)
+            b->sleep_ns = 1000000;
+        struct timespec ts = {0, (long)b->sleep_ns};
+        nanosleep(&ts, NULL);
+    }
+    b->iter++;
+}

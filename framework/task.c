@@ -1,0 +1,410 @@
+/* Tasks: collective creation, placement from the proc list, the command API, the registry. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "framework_private.h"
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct utc__task *registry; /* live tasks by rank instance, in creation order */
+static int next_task_id;
+
+static const utc__task_ext_t *const exts[UTC__EXT_COUNT] = {&utc__gshared_ext, &utc__gpu_ext};
+
+/* Defaults for builds without a module: a module's own definition replaces them. */
+__attribute__((weak)) void utc__conduits_finalize(void) {}
+__attribute__((weak)) const utc__task_ext_t utc__gshared_ext = {.name = "gshared (none)"};
+__attribute__((weak)) const utc__task_ext_t utc__gpu_ext = {.name = "gpu (none)"};
+
+utc_status_t utc__task_check(const utc_task_t *task, const char *fn)
+{
+    utc_status_t rc = utc__check_init(fn);
+    if (rc != UTC_OK)
+        return rc;
+    if (!task)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: task is NULL", fn);
+    struct utc__task *found;
+    pthread_mutex_lock(&registry_lock);
+    HASH_FIND_PTR(registry, &task, found);
+    pthread_mutex_unlock(&registry_lock);
+    if (!found)
+        return utc__error(UTC_ERR_INVALID_HANDLE,
+                          "%s: %p is not a live task (destroyed, or never created)", fn,
+                          (const void *)task);
+    return UTC_OK;
+}
+
+static utc_status_t check_args(const utc_task_ops_t *ops, const int *procs, int nthreads,
+                               const utc_task_options_t *opts, utc_task_t **out)
+{
+    int nranks = utc_nranks();
+    if (!out)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: out is NULL");
+    if (!ops)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: ops is NULL");
+    if (!ops->run)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: task '%s' has no run function",
+                          ops->name ? ops->name : "(unnamed)");
+    if (ops->size < sizeof(utc_task_t))
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: ops->size %zu is smaller than utc_task_t (%zu): "
+                          "set .size = sizeof(your task struct)", ops->size, sizeof(utc_task_t));
+    if (!procs || nthreads <= 0)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: the proc list is empty");
+    if (nthreads > UTC_TASK_MAX_THREADS)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: %d threads is more than UTC_TASK_MAX_THREADS (%d)",
+                          nthreads, UTC_TASK_MAX_THREADS);
+    for (int i = 0; i < nthreads; i++)
+        if (procs[i] < 0 || procs[i] >= nranks)
+            return utc__error(UTC_ERR_OUT_OF_RANGE,
+                              "utc_task_create: proc list entry %d names rank %d, but ranks "
+                              "are 0..%d", i, procs[i], nranks - 1);
+    if (opts->kind != UTC_TASK_CPU && opts->kind != UTC_TASK_GPU)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: unknown task kind %d",
+                          (int)opts->kind);
+    if (opts->mem_kind < UTC_MEM_PAGEABLE || opts->mem_kind > UTC_MEM_UNIFIED)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: unknown memory kind %d",
+                          (int)opts->mem_kind);
+    if (opts->devices_len < 0 || (opts->devices_len > 0 && !opts->devices))
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: devices_len %d without a devices array",
+                          opts->devices_len);
+    return utc__binding_check(opts);
+}
+
+static int *copy_ints(const int *src, int n)
+{
+    if (!src || n <= 0)
+        return NULL;
+    int *dst = malloc(sizeof *dst * (size_t)n);
+    if (dst)
+        memcpy(dst, src, sizeof *dst * (size_t)n);
+    return dst;
+}
+
+/* Placement from the proc list: local threads, group ranks, the task communicator. */
+static utc_status_t place(struct utc__task *t)
+{
+    int me = utc_rank(), world_size = utc_nranks();
+    t->procs = copy_ints(t->procs, t->nthreads);
+    t->local_gids = malloc(sizeof(int) * (size_t)t->nthreads);
+    t->group_ranks = malloc(sizeof(int) * (size_t)world_size);
+    int *seen = calloc((size_t)world_size, sizeof(int));
+    if (!t->procs || !t->local_gids || !t->group_ranks || !seen) {
+        free(seen);
+        /* still take part in the collective communicator creation */
+        MPI_Comm_create(utc__world_comm(), MPI_GROUP_EMPTY, &t->comm);
+        return utc__error(UTC_ERR_NO_MEMORY, "utc_task_create: out of memory");
+    }
+    t->group_rank = -1;
+    for (int g = 0; g < t->nthreads; g++) {
+        int r = t->procs[g];
+        if (r == me)
+            t->local_gids[t->nlocal++] = g;
+        if (!seen[r]) {
+            seen[r] = 1;
+            if (r == me)
+                t->group_rank = t->ngroup;
+            t->group_ranks[t->ngroup++] = r;
+        }
+    }
+    free(seen);
+    t->entry_rank = t->procs[0];
+
+    /* MPI_Comm_create is collective over the world: every rank calls it, members get the
+     * task communicator, the others MPI_COMM_NULL */
+    MPI_Group world_group, task_group;
+    MPI_Comm_group(utc__world_comm(), &world_group);
+    MPI_Group_incl(world_group, t->ngroup, t->group_ranks, &task_group);
+    int err = MPI_Comm_create(utc__world_comm(), task_group, &t->comm);
+    MPI_Group_free(&task_group);
+    MPI_Group_free(&world_group);
+    if (err != MPI_SUCCESS) {
+        t->comm = MPI_COMM_NULL;
+        return utc__mpi_error(err, "MPI_Comm_create (task communicator)");
+    }
+    if (t->comm != MPI_COMM_NULL)
+        MPI_Comm_set_errhandler(t->comm, MPI_ERRORS_RETURN);
+    return UTC_OK;
+}
+
+/* Post EXIT, wait for it and join: the threads run fini and their extensions' stop. */
+static void stop_threads(struct utc__task *t, int nstarted)
+{
+    if (nstarted <= 0)
+        return;
+    utc__mailbox_post(t->mailbox, UTC__CMD_EXIT, NULL);
+    utc__mailbox_wait_all(t->mailbox);
+    for (int i = 0; i < nstarted; i++)
+        pthread_join(t->threads[i].tid, NULL);
+}
+
+static utc_status_t start_threads(struct utc__task *t, int *nstarted)
+{
+    utc_status_t rc = utc__mailbox_create(t->nlocal, &t->mailbox);
+    if (rc != UTC_OK)
+        return rc;
+    t->threads = calloc((size_t)t->nlocal, sizeof *t->threads);
+    if (!t->threads)
+        return utc__error(UTC_ERR_NO_MEMORY, "utc_task_create: out of memory");
+    utc__barrier_init(&t->barrier, (unsigned)t->nlocal);
+    int first_slot = t->opts.bind == UTC_BIND_NONE ? 0 : utc__binding_reserve(t->nlocal);
+    for (int i = 0; i < t->nlocal; i++) {
+        struct utc__thread *th = &t->threads[i];
+        th->task = t;
+        th->bind_slot = first_slot + i;
+        th->ctx = (utc_ctx_t){
+            .task = t->self, .local_id = i, .local_count = t->nlocal,
+            .global_id = t->local_gids[i], .global_count = t->nthreads,
+            .world_rank = utc_rank(), .world_size = utc_nranks(),
+            .group_rank = t->group_rank, .group_size = t->ngroup, .impl = th};
+        int err = pthread_create(&th->tid, NULL, utc__thread_main, th);
+        if (err != 0) {
+            rc = utc__error(UTC_ERR_THREAD, "utc_task_create: pthread_create failed (%s)",
+                            strerror(err));
+            /* commands must now be counted done by the threads that exist */
+            utc__mailbox_shrink(t->mailbox, *nstarted);
+            break;
+        }
+        (*nstarted)++;
+    }
+    unsigned n;
+    while ((n = atomic_load(&t->started)) < (unsigned)*nstarted)
+        utc__wait_change(&t->started, n);
+    return rc != UTC_OK ? rc : (utc_status_t)atomic_load(&t->start_rc);
+}
+
+static void free_task(struct utc__task *t)
+{
+    if (t->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&t->comm);
+    if (t->mailbox)
+        utc__mailbox_destroy(t->mailbox);
+    pthread_mutex_destroy(&t->owner_lock);
+    free(t->threads);
+    free(t->procs);
+    free(t->local_gids);
+    free(t->group_ranks);
+    free((void *)t->opts.cpu_list);
+    free((void *)t->opts.devices);
+    free(t->self);
+    free(t);
+}
+
+utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nthreads,
+                             const utc_task_options_t *opts, utc_task_t **out)
+{
+    utc_status_t rc = utc__check_init("utc_task_create");
+    if (rc != UTC_OK)
+        return rc;
+    static const utc_task_options_t defaults = UTC_TASK_OPTIONS_INIT;
+    if (!opts)
+        opts = &defaults;
+    /* argument errors are the same on every rank (same arguments): no agreement needed */
+    if ((rc = check_args(ops, procs, nthreads, opts, out)) != UTC_OK)
+        return rc;
+
+    struct utc__task *t = calloc(1, sizeof *t);
+    if (!t)
+        return utc__error(UTC_ERR_NO_MEMORY, "utc_task_create: out of memory");
+    pthread_mutex_init(&t->owner_lock, NULL);
+    t->comm = MPI_COMM_NULL;
+    t->ops = ops;
+    t->opts = *opts;
+    t->opts.cpu_list = copy_ints(opts->cpu_list, opts->cpu_list_len);
+    t->opts.devices = copy_ints(opts->devices, opts->devices_len);
+    t->nthreads = nthreads;
+    t->procs = (int *)procs; /* copied by place() */
+    t->initialized = ops->init == NULL;
+    t->id = next_task_id++;
+    t->self = calloc(1, ops->size);
+    int nstarted = 0, next = 0;
+    /* place() is collective (it creates the communicator), so it runs on every rank even
+     * after a local failure; the failure is carried to the agreement below */
+    rc = place(t);
+    if (!t->self)
+        rc = utc__error(UTC_ERR_NO_MEMORY, "utc_task_create: cannot allocate %zu bytes for '%s'",
+                        ops->size, ops->name ? ops->name : "(unnamed)");
+    else {
+        t->self->ops = ops;
+        t->self->impl = t;
+    }
+    /* Every rank learns whether any failed; the extensions' create (collective on the
+     * task communicator) runs only when all agree that placement went well. */
+    int local_rc = rc, any_rc;
+    MPI_Allreduce(&local_rc, &any_rc, 1, MPI_INT, MPI_MIN, utc__world_comm());
+    if (any_rc == UTC_OK) {
+        for (; next < UTC__EXT_COUNT; next++) {
+            if (exts[next]->create && (rc = exts[next]->create(t->self)) != UTC_OK)
+                break;
+        }
+        if (rc == UTC_OK && t->nlocal > 0)
+            rc = start_threads(t, &nstarted);
+        local_rc = rc;
+        MPI_Allreduce(&local_rc, &any_rc, 1, MPI_INT, MPI_MIN, utc__world_comm());
+    }
+    if (any_rc != UTC_OK) {
+        if (rc == UTC_OK)
+            rc = utc__error((utc_status_t)any_rc,
+                            "utc_task_create: creating task '%s' failed on another rank (%s)",
+                            ops->name ? ops->name : "(unnamed)", utc_status_string(any_rc));
+        t->initialized = false; /* no fini for a task that never was */
+        stop_threads(t, nstarted);
+        for (int i = next - 1; i >= 0; i--)
+            if (exts[i]->destroy)
+                exts[i]->destroy(t->self);
+        free_task(t);
+        return rc;
+    }
+
+    pthread_mutex_lock(&registry_lock);
+    HASH_ADD_PTR(registry, self, t);
+    pthread_mutex_unlock(&registry_lock);
+    utc_log(UTC_LOG_DEBUG, "task '%s' id %d: %d threads, %d here, entry rank %d",
+            ops->name ? ops->name : "?", t->id, nthreads, t->nlocal, t->entry_rank);
+    *out = t->self;
+    return UTC_OK;
+}
+
+utc_status_t utc_task_init(utc_task_t *task, void *arg)
+{
+    utc_status_t rc = utc__task_check(task, "utc_task_init");
+    if (rc != UTC_OK)
+        return rc;
+    struct utc__task *t = task->impl;
+    if (t->nlocal == 0)
+        return UTC_OK;
+    pthread_mutex_lock(&t->owner_lock);
+    if (t->ops->init && t->initialized) {
+        rc = utc__error(UTC_ERR_STATE, "utc_task_init: task '%s' is already initialized",
+                        t->ops->name ? t->ops->name : "?");
+    } else {
+        if ((rc = utc__mailbox_wait_all(t->mailbox)) == UTC_OK) {
+            utc__mailbox_post(t->mailbox, UTC__CMD_INIT, arg);
+            rc = utc__mailbox_wait_all(t->mailbox);
+        }
+        if (rc == UTC_OK)
+            t->initialized = true;
+        else
+            utc__error(rc, "utc_task_init: init of task '%s' returned %d (%s)",
+                       t->ops->name ? t->ops->name : "?", (int)rc, utc_status_string(rc));
+    }
+    pthread_mutex_unlock(&t->owner_lock);
+    return rc;
+}
+
+utc_status_t utc_task_run(utc_task_t *task, void *arg)
+{
+    utc_status_t rc = utc__task_check(task, "utc_task_run");
+    if (rc != UTC_OK)
+        return rc;
+    struct utc__task *t = task->impl;
+    if (t->nlocal == 0)
+        return UTC_OK;
+    pthread_mutex_lock(&t->owner_lock);
+    if (!t->initialized)
+        rc = utc__error(UTC_ERR_STATE,
+                        "utc_task_run: task '%s' has an init function: call utc_task_init first",
+                        t->ops->name ? t->ops->name : "?");
+    else
+        utc__mailbox_post(t->mailbox, UTC__CMD_RUN, arg);
+    pthread_mutex_unlock(&t->owner_lock);
+    return rc;
+}
+
+utc_status_t utc_task_wait(utc_task_t *task)
+{
+    utc_status_t rc = utc__task_check(task, "utc_task_wait");
+    if (rc != UTC_OK)
+        return rc;
+    struct utc__task *t = task->impl;
+    if (t->nlocal == 0)
+        return UTC_OK;
+    pthread_mutex_lock(&t->owner_lock);
+    rc = utc__mailbox_wait_all(t->mailbox);
+    pthread_mutex_unlock(&t->owner_lock);
+    if (rc != UTC_OK)
+        utc__error(rc, "utc_task_wait: a run of task '%s' returned %d (%s)",
+                   t->ops->name ? t->ops->name : "?", (int)rc, utc_status_string(rc));
+    return rc;
+}
+
+static void destroy_locked(struct utc__task *t)
+{
+    if (t->nlocal > 0) {
+        (void)utc__mailbox_wait_all(t->mailbox);
+        stop_threads(t, t->nlocal);
+    }
+    for (int i = UTC__EXT_COUNT - 1; i >= 0; i--)
+        if (exts[i]->destroy)
+            exts[i]->destroy(t->self);
+    free_task(t);
+}
+
+utc_status_t utc_task_destroy(utc_task_t *task)
+{
+    utc_status_t rc = utc__task_check(task, "utc_task_destroy");
+    if (rc != UTC_OK)
+        return rc;
+    struct utc__task *t = task->impl;
+    if (utc__ctx_of(task))
+        return utc__error(UTC_ERR_STATE,
+                          "utc_task_destroy: a task cannot be destroyed from its own thread");
+    pthread_mutex_lock(&registry_lock);
+    HASH_DEL(registry, t);
+    pthread_mutex_unlock(&registry_lock);
+    destroy_locked(t);
+    return UTC_OK;
+}
+
+void utc__task_destroy_all(void)
+{
+    utc__conduits_finalize();
+    struct utc__task *t, *tmp, *rev = NULL;
+    pthread_mutex_lock(&registry_lock);
+    HASH_ITER(hh, registry, t, tmp) { HASH_DEL(registry, t); t->hh.next = rev; rev = t; }
+    pthread_mutex_unlock(&registry_lock);
+    /* newest first: later tasks may use earlier ones */
+    while (rev) {
+        t = rev;
+        rev = t->hh.next;
+        utc_log(UTC_LOG_DEBUG, "utc_finalize: destroying task '%s' (id %d) left alive",
+                t->ops->name ? t->ops->name : "?", t->id);
+        destroy_locked(t);
+    }
+}
+
+/* ---- accessors ---- */
+
+#define TASK_GETTER(fn, expr)                                                             \
+    int fn(const utc_task_t *task)                                                        \
+    {                                                                                     \
+        utc_status_t rc = utc__task_check(task, #fn);                                     \
+        return rc != UTC_OK ? (int)rc : (expr);                                           \
+    }
+TASK_GETTER(utc_task_id, task->impl->id)
+TASK_GETTER(utc_task_nthreads, task->impl->nthreads)
+TASK_GETTER(utc_task_local_nthreads, task->impl->nlocal)
+TASK_GETTER(utc_task_entry_rank, task->impl->entry_rank)
+TASK_GETTER(utc_task_is_local, task->impl->nlocal > 0)
+#undef TASK_GETTER
+
+utc_task_kind_t utc_task_kind(const utc_task_t *task)
+{
+    return utc__task_check(task, "utc_task_kind") == UTC_OK ? task->impl->opts.kind
+                                                            : UTC_TASK_CPU;
+}
+
+utc_mem_kind_t utc_task_mem_kind(const utc_task_t *task)
+{
+    return utc__task_check(task, "utc_task_mem_kind") == UTC_OK ? task->impl->opts.mem_kind
+                                                                : UTC_MEM_PAGEABLE;
+}
+
+const char *utc_task_name(const utc_task_t *task)
+{
+    if (utc__task_check(task, "utc_task_name") != UTC_OK)
+        return "(invalid task)";
+    return task->impl->ops->name ? task->impl->ops->name : "(unnamed)";
+}

@@ -1,0 +1,153 @@
+/* A task thread: start-up (binding, extensions), the command loop, and the thread context. */
+#include <limits.h>
+
+#include "framework_private.h"
+
+static _Thread_local utc_ctx_t *self_ctx;
+
+void utc__thread_set_self(utc_ctx_t *ctx) { self_ctx = ctx; }
+utc_ctx_t *utc_ctx_self(void) { return self_ctx; }
+
+utc_ctx_t *utc__ctx_of(const utc_task_t *task)
+{
+    return self_ctx && self_ctx->task == task ? self_ctx : NULL;
+}
+
+utc_status_t utc__ctx_check(utc_ctx_t *ctx, const char *fn)
+{
+    if (!ctx)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: ctx is NULL", fn);
+    if (ctx != self_ctx)
+        return utc__error(UTC_ERR_NOT_MEMBER,
+                          "%s: ctx is not the calling thread's own (call it from a task thread "
+                          "with the ctx its task function received)", fn);
+    return UTC_OK;
+}
+
+static void report_start(struct utc__task *t, utc_status_t rc)
+{
+    if (rc != UTC_OK) {
+        int expected = UTC_OK;
+        atomic_compare_exchange_strong(&t->start_rc, &expected, (int)rc);
+    }
+    atomic_fetch_add(&t->started, 1); /* seq_cst: the creator reads start_rc after */
+    utc__futex_wake(&t->started, INT_MAX);
+}
+
+static utc_status_t thread_start(struct utc__thread *th, int slot, int *nstarted_ext)
+{
+    struct utc__task *t = th->task;
+    utc_status_t rc = utc__bind_self(&t->opts, th->ctx.local_id, slot);
+    if (rc != UTC_OK)
+        return rc;
+    const utc__task_ext_t *exts[UTC__EXT_COUNT] = {&utc__gshared_ext, &utc__gpu_ext};
+    for (int i = 0; i < UTC__EXT_COUNT; i++) {
+        if (exts[i]->thread_start && (rc = exts[i]->thread_start(&th->ctx)) != UTC_OK)
+            return rc;
+        *nstarted_ext = i + 1;
+    }
+    return UTC_OK;
+}
+
+static void thread_stop(struct utc__thread *th, int nstarted_ext)
+{
+    const utc__task_ext_t *exts[UTC__EXT_COUNT] = {&utc__gshared_ext, &utc__gpu_ext};
+    for (int i = nstarted_ext - 1; i >= 0; i--)
+        if (exts[i]->thread_stop)
+            exts[i]->thread_stop(&th->ctx);
+}
+
+void *utc__thread_main(void *arg)
+{
+    struct utc__thread *th = arg;
+    struct utc__task *t = th->task;
+    utc_ctx_t *ctx = &th->ctx;
+    utc__thread_set_self(ctx);
+
+    int nstarted_ext = 0;
+    report_start(t, thread_start(th, th->bind_slot, &nstarted_ext));
+
+    const utc_task_ops_t *ops = t->ops;
+    for (uint64_t seq = 0;; seq++) {
+        utc__cmd_kind_t kind;
+        void *cmd_arg;
+        utc__mailbox_take(t->mailbox, seq, &kind, &cmd_arg);
+        utc_status_t rc = UTC_OK;
+        switch (kind) {
+        case UTC__CMD_INIT:
+            if (ops->init)
+                rc = utc__user_status(ops->init(ctx->task, ctx, cmd_arg));
+            break;
+        case UTC__CMD_RUN:
+            rc = utc__user_status(ops->run(ctx->task, ctx, cmd_arg));
+            break;
+        case UTC__CMD_EXIT:
+            if (ops->fini && t->initialized)
+                ops->fini(ctx->task, ctx);
+            thread_stop(th, nstarted_ext);
+            utc__thread_set_self(NULL);
+            utc__mailbox_done(t->mailbox, seq, UTC_OK);
+            return NULL;
+        }
+        if (rc != UTC_OK)
+            utc_log(UTC_LOG_INFO, "task %s (id %d) thread %d: %s returned %d (%s)",
+                    ops->name ? ops->name : "?", t->id, ctx->global_id,
+                    kind == UTC__CMD_INIT ? "init" : "run", (int)rc, utc_status_string(rc));
+        utc__mailbox_done(t->mailbox, seq, rc);
+    }
+}
+
+/* ---- barriers and the "one thread does it" helper ---- */
+
+utc_status_t utc_ctx_barrier_local(utc_ctx_t *ctx)
+{
+    utc_status_t rc = utc__ctx_check(ctx, "utc_ctx_barrier_local");
+    if (rc != UTC_OK)
+        return rc;
+    utc__barrier_wait(&ctx->impl->task->barrier);
+    return UTC_OK;
+}
+
+int utc_ctx_single(utc_ctx_t *ctx, int thread, int (*fn)(utc_ctx_t *, void *), void *arg)
+{
+    utc_status_t rc = utc__ctx_check(ctx, "utc_ctx_single");
+    if (rc != UTC_OK)
+        return rc;
+    if (!fn)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_ctx_single: fn is NULL");
+    if (thread < 0 || thread >= ctx->local_count)
+        return utc__error(UTC_ERR_OUT_OF_RANGE,
+                          "utc_ctx_single: thread %d is not a local thread (0..%d)", thread,
+                          ctx->local_count - 1);
+    struct utc__task *t = ctx->impl->task;
+    /* first barrier: what the others wrote before the call is visible to fn */
+    utc__barrier_wait(&t->barrier);
+    if (ctx->local_id == thread)
+        /* relaxed: the barrier below orders it before the others' loads */
+        atomic_store_explicit(&t->single_rc, fn(ctx, arg), memory_order_relaxed);
+    utc__barrier_wait(&t->barrier);
+    /* relaxed: ordered by the barrier; the next call's first barrier keeps the next
+     * writer from overwriting it before every thread has read it */
+    return atomic_load_explicit(&t->single_rc, memory_order_relaxed);
+}
+
+static int group_barrier(utc_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    struct utc__task *t = ctx->impl->task;
+    if (t->ngroup <= 1)
+        return UTC_OK;
+    MPI_Request req;
+    int err = MPI_Ibarrier(t->comm, &req);
+    if (err != MPI_SUCCESS)
+        return utc__mpi_error(err, "MPI_Ibarrier (task barrier)");
+    return utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1);
+}
+
+utc_status_t utc_ctx_barrier(utc_ctx_t *ctx)
+{
+    utc_status_t rc = utc__ctx_check(ctx, "utc_ctx_barrier");
+    if (rc != UTC_OK)
+        return rc;
+    return (utc_status_t)utc_ctx_single(ctx, 0, group_barrier, NULL);
+}

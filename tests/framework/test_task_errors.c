@@ -1,0 +1,178 @@
+/* Task API misuse: each error has its status and a message, and nothing crashes or hangs. */
+#include <string.h>
+
+#include "utc_test.h"
+
+typedef struct {
+    utc_task_t base;
+    int fail_on_rank;
+} err_task_t;
+
+static int ok_init(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    return 0;
+}
+
+static int failing_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    err_task_t *t = (err_task_t *)self;
+    if (ctx->world_rank == t->fail_on_rank && ctx->local_id == 1)
+        return UTC_ERR_IO;
+    if (ctx->world_rank == t->fail_on_rank && ctx->local_id == 0)
+        return 42; /* a user code: becomes UTC_ERR_TASK_FAILED */
+    return 0;
+}
+
+static const utc_task_ops_t ok_ops = {
+    .name = "ok", .size = sizeof(err_task_t), .init = ok_init, .run = failing_run};
+static const utc_task_ops_t no_run_ops = {.name = "norun", .size = sizeof(err_task_t)};
+static const utc_task_ops_t small_ops = {.name = "small", .size = 1, .run = failing_run};
+
+static void expect_error(int rc, int want, const char *needle)
+{
+    CU_ASSERT_EQUAL(rc, want);
+    if (needle) {
+        if (!strstr(utc_last_error(), needle))
+            fprintf(stderr, "last error '%s' lacks '%s'\n", utc_last_error(), needle);
+        CU_ASSERT_PTR_NOT_NULL(strstr(utc_last_error(), needle));
+    }
+}
+
+static void test_proc_list_rank_out_of_range(void)
+{
+    utc_task_t *task = (utc_task_t *)0x1;
+    int procs[3] = {0, utc_nranks(), 0};
+    expect_error(utc_task_create(&ok_ops, procs, 3, NULL, &task), UTC_ERR_OUT_OF_RANGE,
+                 "names rank");
+    CU_ASSERT_PTR_EQUAL(task, (utc_task_t *)0x1); /* output untouched on failure */
+    int neg[1] = {-1};
+    expect_error(utc_task_create(&ok_ops, neg, 1, NULL, &task), UTC_ERR_OUT_OF_RANGE, "-1");
+}
+
+static void test_empty_proc_list(void)
+{
+    utc_task_t *task;
+    int procs[1] = {0};
+    expect_error(utc_task_create(&ok_ops, procs, 0, NULL, &task), UTC_ERR_INVALID_ARG, "empty");
+    expect_error(utc_task_create(&ok_ops, NULL, 2, NULL, &task), UTC_ERR_INVALID_ARG, "empty");
+    expect_error(utc_task_create(&ok_ops, procs, UTC_TASK_MAX_THREADS + 1, NULL, &task),
+                 UTC_ERR_INVALID_ARG, "UTC_TASK_MAX_THREADS");
+}
+
+static void test_bad_ops(void)
+{
+    utc_task_t *task;
+    int procs[1] = {0};
+    expect_error(utc_task_create(NULL, procs, 1, NULL, &task), UTC_ERR_INVALID_ARG, "ops is NULL");
+    expect_error(utc_task_create(&no_run_ops, procs, 1, NULL, &task), UTC_ERR_INVALID_ARG,
+                 "no run function");
+    expect_error(utc_task_create(&small_ops, procs, 1, NULL, &task), UTC_ERR_INVALID_ARG,
+                 "smaller than utc_task_t");
+    expect_error(utc_task_create(&ok_ops, procs, 1, NULL, NULL), UTC_ERR_INVALID_ARG, "out is NULL");
+}
+
+static void test_bad_options(void)
+{
+    utc_task_t *task;
+    int procs[1] = {0};
+    utc_task_options_t o = UTC_TASK_OPTIONS_INIT;
+    o.bind = UTC_BIND_EXPLICIT;
+    expect_error(utc_task_create(&ok_ops, procs, 1, &o, &task), UTC_ERR_INVALID_ARG, "cpu_list");
+    int cpus[1] = {100000};
+    o.cpu_list = cpus;
+    o.cpu_list_len = 1;
+    expect_error(utc_task_create(&ok_ops, procs, 1, &o, &task), UTC_ERR_INVALID_ARG,
+                 "not a CPU of this machine");
+    o = (utc_task_options_t)UTC_TASK_OPTIONS_INIT;
+    o.bind = (utc_bind_mode_t)77;
+    expect_error(utc_task_create(&ok_ops, procs, 1, &o, &task), UTC_ERR_INVALID_ARG,
+                 "binding mode");
+    o = (utc_task_options_t)UTC_TASK_OPTIONS_INIT;
+    o.kind = (utc_task_kind_t)9;
+    expect_error(utc_task_create(&ok_ops, procs, 1, &o, &task), UTC_ERR_INVALID_ARG, "task kind");
+}
+
+static void test_run_before_init(void)
+{
+    utc_task_t *task;
+    int procs[2] = {0, utc_nranks() - 1};
+    UTC_ASSERT_OK(utc_task_create(&ok_ops, procs, 2, NULL, &task));
+    if (utc_task_is_local(task))
+        expect_error(utc_task_run(task, NULL), UTC_ERR_STATE, "utc_task_init first");
+    UTC_ASSERT_OK(utc_task_init(task, NULL));
+    if (utc_task_is_local(task))
+        expect_error(utc_task_init(task, NULL), UTC_ERR_STATE, "already initialized");
+    UTC_ASSERT_OK(utc_task_destroy(task));
+}
+
+static void test_destroy_twice(void)
+{
+    utc_task_t *task;
+    int procs[1] = {0};
+    UTC_ASSERT_OK(utc_task_create(&ok_ops, procs, 1, NULL, &task));
+    UTC_ASSERT_OK(utc_task_destroy(task));
+    expect_error(utc_task_destroy(task), UTC_ERR_INVALID_HANDLE, "not a live task");
+    expect_error(utc_task_run(task, NULL), UTC_ERR_INVALID_HANDLE, "not a live task");
+    expect_error(utc_task_wait(task), UTC_ERR_INVALID_HANDLE, "not a live task");
+    CU_ASSERT(utc_task_id(task) < 0);
+    expect_error(utc_task_destroy(NULL), UTC_ERR_INVALID_ARG, "NULL");
+}
+
+static void test_run_returning_error(void)
+{
+    utc_task_t *task;
+    int nr = utc_nranks(), procs[9];
+    int n = utc_procs_spread(procs, 9, 0, nr, 3);
+    UTC_ASSERT_OK(utc_task_create(&ok_ops, procs, n, NULL, &task));
+    ((err_task_t *)task)->fail_on_rank = nr - 1;
+    UTC_ASSERT_OK(utc_task_init(task, NULL));
+    UTC_ASSERT_OK(utc_task_run(task, NULL));
+    int rc = utc_task_wait(task);
+    if (utc_rank() == nr - 1) {
+        /* the first error of the two failing threads, whichever came first */
+        CU_ASSERT(rc == UTC_ERR_IO || rc == UTC_ERR_TASK_FAILED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(utc_last_error(), "'ok'"));
+    } else {
+        CU_ASSERT_EQUAL(rc, UTC_OK);
+    }
+    /* the error was reported once: the task keeps working */
+    ((err_task_t *)task)->fail_on_rank = -1;
+    UTC_ASSERT_OK(utc_task_run(task, NULL));
+    UTC_ASSERT_OK(utc_task_wait(task));
+    UTC_ASSERT_OK(utc_task_destroy(task));
+}
+
+static void test_ctx_misuse(void)
+{
+    CU_ASSERT_PTR_NULL(utc_ctx_self());
+    expect_error(utc_ctx_barrier(NULL), UTC_ERR_INVALID_ARG, "NULL");
+    utc_ctx_t fake = {0};
+    expect_error(utc_ctx_barrier_local(&fake), UTC_ERR_NOT_MEMBER, "not the calling thread");
+    CU_ASSERT_EQUAL(utc_procs_spread(NULL, 4, 0, 1, 1), UTC_ERR_INVALID_ARG);
+    int p[2];
+    CU_ASSERT_EQUAL(utc_procs_spread(p, 2, 0, 3, 1), UTC_ERR_INVALID_ARG);
+}
+
+static void test_status_strings(void)
+{
+    CU_ASSERT_STRING_EQUAL(utc_status_string(UTC_OK), "success");
+    CU_ASSERT_STRING_EQUAL(utc_status_string(UTC_ERR_TRUNCATE),
+                           "message larger than the receive buffer");
+    CU_ASSERT_STRING_EQUAL(utc_status_string(12345), "unknown status");
+}
+
+static const utc_test_case_t cases[] = {
+    {"proc list naming a rank that does not exist", test_proc_list_rank_out_of_range},
+    {"empty proc list", test_empty_proc_list},
+    {"NULL ops, missing run, size too small", test_bad_ops},
+    {"bad options", test_bad_options},
+    {"run before init", test_run_before_init},
+    {"destroy twice and use after destroy", test_destroy_twice},
+    {"a run that returns an error surfaces at wait", test_run_returning_error},
+    {"ctx misuse outside a task", test_ctx_misuse},
+    {"status strings", test_status_strings},
+    UTC_TEST_END};
+
+int main(int argc, char **argv) { return utc_test_main(argc, argv, "task errors", cases); }
