@@ -1,0 +1,242 @@
+/*
+ * GPU tasks with CUDA: device discovery, the task extension that gives every thread of a
+ * GPU task a device and a stream, and the calling thread's accessors.
+ *
+ * One context per device: threads use the device's primary context (the CUDA runtime's
+ * default), each with a non-blocking stream of its own, so kernels of several threads
+ * and tasks on one device run at once.
+ */
+#include <stdlib.h>
+
+#include "gpu_cuda.h"
+
+/* The calling thread's GPU state: set by thread_start, cleared by thread_stop. */
+static _Thread_local utc__gpu_thread_t *gpu_self;
+
+utc_status_t utc__gpu_error(cudaError_t err, const char *fn, const char *call)
+{
+    (void)cudaGetLastError();
+    return utc__error(UTC_ERR_GPU, "%s%s%s: %s (%s)", fn ? fn : "", fn ? ": " : "", call,
+                      cudaGetErrorString(err), cudaGetErrorName(err));
+}
+
+utc__gpu_thread_t *utc__gpu_self(const char *fn)
+{
+    if (gpu_self || !fn)
+        return gpu_self;
+    utc_ctx_t *ctx = utc_ctx_self();
+    if (ctx)
+        (void)utc__error(UTC_ERR_NOT_MEMBER,
+                         "%s: the calling thread belongs to task '%s', which is not a GPU task "
+                         "(create it with opts.kind = UTC_TASK_GPU)",
+                         fn, utc_task_name(ctx->task));
+    else
+        (void)utc__error(UTC_ERR_NOT_MEMBER,
+                         "%s: the calling thread is not a thread of a GPU task (call it from "
+                         "the init, run or fini of a task created with kind UTC_TASK_GPU)",
+                         fn);
+    return NULL;
+}
+
+/*
+ * Count the visible devices. "No device" and "no usable driver" are a count of 0, with
+ * CUDA's reason in *why; other failures are errors.
+ */
+static utc_status_t device_count(int *count, const char **why)
+{
+    int n = 0;
+    cudaError_t err = cudaGetDeviceCount(&n);
+    *why = NULL;
+    switch (err) {
+    case cudaSuccess:
+        *count = n;
+        if (n == 0)
+            *why = "cudaGetDeviceCount found none";
+        return UTC_OK;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorStubLibrary:
+        *why = cudaGetErrorString(err);
+        (void)cudaGetLastError();
+        *count = 0;
+        return UTC_OK;
+    default:
+        return utc__gpu_error(err, NULL, "cudaGetDeviceCount");
+    }
+}
+
+int utc_gpu_supported(void) { return 1; }
+
+int utc_gpu_device_count(void)
+{
+    utc_status_t rc = utc__check_init("utc_gpu_device_count");
+    if (rc != UTC_OK)
+        return rc;
+    int n;
+    const char *why;
+    rc = device_count(&n, &why);
+    return rc != UTC_OK ? (int)rc : n;
+}
+
+int utc_gpu_device(void)
+{
+    utc__gpu_thread_t *self = utc__gpu_self("utc_gpu_device");
+    return self ? self->device : UTC_ERR_NOT_MEMBER;
+}
+
+void *utc_gpu_stream(void)
+{
+    utc__gpu_thread_t *self = utc__gpu_self("utc_gpu_stream");
+    return self ? (void *)self->stream : NULL;
+}
+
+utc_status_t utc_gpu_synchronize(void)
+{
+    utc__gpu_thread_t *self = utc__gpu_self("utc_gpu_synchronize");
+    if (!self)
+        return UTC_ERR_NOT_MEMBER;
+    cudaError_t err = cudaStreamSynchronize(self->stream);
+    return err == cudaSuccess ? UTC_OK : utc__gpu_error(err, "utc_gpu_synchronize", "cudaStreamSynchronize");
+}
+
+utc_status_t utc_gpu_check(const char *what)
+{
+    cudaError_t err = cudaGetLastError();
+    return err == cudaSuccess ? UTC_OK : utc__gpu_error(err, what ? what : "utc_gpu_check", "cudaGetLastError");
+}
+
+/* ---- the task extension ---- */
+
+static utc_status_t check_options(const struct utc__task *t)
+{
+    const utc_task_options_t *o = &t->opts;
+    const char *name = t->ops->name ? t->ops->name : "?";
+    if ((int)o->mem_kind < UTC_MEM_PAGEABLE || (int)o->mem_kind > UTC_MEM_UNIFIED)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: GPU task '%s': mem_kind %d is not a utc_mem_kind_t",
+                          name, (int)o->mem_kind);
+    if (o->devices_len < 0 || (o->devices_len > 0 && !o->devices))
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: GPU task '%s': devices_len %d with devices %s", name,
+                          o->devices_len, o->devices ? "set" : "NULL");
+    for (int i = 0; i < o->devices_len; i++)
+        if (o->devices[i] < 0)
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "utc_task_create: GPU task '%s': devices[%d] = %d is negative", name,
+                              i, o->devices[i]);
+    return UTC_OK;
+}
+
+static utc_status_t gpu_task_create(utc_task_t *task)
+{
+    struct utc__task *t = task->impl;
+    if (t->opts.kind != UTC_TASK_GPU)
+        return UTC_OK;
+    utc_status_t rc = check_options(t);
+    if (rc != UTC_OK || t->nlocal == 0)
+        return rc;
+
+    const char *name = t->ops->name ? t->ops->name : "?";
+    int ndev;
+    const char *why;
+    rc = device_count(&ndev, &why);
+    if (rc != UTC_OK)
+        return rc;
+    if (ndev == 0)
+        return utc__error(UTC_ERR_NO_DEVICE,
+                          "utc_task_create: GPU task '%s' has %d thread(s) on rank %d, but no "
+                          "CUDA device is visible to this rank (%s)",
+                          name, t->nlocal, utc_rank(), why ? why : "no device");
+    for (int i = 0; i < t->opts.devices_len; i++)
+        if (t->opts.devices[i] >= ndev)
+            return utc__error(UTC_ERR_OUT_OF_RANGE,
+                              "utc_task_create: GPU task '%s': devices[%d] = %d, but rank %d "
+                              "sees %d device(s)",
+                              name, i, t->opts.devices[i], utc_rank(), ndev);
+
+    utc__gpu_task_t *g = calloc(1, sizeof *g);
+    int *dev = calloc((size_t)t->nlocal, sizeof *dev);
+    if (!g || !dev) {
+        free(dev);
+        free(g);
+        return utc__error(UTC_ERR_NO_MEMORY, "utc_task_create: GPU task '%s': out of memory", name);
+    }
+    for (int i = 0; i < t->nlocal; i++)
+        dev[i] = t->opts.devices_len > 0 ? t->opts.devices[i % t->opts.devices_len] : i % ndev;
+    g->nlocal = t->nlocal;
+    g->thread_device = dev;
+    t->ext[UTC__EXT_GPU] = g;
+    return UTC_OK;
+}
+
+static void gpu_task_destroy(utc_task_t *task)
+{
+    struct utc__task *t = task->impl;
+    utc__gpu_task_t *g = t->ext[UTC__EXT_GPU];
+    if (!g)
+        return;
+    free(g->thread_device);
+    free(g);
+    t->ext[UTC__EXT_GPU] = NULL;
+}
+
+static utc_status_t gpu_thread_start(utc_ctx_t *ctx)
+{
+    struct utc__task *t = ctx->task->impl;
+    if (t->opts.kind != UTC_TASK_GPU)
+        return UTC_OK;
+    utc__gpu_task_t *g = t->ext[UTC__EXT_GPU];
+    if (!g || ctx->local_id < 0 || ctx->local_id >= g->nlocal)
+        return utc__error(UTC_ERR_INTERNAL, "GPU task thread %d started without its device",
+                          ctx->local_id);
+    int device = g->thread_device[ctx->local_id];
+
+    /* Makes the device's primary context current in this thread (creating it once). */
+    cudaError_t err = cudaSetDevice(device);
+    if (err != cudaSuccess)
+        return utc__gpu_error(err, "GPU task thread start", "cudaSetDevice");
+    utc__gpu_thread_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return utc__error(UTC_ERR_NO_MEMORY, "GPU task thread start: out of memory");
+    err = cudaStreamCreateWithFlags(&self->stream, cudaStreamNonBlocking);
+    if (err != cudaSuccess) {
+        free(self);
+        return utc__gpu_error(err, "GPU task thread start", "cudaStreamCreateWithFlags");
+    }
+    self->ctx = ctx;
+    self->device = device;
+    ctx->impl->ext[UTC__EXT_GPU] = self;
+    gpu_self = self;
+    return UTC_OK;
+}
+
+static void gpu_thread_stop(utc_ctx_t *ctx)
+{
+    if (ctx->task->impl->opts.kind != UTC_TASK_GPU)
+        return;
+    utc__gpu_thread_t *self = ctx->impl->ext[UTC__EXT_GPU];
+    if (!self)
+        return;
+    /* Let queued work finish and report its error, which would otherwise be lost. */
+    cudaError_t err = cudaStreamSynchronize(self->stream);
+    if (err != cudaSuccess)
+        utc_log(UTC_LOG_WARN, "GPU task '%s' thread %d: work left on its stream failed: %s",
+                utc_task_name(ctx->task), ctx->local_id, cudaGetErrorString(err));
+    err = cudaStreamDestroy(self->stream);
+    if (err != cudaSuccess)
+        utc_log(UTC_LOG_WARN, "GPU task '%s' thread %d: cudaStreamDestroy: %s",
+                utc_task_name(ctx->task), ctx->local_id, cudaGetErrorString(err));
+    (void)cudaGetLastError();
+    ctx->impl->ext[UTC__EXT_GPU] = NULL;
+    if (gpu_self == self)
+        gpu_self = NULL;
+    free(self);
+}
+
+const utc__task_ext_t utc__gpu_ext = {
+    .name = "gpu",
+    .create = gpu_task_create,
+    .destroy = gpu_task_destroy,
+    .thread_start = gpu_thread_start,
+    .thread_stop = gpu_thread_stop,
+};
