@@ -11,6 +11,7 @@
 #include <utc/task.h>
 #include <utc/conduit.h>
 #include <utc/gshared.h>
+#include <utc/collectives.h>
 #include <utc/gpu.h>
 
 #endif /* UTC_UTC_H */

@@ -1,0 +1,241 @@
+/*
+ * Task collectives on the task's own communicator. One thread per rank makes a nonblocking
+ * MPI collective and waits on it with back-off (MPI's blocking collectives busy-poll); the
+ * rank's other threads wait in the team barrier, asleep after a short spin.
+ */
+#include <limits.h>
+#include <stdint.h>
+
+#include "gshared_internal.h"
+
+typedef enum { COLL_BCAST, COLL_GATHER, COLL_SCATTER, COLL_REDUCE, COLL_ALLREDUCE } coll_kind_t;
+
+/* One collective call, as the caller wrote it. */
+typedef struct {
+    const char *fn;
+    coll_kind_t kind;
+    const void *sendbuf;
+    void *recvbuf; /* bcast: the buffer */
+    size_t count;
+    utc_datatype_t type;
+    utc_reduce_op_t op;
+    int root;
+} coll_t;
+
+size_t utc_datatype_size(utc_datatype_t type)
+{
+    switch (type) {
+    case UTC_TYPE_INT: return sizeof(int);
+    case UTC_TYPE_INT64: return sizeof(int64_t);
+    case UTC_TYPE_FLOAT: return sizeof(float);
+    case UTC_TYPE_DOUBLE: return sizeof(double);
+    case UTC_TYPE_BYTE: return 1;
+    }
+    return 0;
+}
+
+static MPI_Datatype coll_mpi_type(utc_datatype_t type, bool reducing)
+{
+    switch (type) {
+    case UTC_TYPE_INT: return MPI_INT;
+    case UTC_TYPE_INT64: return MPI_INT64_T;
+    case UTC_TYPE_FLOAT: return MPI_FLOAT;
+    case UTC_TYPE_DOUBLE: return MPI_DOUBLE;
+    case UTC_TYPE_BYTE: return reducing ? MPI_UINT8_T : MPI_BYTE; /* MPI_BYTE has no ops */
+    }
+    return MPI_DATATYPE_NULL;
+}
+
+static MPI_Op coll_mpi_op(utc_reduce_op_t op)
+{
+    switch (op) {
+    case UTC_OP_SUM: return MPI_SUM;
+    case UTC_OP_MIN: return MPI_MIN;
+    case UTC_OP_MAX: return MPI_MAX;
+    }
+    return MPI_OP_NULL;
+}
+
+/* Everything checked before any thread waits or any MPI call is made. */
+static utc_status_t coll_check(const utc__gs_task_t *gs, const coll_t *c)
+{
+    bool reducing = c->kind == COLL_REDUCE || c->kind == COLL_ALLREDUCE;
+    if (utc_datatype_size(c->type) == 0)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: unknown datatype %d", c->fn, (int)c->type);
+    if (reducing && coll_mpi_op(c->op) == MPI_OP_NULL)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: unknown reduce op %d", c->fn, (int)c->op);
+    if (c->kind != COLL_ALLREDUCE && (c->root < 0 || c->root >= gs->nranks))
+        return utc__error(UTC_ERR_OUT_OF_RANGE,
+                          "%s: root %d is not a rank of task '%s' (group ranks 0 .. %d)", c->fn,
+                          c->root, utc_task_name(gs->task), gs->nranks - 1);
+    if (c->count > INT_MAX)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: count %zu is larger than INT_MAX", c->fn,
+                          c->count);
+    if (c->count == 0)
+        return UTC_OK;
+    bool root = gs->rank == c->root;
+    bool need_send = c->kind == COLL_SCATTER ? root : c->kind != COLL_BCAST;
+    bool need_recv = c->kind == COLL_GATHER || c->kind == COLL_REDUCE ? root : true;
+    if (need_send && !c->sendbuf)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: sendbuf is NULL", c->fn);
+    if (need_recv && !c->recvbuf)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: %s is NULL", c->fn,
+                          c->kind == COLL_BCAST ? "buf" : "recvbuf");
+    return UTC_OK;
+}
+
+/* The MPI part, made by one thread of the rank. */
+static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c)
+{
+    bool reducing = c->kind == COLL_REDUCE || c->kind == COLL_ALLREDUCE;
+    MPI_Datatype dt = coll_mpi_type(c->type, reducing);
+    int n = (int)c->count;
+    bool root = gs->rank == c->root;
+    const void *send = c->sendbuf;
+    MPI_Request req;
+    int err = MPI_SUCCESS;
+    const char *what = "";
+    switch (c->kind) {
+    case COLL_BCAST:
+        what = "MPI_Ibcast";
+        err = MPI_Ibcast(c->recvbuf, n, dt, c->root, gs->comm, &req);
+        break;
+    case COLL_GATHER:
+        what = "MPI_Igather";
+        err = MPI_Igather(send, n, dt, c->recvbuf, n, dt, c->root, gs->comm, &req);
+        break;
+    case COLL_SCATTER:
+        what = "MPI_Iscatter";
+        err = MPI_Iscatter(send, n, dt, c->recvbuf, n, dt, c->root, gs->comm, &req);
+        break;
+    case COLL_REDUCE:
+        what = "MPI_Ireduce";
+        if (root && send == c->recvbuf)
+            send = MPI_IN_PLACE;
+        err = MPI_Ireduce(send, c->recvbuf, n, dt, coll_mpi_op(c->op), c->root, gs->comm, &req);
+        break;
+    case COLL_ALLREDUCE:
+        what = "MPI_Iallreduce";
+        if (send == c->recvbuf)
+            send = MPI_IN_PLACE;
+        err = MPI_Iallreduce(send, c->recvbuf, n, dt, coll_mpi_op(c->op), gs->comm, &req);
+        break;
+    }
+    if (err != MPI_SUCCESS)
+        return utc__mpi_error(err, what);
+    return utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0);
+}
+
+/* Every local thread calls; one makes the MPI call. */
+static utc_status_t coll_all(utc_ctx_t *ctx, const coll_t *c)
+{
+    utc__gs_task_t *gs;
+    utc_status_t rc = utc__gs_ctx_state(ctx, c->fn, &gs);
+    if (rc == UTC_OK)
+        rc = coll_check(gs, c);
+    if (rc != UTC_OK)
+        return rc;
+    bool leader = utc__gs_team_enter(gs);
+    if (leader)
+        rc = coll_run(gs, c);
+    return utc__gs_team_leave(gs, leader, rc);
+}
+
+/* Only local thread `thread` makes the call; the others return at once. */
+static utc_status_t coll_by(utc_ctx_t *ctx, int thread, const coll_t *c)
+{
+    utc__gs_task_t *gs;
+    utc_status_t rc = utc__gs_ctx_state(ctx, c->fn, &gs);
+    if (rc != UTC_OK)
+        return rc;
+    if (thread < 0 || thread >= ctx->local_count)
+        return utc__error(UTC_ERR_OUT_OF_RANGE,
+                          "%s: thread %d is not a local thread of task '%s' (0 .. %d)", c->fn,
+                          thread, utc_task_name(ctx->task), ctx->local_count - 1);
+    if (ctx->local_id != thread)
+        return UTC_OK;
+    rc = coll_check(gs, c);
+    return rc != UTC_OK ? rc : coll_run(gs, c);
+}
+
+utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type,
+                            int root)
+{
+    coll_t c = {.fn = "utc_task_bcast", .kind = COLL_BCAST, .recvbuf = buf, .count = count,
+                .type = type, .root = root};
+    return coll_all(ctx, &c);
+}
+
+utc_status_t utc_task_gather(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
+                             utc_datatype_t type, int root)
+{
+    coll_t c = {.fn = "utc_task_gather", .kind = COLL_GATHER, .sendbuf = sendbuf,
+                .recvbuf = recvbuf, .count = count, .type = type, .root = root};
+    return coll_all(ctx, &c);
+}
+
+utc_status_t utc_task_scatter(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
+                              utc_datatype_t type, int root)
+{
+    coll_t c = {.fn = "utc_task_scatter", .kind = COLL_SCATTER, .sendbuf = sendbuf,
+                .recvbuf = recvbuf, .count = count, .type = type, .root = root};
+    return coll_all(ctx, &c);
+}
+
+utc_status_t utc_task_reduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
+                             utc_datatype_t type, utc_reduce_op_t op, int root)
+{
+    coll_t c = {.fn = "utc_task_reduce", .kind = COLL_REDUCE, .sendbuf = sendbuf,
+                .recvbuf = recvbuf, .count = count, .type = type, .op = op, .root = root};
+    return coll_all(ctx, &c);
+}
+
+utc_status_t utc_task_allreduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf,
+                                size_t count, utc_datatype_t type, utc_reduce_op_t op)
+{
+    coll_t c = {.fn = "utc_task_allreduce", .kind = COLL_ALLREDUCE, .sendbuf = sendbuf,
+                .recvbuf = recvbuf, .count = count, .type = type, .op = op};
+    return coll_all(ctx, &c);
+}
+
+utc_status_t utc_task_bcast_by(utc_ctx_t *ctx, int thread, void *buf, size_t count,
+                               utc_datatype_t type, int root)
+{
+    coll_t c = {.fn = "utc_task_bcast_by", .kind = COLL_BCAST, .recvbuf = buf, .count = count,
+                .type = type, .root = root};
+    return coll_by(ctx, thread, &c);
+}
+
+utc_status_t utc_task_gather_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
+                                size_t count, utc_datatype_t type, int root)
+{
+    coll_t c = {.fn = "utc_task_gather_by", .kind = COLL_GATHER, .sendbuf = sendbuf,
+                .recvbuf = recvbuf, .count = count, .type = type, .root = root};
+    return coll_by(ctx, thread, &c);
+}
+
+utc_status_t utc_task_scatter_by(utc_ctx_t *ctx, int thread, const void *sendbuf,
+                                 void *recvbuf, size_t count, utc_datatype_t type, int root)
+{
+    coll_t c = {.fn = "utc_task_scatter_by", .kind = COLL_SCATTER, .sendbuf = sendbuf,
+                .recvbuf = recvbuf, .count = count, .type = type, .root = root};
+    return coll_by(ctx, thread, &c);
+}
+
+utc_status_t utc_task_reduce_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
+                                size_t count, utc_datatype_t type, utc_reduce_op_t op,
+                                int root)
+{
+    coll_t c = {.fn = "utc_task_reduce_by", .kind = COLL_REDUCE, .sendbuf = sendbuf,
+                .recvbuf = recvbuf, .count = count, .type = type, .op = op, .root = root};
+    return coll_by(ctx, thread, &c);
+}
+
+utc_status_t utc_task_allreduce_by(utc_ctx_t *ctx, int thread, const void *sendbuf,
+                                   void *recvbuf, size_t count, utc_datatype_t type,
+                                   utc_reduce_op_t op)
+{
+    coll_t c = {.fn = "utc_task_allreduce_by", .kind = COLL_ALLREDUCE, .sendbuf = sendbuf,
+                .recvbuf = recvbuf, .count = count, .type = type, .op = op};
+    return coll_by(ctx, thread, &c);
+}

@@ -1,0 +1,195 @@
+/*
+ * The per-task part of the gshared module: the framework's extension hooks, which give every
+ * task (on the ranks it spans) its own communicator and one RMA window, locked for the task's
+ * whole life; the thread checks; and the "team" steps in which one thread per rank works
+ * while the task's other threads on that rank wait.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gshared_internal.h"
+
+/* The task whose thread this is, set when the thread starts (and cached by the fallback in
+ * utc__gs_in_task). Each task thread serves exactly one task for its whole life. */
+static _Thread_local const utc_task_t *gs_thread_task;
+
+bool utc__gs_in_task(const utc_task_t *task)
+{
+    if (task && gs_thread_task == task)
+        return true;
+    if (task && utc__ctx_of(task)) {
+        gs_thread_task = task;
+        return true;
+    }
+    return false;
+}
+
+utc_status_t utc__gs_ctx_state(utc_ctx_t *ctx, const char *fn, utc__gs_task_t **gs)
+{
+    if (!ctx)
+        return utc__error(UTC_ERR_NOT_MEMBER,
+                          "%s: ctx is NULL: global shared data and task collectives are used "
+                          "from the threads of a task, with their own ctx", fn);
+    utc_status_t rc = utc__ctx_check(ctx, fn);
+    if (rc != UTC_OK)
+        return rc;
+    utc__gs_task_t *state = utc__gs_of(ctx->task);
+    if (!state)
+        return utc__error(UTC_ERR_INTERNAL, "%s: task '%s' has no gshared state on this rank",
+                          fn, utc_task_name(ctx->task));
+    *gs = state;
+    return UTC_OK;
+}
+
+/* ---- team steps ---- */
+
+bool utc__gs_team_enter(utc__gs_task_t *gs)
+{
+    return utc__barrier_wait(&gs->barrier) != 0;
+}
+
+utc_status_t utc__gs_team_leave(utc__gs_task_t *gs, bool leader, utc_status_t rc)
+{
+    if (leader) {
+        gs->team_rc = rc;
+        if (rc != UTC_OK)
+            snprintf(gs->team_msg, sizeof gs->team_msg, "%s", utc_last_error());
+    }
+    utc__barrier_wait(&gs->barrier);
+    /* No thread can write team_rc again before every thread has passed the next enter,
+     * i.e. after this read. */
+    rc = gs->team_rc;
+    if (!leader && rc != UTC_OK)
+        utc__error(rc, "%s", gs->team_msg);
+    return rc;
+}
+
+/* ---- extension hooks ---- */
+
+static void gs_free(utc__gs_task_t *gs)
+{
+    if (gs->win != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(gs->win);
+        MPI_Win_free(&gs->win);
+    }
+    utc__gs_alloc_fini(&gs->alloc);
+    if (gs->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&gs->comm);
+    free(gs);
+}
+
+static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *name)
+{
+    if (size > (size_t)(((MPI_Aint)1 << (8 * sizeof(MPI_Aint) - 2)) - 1))
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "task '%s': window_size %zu bytes is larger than MPI can address",
+                          name, size);
+    MPI_Info info;
+    int err = MPI_Info_create(&info);
+    if (err != MPI_SUCCESS)
+        return utc__mpi_error(err, "MPI_Info_create");
+    /* Every rank exposes the same size with unit 1: lets the one-sided component skip
+     * exchanging and looking up per-target sizes and units. */
+    MPI_Info_set(info, "same_size", "true");
+    MPI_Info_set(info, "same_disp_unit", "true");
+    void *base = NULL;
+    err = MPI_Win_allocate((MPI_Aint)size, 1, info, gs->comm, &base, &gs->win);
+    MPI_Info_free(&info);
+    if (err != MPI_SUCCESS) {
+        gs->win = MPI_WIN_NULL;
+        return utc__mpi_error(err, "MPI_Win_allocate (task window)");
+    }
+    gs->base = base;
+    gs->size = size;
+    err = MPI_Win_set_errhandler(gs->win, MPI_ERRORS_RETURN);
+    if (err == MPI_SUCCESS)
+        err = MPI_Win_lock_all(MPI_MODE_NOCHECK, gs->win);
+    if (err != MPI_SUCCESS) {
+        MPI_Win_free(&gs->win);
+        gs->win = MPI_WIN_NULL;
+        return utc__mpi_error(err, "MPI_Win_lock_all (task window)");
+    }
+    if (utc__gs_alloc_init(&gs->alloc, size) != UTC_OK)
+        return utc__error(UTC_ERR_NO_MEMORY, "task '%s': no memory for the window allocator",
+                          name);
+    return UTC_OK;
+}
+
+static utc_status_t gs_task_create(utc_task_t *task)
+{
+    struct utc__task *t = task->impl;
+    t->ext[UTC__EXT_GSHARED] = NULL;
+    if (t->comm == MPI_COMM_NULL)
+        return UTC_OK; /* this rank holds none of the task's threads */
+
+    const char *name = t->ops && t->ops->name ? t->ops->name : "?";
+    utc__gs_task_t *gs = calloc(1, sizeof *gs);
+    if (!gs)
+        return utc__error(UTC_ERR_NO_MEMORY, "task '%s': no memory for gshared state", name);
+    gs->task = task;
+    gs->comm = MPI_COMM_NULL;
+    gs->win = MPI_WIN_NULL;
+    gs->nlocal = t->nlocal;
+    utc__barrier_init(&gs->barrier, (unsigned)(t->nlocal > 0 ? t->nlocal : 1));
+
+    /* A communicator of our own: collectives and window traffic never meet the framework's
+     * own use of the task communicator, and the key makes our rank the group rank. */
+    utc_status_t rc;
+    int err = MPI_Comm_split(t->comm, 0, t->group_rank, &gs->comm);
+    if (err != MPI_SUCCESS) {
+        gs->comm = MPI_COMM_NULL;
+        rc = utc__mpi_error(err, "MPI_Comm_split (gshared communicator)");
+        goto fail;
+    }
+    MPI_Comm_set_errhandler(gs->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_size(gs->comm, &gs->nranks);
+    MPI_Comm_rank(gs->comm, &gs->rank);
+    if (gs->nranks != t->ngroup || gs->rank != t->group_rank) {
+        rc = utc__error(UTC_ERR_INTERNAL,
+                        "task '%s': gshared communicator has rank %d of %d, group says %d of %d",
+                        name, gs->rank, gs->nranks, t->group_rank, t->ngroup);
+        goto fail;
+    }
+    if (t->opts.window_size > 0) {
+        rc = gs_window_open(gs, t->opts.window_size, name);
+        if (rc != UTC_OK)
+            goto fail;
+    }
+    t->ext[UTC__EXT_GSHARED] = gs;
+    return UTC_OK;
+
+fail:
+    gs_free(gs);
+    return rc;
+}
+
+static void gs_task_destroy(utc_task_t *task)
+{
+    utc__gs_task_t *gs = utc__gs_of(task);
+    if (!gs)
+        return;
+    task->impl->ext[UTC__EXT_GSHARED] = NULL;
+    utc__gdata_free_all(gs);
+    gs_free(gs);
+}
+
+static utc_status_t gs_thread_start(utc_ctx_t *ctx)
+{
+    gs_thread_task = ctx->task;
+    return UTC_OK;
+}
+
+static void gs_thread_stop(utc_ctx_t *ctx)
+{
+    (void)ctx;
+    gs_thread_task = NULL;
+}
+
+const utc__task_ext_t utc__gshared_ext = {
+    .name = "gshared",
+    .create = gs_task_create,
+    .destroy = gs_task_destroy,
+    .thread_start = gs_thread_start,
+    .thread_stop = gs_thread_stop,
+};

@@ -1,0 +1,131 @@
+/**
+ * @file collectives.h
+ * @brief Task collectives: broadcast, gather, scatter, reduce and allreduce among the ranks
+ * of one task, on a communicator of the task's own.
+ *
+ * A collective moves data between the **ranks** of a task; on each rank the buffers are the
+ * rank's (local shared scope, e.g. fields of the task struct). Two forms:
+ * - `utc_task_X(ctx, ...)`: called by every thread of the task on every rank of the task,
+ *   with the same arguments on one rank. One thread per rank makes the MPI call while the
+ *   others wait (sleeping); all return its status. Buffers may be filled by any local
+ *   thread before the call: the call starts only when all local threads have arrived.
+ * - `utc_task_X_by(ctx, thread, ...)`: only local thread `thread` (its ctx->local_id) makes
+ *   the call on its rank; any other thread that calls it returns UTC_OK at once without
+ *   waiting. The same thread id is usually named on every rank, but it need not be.
+ *
+ * Ranks (`root`) are ranks in the task's group (utc_ctx_t.group_rank). Counts are in
+ * elements. Gathered and scattered data is laid out by group rank, `count` elements each.
+ * Collectives of one task must be issued in the same order on all its ranks, and not from
+ * two threads of a rank at once (as with MPI collectives on one communicator). They need no
+ * window: they work in tasks created with window_size 0.
+ */
+#ifndef UTC_COLLECTIVES_H
+#define UTC_COLLECTIVES_H
+
+#include <stddef.h>
+#include <utc/task.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Element types of task collectives. */
+typedef enum utc_datatype {
+    UTC_TYPE_INT = 0,    /**< int */
+    UTC_TYPE_INT64 = 1,  /**< int64_t */
+    UTC_TYPE_FLOAT = 2,  /**< float */
+    UTC_TYPE_DOUBLE = 3, /**< double */
+    UTC_TYPE_BYTE = 4    /**< opaque bytes; reduced as uint8_t (sum wraps modulo 256) */
+} utc_datatype_t;
+
+/** Reduction operations. */
+typedef enum utc_reduce_op {
+    UTC_OP_SUM = 0, /**< sum */
+    UTC_OP_MIN = 1, /**< minimum */
+    UTC_OP_MAX = 2  /**< maximum */
+} utc_reduce_op_t;
+
+/** @brief Size in bytes of one element of `type`, or 0 for an unknown type. */
+size_t utc_datatype_size(utc_datatype_t type);
+
+/**
+ * @brief Broadcast `count` elements of `buf` from group rank `root` to every rank of the
+ * task. Blocks.
+ * @param ctx   the calling thread's context
+ * @param buf   on root: the data; elsewhere: receives it
+ * @param count elements (<= INT_MAX)
+ * @param type  element type
+ * @param root  group rank of the source
+ * @return UTC_OK; UTC_ERR_NOT_MEMBER (ctx not the caller's, or no task thread);
+ *         UTC_ERR_OUT_OF_RANGE (root); UTC_ERR_INVALID_ARG (NULL buffer with count > 0,
+ *         type, count too large); UTC_ERR_MPI.
+ */
+utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type,
+                            int root);
+
+/**
+ * @brief Gather `count` elements from every rank into `recvbuf` on `root`, rank r's at
+ * element r * count. Blocks.
+ * @param sendbuf this rank's `count` elements
+ * @param recvbuf on root: group_size * count elements; ignored elsewhere (may be NULL)
+ * @return as utc_task_bcast.
+ */
+utc_status_t utc_task_gather(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
+                             utc_datatype_t type, int root);
+
+/**
+ * @brief Scatter: rank r receives elements r * count .. r * count + count-1 of `sendbuf`
+ * on `root` into its `recvbuf`. Blocks.
+ * @param sendbuf on root: group_size * count elements; ignored elsewhere (may be NULL)
+ * @param recvbuf `count` elements
+ * @return as utc_task_bcast.
+ */
+utc_status_t utc_task_scatter(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
+                              utc_datatype_t type, int root);
+
+/**
+ * @brief Element-wise reduction of every rank's `sendbuf` with `op` into `recvbuf` on
+ * `root`. `sendbuf == recvbuf` is allowed (in place). Blocks.
+ * @param recvbuf on root: `count` elements; ignored elsewhere (may be NULL)
+ * @return as utc_task_bcast; UTC_ERR_INVALID_ARG also for an unknown op.
+ */
+utc_status_t utc_task_reduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
+                             utc_datatype_t type, utc_reduce_op_t op, int root);
+
+/**
+ * @brief Element-wise reduction of every rank's `sendbuf` into every rank's `recvbuf`.
+ * `sendbuf == recvbuf` is allowed (in place). Blocks.
+ * @return as utc_task_reduce.
+ */
+utc_status_t utc_task_allreduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf,
+                                size_t count, utc_datatype_t type, utc_reduce_op_t op);
+
+/**
+ * @brief utc_task_bcast made by local thread `thread` only (see the file's description).
+ * @return as utc_task_bcast; UTC_ERR_OUT_OF_RANGE if `thread` is not a local thread id.
+ */
+utc_status_t utc_task_bcast_by(utc_ctx_t *ctx, int thread, void *buf, size_t count,
+                               utc_datatype_t type, int root);
+
+/** @brief utc_task_gather made by local thread `thread` only. @return as utc_task_bcast_by. */
+utc_status_t utc_task_gather_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
+                                size_t count, utc_datatype_t type, int root);
+
+/** @brief utc_task_scatter made by local thread `thread` only. @return as utc_task_bcast_by. */
+utc_status_t utc_task_scatter_by(utc_ctx_t *ctx, int thread, const void *sendbuf,
+                                 void *recvbuf, size_t count, utc_datatype_t type, int root);
+
+/** @brief utc_task_reduce made by local thread `thread` only. @return as utc_task_bcast_by. */
+utc_status_t utc_task_reduce_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
+                                size_t count, utc_datatype_t type, utc_reduce_op_t op,
+                                int root);
+
+/** @brief utc_task_allreduce made by local thread `thread` only. @return as utc_task_bcast_by. */
+utc_status_t utc_task_allreduce_by(utc_ctx_t *ctx, int thread, const void *sendbuf,
+                                   void *recvbuf, size_t count, utc_datatype_t type,
+                                   utc_reduce_op_t op);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UTC_COLLECTIVES_H */
