@@ -57,14 +57,19 @@ unsigned utc__spin_while_eq(atomic_uint *word, unsigned old, unsigned long spin_
         v = atomic_load_explicit(word, memory_order_acquire);
         if (v != old)
             return v;
-        utc__cpu_relax();
-        if ((i & 63) == 0) {
-            uint64_t t = now_ns();
-            if (!deadline)
-                deadline = t + spin_ns;
-            else if (t > deadline)
-                return v;
+        /* a few microseconds of pure spinning, then yield between polls: with more
+         * runnable threads than cores a pure spinner would keep the thread it waits
+         * for off the core */
+        if (i < 256) {
+            utc__cpu_relax();
+            continue;
         }
+        sched_yield();
+        uint64_t t = now_ns();
+        if (!deadline)
+            deadline = t + spin_ns;
+        else if (t > deadline)
+            return v;
     }
 }
 

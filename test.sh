@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Install what is missing, build, and run every test with ctest. Exit non-zero on failure.
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/install-deps.sh
+scripts/build.sh "$@"
+cd build
+set +e
+ctest --output-on-failure --timeout 600 -j 1 2>&1 | tee ctest.log
+rc=${PIPESTATUS[0]}
+set -e
+echo
+grep -E "tests passed|tests failed" ctest.log | tail -1
+exit "$rc"
