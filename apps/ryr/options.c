@@ -1,0 +1,487 @@
+#include "options.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const preset_names[] = {"seq", "v1", "v2", "v3", "v4", "v5", "auto"};
+static const char *const memtype_names[] = {"pageable", "pinned", "unified"};
+static const char *const stage_names[] = {"raytrace", "yuv", "rotate", "output"};
+
+const char *ryr_preset_name(ryr_preset_t p)
+{
+    return (unsigned)p <= RYR_PRESET_AUTO ? preset_names[p] : "?";
+}
+
+const char *ryr_memtype_name(ryr_memtype_t m)
+{
+    return (unsigned)m <= RYR_MEM_UNIFIED ? memtype_names[m] : "?";
+}
+
+const char *ryr_stage_name(ryr_stage_t s)
+{
+    return (unsigned)s < RYR_NSTAGES ? stage_names[s] : "?";
+}
+
+void ryr_options_defaults(ryr_options_t *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->width = 800;
+    opt->height = 600;
+    opt->frames = 10;
+    opt->out = "ryr-out";
+    opt->angle = 30.0;
+    opt->orbit = 0.0;
+    opt->preset = RYR_PRESET_AUTO;
+    opt->memtype = RYR_MEM_PAGEABLE;
+    opt->yuv_repeat = 1;
+}
+
+void ryr_options_usage(FILE *f, const char *prog)
+{
+    fprintf(f,
+            "usage: %s [options]\n"
+            "Raytrace-YUV-rotate: raytrace frames, convert them to Y, U, V planes, rotate\n"
+            "the planes and write them as PGM files OUT/frame_NNNNN_{y,u,v}.pgm.\n"
+            "\n"
+            "  --scene FILE          scene file (default: the built-in scene)\n"
+            "  --size WxH            frame size, each side 1..%d (default 800x600)\n"
+            "  --frames N            number of frames, 1..%d (default 10)\n"
+            "  --out DIR             output folder (default ryr-out)\n"
+            "  --angle DEG           rotation, counter-clockwise (default 30)\n"
+            "  --orbit DEG           turn the camera by DEG per frame about its target\n"
+            "                        (default 0)\n"
+            "  --preset P            seq|v1|v2|v3|v4|v5|auto (default auto)\n"
+            "  --ray-threads N       threads of the raytrace task\n"
+            "  --yuv-threads N       threads of the yuv task\n"
+            "  --rotate-tasks 1|3    one rotate (and output) task, or one per plane\n"
+            "  --rotate-threads N    threads of each rotate task\n"
+            "  --gpu                 raytrace on the GPU\n"
+            "  --memtype M           pageable|pinned|unified GPU buffers (default pageable)\n"
+            "  --place STAGE=RANKS,...  ranks of a stage, e.g. raytrace=0,1,2,yuv=1 or\n"
+            "                        raytrace=0-3 (stages: raytrace, yuv, rotate, output)\n"
+            "  --verify              compare every plane with the sequential path\n"
+            "  --json                print the summary as JSON on the last line of stdout\n"
+            "  --no-output           write no files\n"
+            "  --rgb                 also write the raytraced frames, OUT/frame_NNNNN.ppm\n"
+            "  --yuv-repeat N        convert each frame N times, 1..%d (default 1)\n"
+            "  -h, --help            this text\n",
+            prog, RYR_MAX_SIDE, RYR_MAX_FRAMES, RYR_MAX_YUV_REPEAT);
+}
+
+/* A whole-string decimal integer in [min, max]. */
+static int parse_int(const char *opt, const char *s, long min, long max, int *out,
+                     ryr_err_t *err)
+{
+    const char *p = s;
+    if (*p == '+' || *p == '-')
+        p++;
+    if (*p < '0' || *p > '9')
+        return ryr_err_set(err, "%s: '%s' is not an integer", opt, s);
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end != '\0')
+        return ryr_err_set(err, "%s: '%s' is not an integer", opt, s);
+    if (errno == ERANGE || v < min || v > max)
+        return ryr_err_set(err, "%s: %s is out of range (%ld..%ld)", opt, s, min, max);
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_double(const char *opt, const char *s, double *out, ryr_err_t *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || *s == ' ' || *s == '\t')
+        return ryr_err_set(err, "%s: '%s' is not a number", opt, s);
+    if (!isfinite(v))
+        return ryr_err_set(err, "%s: '%s' is not a finite number", opt, s);
+    *out = v;
+    return 0;
+}
+
+/* One side of --size: a positive integer up to RYR_MAX_SIDE. */
+static int parse_side(const char *s, size_t len, const char *arg, const char *what, int *out,
+                      ryr_err_t *err)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof buf)
+        return ryr_err_set(err, "--size: '%s': expected WxH, e.g. 800x600", arg);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    const char *p = buf;
+    if (*p == '-' || *p == '+')
+        p++;
+    if (*p < '0' || *p > '9')
+        return ryr_err_set(err, "--size: '%s': the %s is not an integer", arg, what);
+    char *end;
+    errno = 0;
+    long v = strtol(buf, &end, 10);
+    if (*end != '\0')
+        return ryr_err_set(err, "--size: '%s': the %s is not an integer", arg, what);
+    if (v <= 0)
+        return ryr_err_set(err, "--size: '%s': the %s must be positive", arg, what);
+    if (errno == ERANGE || v > RYR_MAX_SIDE)
+        return ryr_err_set(err, "--size: '%s': the %s is too large (at most %d)", arg, what,
+                           RYR_MAX_SIDE);
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_size(const char *s, int *w, int *h, ryr_err_t *err)
+{
+    const char *x = strpbrk(s, "xX");
+    if (!x)
+        return ryr_err_set(err, "--size: '%s': expected WxH, e.g. 800x600", s);
+    int wv, hv;
+    if (parse_side(s, (size_t)(x - s), s, "width", &wv, err) ||
+        parse_side(x + 1, strlen(x + 1), s, "height", &hv, err))
+        return -1;
+    *w = wv;
+    *h = hv;
+    return 0;
+}
+
+static int stage_by_name(const char *s, size_t len)
+{
+    for (int i = 0; i < RYR_NSTAGES; i++)
+        if (strlen(stage_names[i]) == len && strncmp(s, stage_names[i], len) == 0)
+            return i;
+    if (len == 3 && strncmp(s, "ray", 3) == 0)
+        return RYR_STAGE_RAYTRACE;
+    return -1;
+}
+
+/* One rank or range "A" / "A-B" of --place, added to pl. */
+static int place_ranks(const char *tok, const char *stage, ryr_placement_t *pl,
+                       ryr_err_t *err)
+{
+    long lo, hi;
+    char *end;
+    if (*tok < '0' || *tok > '9')
+        return ryr_err_set(err, "--place: %s: '%s' is not a rank (a number or A-B)", stage,
+                           tok);
+    lo = strtol(tok, &end, 10);
+    hi = lo;
+    if (*end == '-') {
+        const char *b = end + 1;
+        if (*b < '0' || *b > '9')
+            return ryr_err_set(err, "--place: %s: '%s' is not a rank (a number or A-B)",
+                               stage, tok);
+        hi = strtol(b, &end, 10);
+    }
+    if (*end != '\0')
+        return ryr_err_set(err, "--place: %s: '%s' is not a rank (a number or A-B)", stage,
+                           tok);
+    if (lo > RYR_MAX_RANK || hi > RYR_MAX_RANK)
+        return ryr_err_set(err, "--place: %s: rank '%s' is too large (at most %d)", stage, tok,
+                           RYR_MAX_RANK);
+    if (hi < lo)
+        return ryr_err_set(err, "--place: %s: empty range '%s'", stage, tok);
+    for (long r = lo; r <= hi; r++) {
+        for (int i = 0; i < pl->nranks; i++)
+            if (pl->ranks[i] == r)
+                return ryr_err_set(err, "--place: %s: rank %ld named twice", stage, r);
+        if (pl->nranks == RYR_MAX_PLACE_RANKS)
+            return ryr_err_set(err, "--place: %s: more than %d ranks", stage,
+                               RYR_MAX_PLACE_RANKS);
+        pl->ranks[pl->nranks++] = (int)r;
+    }
+    return 0;
+}
+
+/* "STAGE=RANKS,..." where a comma-separated item without '=' adds ranks to the stage
+ * before it: raytrace=0,1,2,yuv=1 and raytrace=0-2,yuv=1 mean the same. */
+static int parse_place(const char *arg, ryr_options_t *opt, ryr_err_t *err)
+{
+    char buf[1024];
+    if (strlen(arg) >= sizeof buf)
+        return ryr_err_set(err, "--place: the value is too long");
+    strcpy(buf, arg);
+    int given[RYR_NSTAGES] = {0};
+    ryr_placement_t pl[RYR_NSTAGES];
+    memset(pl, 0, sizeof pl);
+    int cur = -1;
+    char *save = NULL;
+    int items = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        items++;
+        char *eq = strchr(tok, '=');
+        const char *ranks = tok;
+        if (eq) {
+            cur = stage_by_name(tok, (size_t)(eq - tok));
+            if (cur < 0)
+                return ryr_err_set(err, "--place: unknown stage '%.*s' (expected raytrace, "
+                                   "yuv, rotate or output)", (int)(eq - tok), tok);
+            if (given[cur])
+                return ryr_err_set(err, "--place: stage %s given twice", stage_names[cur]);
+            given[cur] = 1;
+            ranks = eq + 1;
+            if (*ranks == '\0')
+                return ryr_err_set(err, "--place: %s: no ranks after '='", stage_names[cur]);
+        } else if (cur < 0) {
+            return ryr_err_set(err, "--place: '%s': expected STAGE=RANKS, e.g. raytrace=0,1",
+                               arg);
+        }
+        if (place_ranks(ranks, stage_names[cur], &pl[cur], err))
+            return -1;
+    }
+    if (items == 0)
+        return ryr_err_set(err, "--place: '%s': expected STAGE=RANKS, e.g. raytrace=0,1", arg);
+    for (int s = 0; s < RYR_NSTAGES; s++)
+        if (given[s])
+            opt->place[s] = pl[s];
+    return 0;
+}
+
+static int parse_enum(const char *opt, const char *s, const char *const *names, int n,
+                      int *out, ryr_err_t *err)
+{
+    for (int i = 0; i < n; i++) {
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    }
+    char list[128] = "";
+    for (int i = 0; i < n; i++) {
+        strcat(list, i == 0 ? "" : i == n - 1 ? " or " : ", ");
+        strcat(list, names[i]);
+    }
+    return ryr_err_set(err, "%s: unknown value '%s' (expected %s)", opt, s, list);
+}
+
+enum opt_id {
+    O_SCENE, O_SIZE, O_FRAMES, O_OUT, O_ANGLE, O_ORBIT, O_PRESET, O_RAY_THREADS,
+    O_YUV_THREADS, O_ROTATE_TASKS, O_ROTATE_THREADS, O_GPU, O_MEMTYPE, O_PLACE, O_VERIFY,
+    O_JSON, O_NO_OUTPUT, O_RGB, O_YUV_REPEAT, O_HELP
+};
+
+static const struct {
+    const char *name;
+    int has_value;
+} opt_table[] = {
+    [O_SCENE] = {"--scene", 1},
+    [O_SIZE] = {"--size", 1},
+    [O_FRAMES] = {"--frames", 1},
+    [O_OUT] = {"--out", 1},
+    [O_ANGLE] = {"--angle", 1},
+    [O_ORBIT] = {"--orbit", 1},
+    [O_PRESET] = {"--preset", 1},
+    [O_RAY_THREADS] = {"--ray-threads", 1},
+    [O_YUV_THREADS] = {"--yuv-threads", 1},
+    [O_ROTATE_TASKS] = {"--rotate-tasks", 1},
+    [O_ROTATE_THREADS] = {"--rotate-threads", 1},
+    [O_GPU] = {"--gpu", 0},
+    [O_MEMTYPE] = {"--memtype", 1},
+    [O_PLACE] = {"--place", 1},
+    [O_VERIFY] = {"--verify", 0},
+    [O_JSON] = {"--json", 0},
+    [O_NO_OUTPUT] = {"--no-output", 0},
+    [O_RGB] = {"--rgb", 0},
+    [O_YUV_REPEAT] = {"--yuv-repeat", 1},
+    [O_HELP] = {"--help", 0},
+};
+
+static int apply(int id, const char *name, const char *v, ryr_options_t *opt, ryr_err_t *err)
+{
+    int iv;
+    switch (id) {
+    case O_SCENE:
+    case O_OUT:
+        if (*v == '\0')
+            return ryr_err_set(err, "%s: the value is empty", name);
+        if (id == O_SCENE)
+            opt->scene = v;
+        else
+            opt->out = v;
+        return 0;
+    case O_SIZE:
+        return parse_size(v, &opt->width, &opt->height, err);
+    case O_FRAMES:
+        return parse_int(name, v, 1, RYR_MAX_FRAMES, &opt->frames, err);
+    case O_ANGLE:
+        return parse_double(name, v, &opt->angle, err);
+    case O_ORBIT:
+        return parse_double(name, v, &opt->orbit, err);
+    case O_PRESET:
+        if (parse_enum(name, v, preset_names, 7, &iv, err))
+            return -1;
+        opt->preset = (ryr_preset_t)iv;
+        return 0;
+    case O_RAY_THREADS:
+        return parse_int(name, v, 1, RYR_MAX_THREADS, &opt->ray_threads, err);
+    case O_YUV_THREADS:
+        return parse_int(name, v, 1, RYR_MAX_THREADS, &opt->yuv_threads, err);
+    case O_ROTATE_TASKS:
+        if (parse_int(name, v, 1, 3, &iv, err))
+            return -1;
+        if (iv != 1 && iv != 3)
+            return ryr_err_set(err, "%s: %s: expected 1 or 3 (one task per plane)", name, v);
+        opt->rotate_tasks = iv;
+        return 0;
+    case O_ROTATE_THREADS:
+        return parse_int(name, v, 1, RYR_MAX_THREADS, &opt->rotate_threads, err);
+    case O_MEMTYPE:
+        if (parse_enum(name, v, memtype_names, 3, &iv, err))
+            return -1;
+        opt->memtype = (ryr_memtype_t)iv;
+        opt->memtype_given = 1;
+        return 0;
+    case O_PLACE:
+        return parse_place(v, opt, err);
+    case O_YUV_REPEAT:
+        return parse_int(name, v, 1, RYR_MAX_YUV_REPEAT, &opt->yuv_repeat, err);
+    case O_GPU:
+        opt->gpu = 1;
+        return 0;
+    case O_VERIFY:
+        opt->verify = 1;
+        return 0;
+    case O_JSON:
+        opt->json = 1;
+        return 0;
+    case O_NO_OUTPUT:
+        opt->no_output = 1;
+        return 0;
+    case O_RGB:
+        opt->rgb = 1;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+int ryr_options_parse(int argc, char **argv, ryr_options_t *opt, ryr_err_t *err)
+{
+    ryr_options_t o;
+    ryr_options_defaults(&o);
+    int help = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "-h") == 0) {
+            help = 1;
+            continue;
+        }
+        if (arg[0] == '-' && arg[1] != '-' && arg[1] != '\0')
+            return ryr_err_set(err, "unknown option '%s' (options are long, e.g. --size; see "
+                               "--help)", arg);
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+            return ryr_err_set(err, "unexpected argument '%s' (options start with --; see "
+                               "--help)", arg);
+        const char *eq = strchr(arg, '=');
+        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+        int id = -1;
+        for (size_t k = 0; k < sizeof opt_table / sizeof opt_table[0]; k++) {
+            if (strlen(opt_table[k].name) == nlen && strncmp(arg, opt_table[k].name, nlen) == 0)
+                id = (int)k;
+        }
+        if (id < 0)
+            return ryr_err_set(err, "unknown option '%.*s' (see --help)", (int)nlen, arg);
+        const char *name = opt_table[id].name;
+        const char *value = NULL;
+        if (opt_table[id].has_value) {
+            if (eq) {
+                value = eq + 1;
+            } else {
+                if (i + 1 >= argc)
+                    return ryr_err_set(err, "%s needs a value (see --help)", name);
+                value = argv[++i];
+            }
+        } else if (eq) {
+            return ryr_err_set(err, "%s takes no value", name);
+        }
+        if (id == O_HELP) {
+            help = 1;
+            continue;
+        }
+        if (apply(id, name, value, &o, err))
+            return -1;
+    }
+    *opt = o;
+    return help ? 1 : 0;
+}
+
+int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_plan_t *plan,
+                     ryr_err_t *err)
+{
+    ryr_plan_t p;
+    memset(&p, 0, sizeof p);
+    p.preset = opt->preset;
+    if (ncores < 1)
+        ncores = 1;
+
+    if (opt->preset == RYR_PRESET_SEQ) {
+        static const char *what[] = {"--ray-threads", "--yuv-threads", "--rotate-tasks",
+                                     "--rotate-threads", "--gpu", "--memtype", "--place"};
+        int given[] = {opt->ray_threads, opt->yuv_threads, opt->rotate_tasks,
+                       opt->rotate_threads, opt->gpu, opt->memtype_given, 0};
+        for (int s = 0; s < RYR_NSTAGES; s++)
+            given[6] |= opt->place[s].nranks > 0;
+        for (int k = 0; k < 7; k++)
+            if (given[k])
+                return ryr_err_set(err, "%s does not apply to --preset seq (a plain "
+                                   "sequential loop with no tasks)", what[k]);
+        p.ray_threads = p.yuv_threads = p.rotate_tasks = p.rotate_threads = 1;
+        p.output_tasks = p.output_threads = 1;
+        *plan = p;
+        return 0;
+    }
+
+    /* Table 4.6 of the dissertation. */
+    static const ryr_plan_t table[] = {
+        [RYR_PRESET_V1] = {RYR_PRESET_V1, 0, 1, 1, 1, 1, 1, 1},
+        [RYR_PRESET_V2] = {RYR_PRESET_V2, 0, 10, 1, 1, 1, 1, 1},
+        [RYR_PRESET_V3] = {RYR_PRESET_V3, 0, 10, 1, 3, 1, 3, 1},
+        [RYR_PRESET_V4] = {RYR_PRESET_V4, 1, 1, 1, 3, 1, 3, 1},
+        [RYR_PRESET_V5] = {RYR_PRESET_V5, 1, 1, 3, 3, 3, 3, 1},
+    };
+    if (opt->preset == RYR_PRESET_AUTO) {
+        p.preset = RYR_PRESET_AUTO;
+        p.ray_gpu = have_gpu;
+        /* The stages overlap in a pipeline: raytrace (about 80% of the work) gets every
+         * core, the light stages grow only on larger machines. */
+        p.ray_threads = have_gpu ? 1 : ncores;
+        p.yuv_threads = ncores >= 8 ? 3 : 1;
+        p.rotate_tasks = ncores >= 4 ? 3 : 1;
+        p.rotate_threads = ncores >= 12 ? 3 : 1;
+        p.output_tasks = p.rotate_tasks;
+        p.output_threads = 1;
+    } else {
+        p = table[opt->preset];
+    }
+    if (opt->gpu && !p.ray_gpu) {
+        p.ray_gpu = 1;
+        p.ray_threads = 1;
+    }
+    if (p.ray_gpu && !have_gpu)
+        return ryr_err_set(err, "%s needs a GPU, and none is available",
+                           opt->gpu ? "--gpu" : opt->preset == RYR_PRESET_V4 ? "--preset v4"
+                                                                             : "--preset v5");
+    if (opt->ray_threads)
+        p.ray_threads = opt->ray_threads;
+    if (opt->yuv_threads)
+        p.yuv_threads = opt->yuv_threads;
+    if (opt->rotate_tasks)
+        p.rotate_tasks = opt->rotate_tasks;
+    if (opt->rotate_threads)
+        p.rotate_threads = opt->rotate_threads;
+    p.output_tasks = p.rotate_tasks;
+    p.output_threads = 1;
+    *plan = p;
+    return 0;
+}
+
+int ryr_options_check_ranks(const ryr_options_t *opt, int nranks, ryr_err_t *err)
+{
+    for (int s = 0; s < RYR_NSTAGES; s++)
+        for (int i = 0; i < opt->place[s].nranks; i++)
+            if (opt->place[s].ranks[i] >= nranks)
+                return ryr_err_set(err, "--place: rank %d of %s does not exist (ranks 0..%d)",
+                                   opt->place[s].ranks[i], stage_names[s], nranks - 1);
+    return 0;
+}

@@ -1,0 +1,100 @@
+#include "report.h"
+
+#include <time.h>
+#include <unistd.h>
+
+double ryr_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double fps_of(const ryr_report_t *r)
+{
+    return r->seconds > 0.0 ? r->frames / r->seconds : 0.0;
+}
+
+void ryr_report_print(FILE *f, const ryr_report_t *r)
+{
+    fprintf(f, "ryr: preset %s, %d frames of %dx%d in %.3f s: %.3f frames/s%s\n", r->preset,
+            r->frames, r->width, r->height, r->seconds, fps_of(r),
+            r->verified ? " (verified)" : "");
+    fprintf(f, "  %-9s %6s %8s %10s\n", "stage", "tasks", "threads", "busy (s)");
+    for (int s = 0; s < RYR_NSTAGES; s++)
+        fprintf(f, "  %-9s %6d %8d %10.3f\n", ryr_stage_name((ryr_stage_t)s),
+                r->stages[s].tasks, r->stages[s].threads, r->stages[s].busy_s);
+}
+
+/* Preset names are ours and plain ASCII; escape anyway so the line is always JSON. */
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+void ryr_report_json(FILE *f, const ryr_report_t *r)
+{
+    fputs("{\"preset\": ", f);
+    json_string(f, r->preset);
+    fprintf(f, ", \"frames\": %d, \"width\": %d, \"height\": %d, \"seconds\": %.6f, "
+               "\"fps\": %.6f, \"verified\": %s, \"stages\": {",
+            r->frames, r->width, r->height, r->seconds, fps_of(r),
+            r->verified ? "true" : "false");
+    for (int s = 0; s < RYR_NSTAGES; s++)
+        fprintf(f, "%s\"%s\": {\"tasks\": %d, \"threads\": %d, \"busy_s\": %.6f}",
+                s ? ", " : "", ryr_stage_name((ryr_stage_t)s), r->stages[s].tasks,
+                r->stages[s].threads, r->stages[s].busy_s);
+    fputs("}}\n", f);
+    fflush(f);
+}
+
+void ryr_progress_init(ryr_progress_t *p, FILE *f, int total)
+{
+    p->f = f;
+    p->total = total > 0 ? total : 1;
+    p->tty = f && isatty(fileno(f));
+    p->shown = 0;
+    p->open = 0;
+}
+
+void ryr_progress_update(ryr_progress_t *p, int done)
+{
+    if (!p->f)
+        return;
+    if (p->tty) {
+        /* shown: the last frame count printed */
+        if (done == p->shown)
+            return;
+        fprintf(p->f, "\rryr: frame %d/%d (%d%%)", done, p->total, done * 100 / p->total);
+        fflush(p->f);
+        p->open = 1;
+        p->shown = done;
+    } else {
+        /* shown: the last tenth printed */
+        int tenth = done * 10 / p->total;
+        if (tenth <= p->shown)
+            return;
+        fprintf(p->f, "ryr: %d%% (%d/%d frames)\n", tenth * 10, done, p->total);
+        fflush(p->f);
+        p->shown = tenth;
+    }
+}
+
+void ryr_progress_finish(ryr_progress_t *p)
+{
+    if (p->f && p->open) {
+        fputc('\n', p->f);
+        fflush(p->f);
+        p->open = 0;
+    }
+}

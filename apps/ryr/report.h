@@ -1,0 +1,58 @@
+/**
+ * @file report.h
+ * @brief Progress on stderr and the end-of-run summary (text, or one JSON line).
+ */
+#ifndef RYR_REPORT_H
+#define RYR_REPORT_H
+
+#include <stdio.h>
+
+#include "options.h"
+
+/** @brief Seconds from a monotonic clock. */
+double ryr_now(void);
+
+/** One stage of the summary. */
+typedef struct ryr_stage_report {
+    int tasks;      /**< tasks of the stage (0 for seq) */
+    int threads;    /**< threads of all its tasks together (0 for seq) */
+    double busy_s;  /**< seconds spent working in the stage */
+} ryr_stage_report_t;
+
+/** The end-of-run summary. */
+typedef struct ryr_report {
+    const char *preset;  /**< preset name */
+    int frames, width, height;
+    double seconds;      /**< wall time of the frame loop */
+    int verified;        /**< 1 when --verify compared every plane and all matched */
+    ryr_stage_report_t stages[RYR_NSTAGES];
+} ryr_report_t;
+
+/** @brief Human-readable summary: frames, wall time, fps, and per stage tasks, threads
+ * and busy time. */
+void ryr_report_print(FILE *f, const ryr_report_t *r);
+
+/**
+ * @brief The summary as one JSON object on one line:
+ * {"preset", "frames", "width", "height", "seconds", "fps", "verified",
+ *  "stages": {name: {"tasks", "threads", "busy_s"}}}.
+ */
+void ryr_report_json(FILE *f, const ryr_report_t *r);
+
+/** Progress of a run; one thread updates it. */
+typedef struct ryr_progress {
+    FILE *f;
+    int total;
+    int tty;      /* rewrite one line in place, else a line per 10% */
+    int shown;    /* last tenth (or frame count on a terminal) printed */
+    int open;     /* a terminal line is waiting for its newline */
+} ryr_progress_t;
+
+/** @brief Start reporting the progress of @p total frames on @p f (NULL: silent). */
+void ryr_progress_init(ryr_progress_t *p, FILE *f, int total);
+/** @brief @p done frames are complete. Not thread-safe: call from one thread. */
+void ryr_progress_update(ryr_progress_t *p, int done);
+/** @brief End the progress line. */
+void ryr_progress_finish(ryr_progress_t *p);
+
+#endif /* RYR_REPORT_H */
