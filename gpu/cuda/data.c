@@ -312,7 +312,7 @@ utc_status_t utc_gpu_data_create_default(size_t elem_size, size_t nx, size_t ny,
     utc__gpu_thread_t *self = utc__gpu_self(fn);
     if (!self)
         return UTC_ERR_NOT_MEMBER;
-    return create(self, elem_size, nx, ny, nz, bytes, utc_task_mem_kind(self->ctx->task), out, fn);
+    return create(self, elem_size, nx, ny, nz, bytes, self->ctx->impl->task->opts.mem_kind, out, fn);
 }
 
 void utc_gpu_data_destroy(utc_gpu_data_t *d)
@@ -385,7 +385,7 @@ utc_status_t utc_gpu_data_reset_stats(utc_gpu_data_t *d)
 utc_status_t utc_gpu_data_put_host(utc_gpu_data_t *d, const void *src)
 {
     static const char fn[] = "utc_gpu_data_put_host";
-    utc__gpu_thread_t *self;
+    utc__gpu_thread_t *self = NULL;
     utc_status_t rc = enter(d, fn, &self);
     if (rc != UTC_OK)
         return rc;
@@ -402,7 +402,7 @@ utc_status_t utc_gpu_data_put_host(utc_gpu_data_t *d, const void *src)
 utc_status_t utc_gpu_data_put_device(utc_gpu_data_t *d, const void *src)
 {
     static const char fn[] = "utc_gpu_data_put_device";
-    utc__gpu_thread_t *self;
+    utc__gpu_thread_t *self = NULL;
     utc_status_t rc = enter(d, fn, &self);
     if (rc != UTC_OK)
         return rc;
@@ -425,7 +425,7 @@ utc_status_t utc_gpu_data_put_device(utc_gpu_data_t *d, const void *src)
 utc_status_t utc_gpu_data_sync_device(utc_gpu_data_t *d)
 {
     static const char fn[] = "utc_gpu_data_sync_device";
-    utc__gpu_thread_t *self;
+    utc__gpu_thread_t *self = NULL;
     utc_status_t rc = enter(d, fn, &self);
     if (rc != UTC_OK || (d->current & COPY_DEVICE))
         return rc;
@@ -450,7 +450,7 @@ static utc_status_t sync_host(utc_gpu_data_t *d, utc__gpu_thread_t *self, const 
 utc_status_t utc_gpu_data_sync_host(utc_gpu_data_t *d)
 {
     static const char fn[] = "utc_gpu_data_sync_host";
-    utc__gpu_thread_t *self;
+    utc__gpu_thread_t *self = NULL;
     utc_status_t rc = enter(d, fn, &self);
     return rc != UTC_OK ? rc : sync_host(d, self, fn);
 }
@@ -458,7 +458,7 @@ utc_status_t utc_gpu_data_sync_host(utc_gpu_data_t *d)
 utc_status_t utc_gpu_data_fetch_host(utc_gpu_data_t *d, void *dst)
 {
     static const char fn[] = "utc_gpu_data_fetch_host";
-    utc__gpu_thread_t *self;
+    utc__gpu_thread_t *self = NULL;
     utc_status_t rc = enter(d, fn, &self);
     if (rc != UTC_OK)
         return rc;
@@ -474,7 +474,7 @@ utc_status_t utc_gpu_data_fetch_host(utc_gpu_data_t *d, void *dst)
 utc_status_t utc_gpu_data_fetch_device(utc_gpu_data_t *d, void *dst)
 {
     static const char fn[] = "utc_gpu_data_fetch_device";
-    utc__gpu_thread_t *self;
+    utc__gpu_thread_t *self = NULL;
     utc_status_t rc = enter(d, fn, &self);
     if (rc != UTC_OK)
         return rc;
@@ -502,7 +502,7 @@ utc_status_t utc_gpu_data_fetch_device(utc_gpu_data_t *d, void *dst)
 
 utc_status_t utc_gpu_data_mark_host(utc_gpu_data_t *d)
 {
-    utc__gpu_thread_t *self;
+    utc__gpu_thread_t *self = NULL;
     utc_status_t rc = enter(d, "utc_gpu_data_mark_host", &self);
     if (rc == UTC_OK)
         d->current = COPY_HOST;
@@ -511,7 +511,7 @@ utc_status_t utc_gpu_data_mark_host(utc_gpu_data_t *d)
 
 utc_status_t utc_gpu_data_mark_device(utc_gpu_data_t *d)
 {
-    utc__gpu_thread_t *self;
+    utc__gpu_thread_t *self = NULL;
     utc_status_t rc = enter(d, "utc_gpu_data_mark_device", &self);
     if (rc == UTC_OK)
         d->current = COPY_DEVICE;
