@@ -53,11 +53,10 @@ static utc_status_t wait_pending(utc_gpu_data_t *d, const char *fn)
 {
     if (!d->pending)
         return UTC_OK;
-    cudaError_t err = cudaEventSynchronize(d->done);
-    if (err != cudaSuccess)
-        return utc__gpu_error(err, fn, "cudaEventSynchronize");
-    d->pending = false;
-    return UTC_OK;
+    utc_status_t rc = utc__gpu_wait_event(d->done, fn);
+    if (rc == UTC_OK)
+        d->pending = false;
+    return rc;
 }
 
 /*
@@ -69,8 +68,7 @@ static utc_status_t host_access(utc_gpu_data_t *d, utc__gpu_thread_t *self, cons
     utc_status_t rc = wait_pending(d, fn);
     if (rc != UTC_OK || d->kind != UTC_MEM_UNIFIED)
         return rc;
-    cudaError_t err = cudaStreamSynchronize(self->stream);
-    return err == cudaSuccess ? UTC_OK : utc__gpu_error(err, fn, "cudaStreamSynchronize");
+    return utc__gpu_wait_stream(self, fn);
 }
 
 /* Before queueing on the caller's stream: order after a transfer queued on another. */
@@ -89,6 +87,7 @@ static utc_status_t queued(utc_gpu_data_t *d, utc__gpu_thread_t *self, const cha
     if (err != cudaSuccess) {
         /* The transfer cannot be tracked: wait for it here so no one touches it early. */
         (void)cudaStreamSynchronize(self->stream);
+        (void)cudaGetLastError();
         d->pending = false;
         return utc__gpu_error(err, fn, "cudaEventRecord");
     }
@@ -238,7 +237,7 @@ static utc_status_t create(utc__gpu_thread_t *self, size_t elem_size, size_t nx,
     rc = allocate(d, fn);
     if (rc != UTC_OK)
         goto fail_memory;
-    if ((err = cudaEventCreateWithFlags(&d->done, cudaEventDisableTiming)) != cudaSuccess) {
+    if ((err = cudaEventCreateWithFlags(&d->done, UTC__GPU_EVENT_FLAGS)) != cudaSuccess) {
         rc = utc__gpu_error(err, fn, "cudaEventCreateWithFlags");
         goto fail_memory;
     }
@@ -319,15 +318,13 @@ void utc_gpu_data_destroy(utc_gpu_data_t *d)
 {
     if (!d)
         return;
-    cudaError_t err;
-    if (d->pending && (err = cudaEventSynchronize(d->done)) != cudaSuccess)
-        utc_log(UTC_LOG_WARN, "utc_gpu_data_destroy: a transfer of the buffer failed: %s",
-                cudaGetErrorString(err));
+    static const char fn[] = "utc_gpu_data_destroy";
+    if (wait_pending(d, fn) != UTC_OK)
+        utc_log(UTC_LOG_WARN, "%s: a transfer of the buffer failed: %s", fn, utc_last_error());
     utc__gpu_thread_t *self = utc__gpu_self(NULL);
-    if (self && self->device == d->device &&
-        (err = cudaStreamSynchronize(self->stream)) != cudaSuccess)
-        utc_log(UTC_LOG_WARN, "utc_gpu_data_destroy: work on the thread's stream failed: %s",
-                cudaGetErrorString(err));
+    if (self && self->device == d->device && utc__gpu_wait_stream(self, fn) != UTC_OK)
+        utc_log(UTC_LOG_WARN, "%s: work on the thread's stream failed: %s", fn, utc_last_error());
+    cudaError_t err;
     if ((err = cudaEventDestroy(d->done)) != cudaSuccess)
         utc_log(UTC_LOG_WARN, "utc_gpu_data_destroy: cudaEventDestroy: %s", cudaGetErrorString(err));
     (void)cudaGetLastError();

@@ -9,6 +9,10 @@
 #include <stdlib.h>
 
 #include "gpu_cuda.h"
+#include "sync.h"
+
+/* How long a waiter polls before it sleeps: short transfers finish within it. */
+#define GPU_SPIN_S 20e-6
 
 /* The calling thread's GPU state: set by thread_start, cleared by thread_stop. */
 static _Thread_local utc__gpu_thread_t *gpu_self;
@@ -65,6 +69,25 @@ static utc_status_t device_count(int *count, const char **why)
     }
 }
 
+utc_status_t utc__gpu_wait_event(cudaEvent_t ev, const char *fn)
+{
+    double t0 = utc_wtime();
+    cudaError_t err;
+    while ((err = cudaEventQuery(ev)) == cudaErrorNotReady && utc_wtime() - t0 < GPU_SPIN_S)
+        utc__cpu_relax();
+    if (err == cudaErrorNotReady)
+        err = cudaEventSynchronize(ev); /* sleeps: the event has cudaEventBlockingSync */
+    return err == cudaSuccess ? UTC_OK : utc__gpu_error(err, fn, "waiting for the GPU");
+}
+
+utc_status_t utc__gpu_wait_stream(utc__gpu_thread_t *self, const char *fn)
+{
+    cudaError_t err = cudaEventRecord(self->idle, self->stream);
+    if (err != cudaSuccess)
+        return utc__gpu_error(err, fn, "cudaEventRecord");
+    return utc__gpu_wait_event(self->idle, fn);
+}
+
 int utc_gpu_supported(void) { return 1; }
 
 int utc_gpu_device_count(void)
@@ -95,8 +118,7 @@ utc_status_t utc_gpu_synchronize(void)
     utc__gpu_thread_t *self = utc__gpu_self("utc_gpu_synchronize");
     if (!self)
         return UTC_ERR_NOT_MEMBER;
-    cudaError_t err = cudaStreamSynchronize(self->stream);
-    return err == cudaSuccess ? UTC_OK : utc__gpu_error(err, "utc_gpu_synchronize", "cudaStreamSynchronize");
+    return utc__gpu_wait_stream(self, "utc_gpu_synchronize");
 }
 
 utc_status_t utc_gpu_check(const char *what)
@@ -203,6 +225,12 @@ static utc_status_t gpu_thread_start(utc_ctx_t *ctx)
         free(self);
         return utc__gpu_error(err, "GPU task thread start", "cudaStreamCreateWithFlags");
     }
+    err = cudaEventCreateWithFlags(&self->idle, UTC__GPU_EVENT_FLAGS);
+    if (err != cudaSuccess) {
+        (void)cudaStreamDestroy(self->stream);
+        free(self);
+        return utc__gpu_error(err, "GPU task thread start", "cudaEventCreateWithFlags");
+    }
     self->ctx = ctx;
     self->device = device;
     ctx->impl->ext[UTC__EXT_GPU] = self;
@@ -218,9 +246,12 @@ static void gpu_thread_stop(utc_ctx_t *ctx)
     if (!self)
         return;
     /* Let queued work finish and report its error, which would otherwise be lost. */
-    cudaError_t err = cudaStreamSynchronize(self->stream);
-    if (err != cudaSuccess)
+    if (utc__gpu_wait_stream(self, "GPU task thread stop") != UTC_OK)
         utc_log(UTC_LOG_WARN, "GPU task '%s' thread %d: work left on its stream failed: %s",
+                utc_task_name(ctx->task), ctx->local_id, utc_last_error());
+    cudaError_t err = cudaEventDestroy(self->idle);
+    if (err != cudaSuccess)
+        utc_log(UTC_LOG_WARN, "GPU task '%s' thread %d: cudaEventDestroy: %s",
                 utc_task_name(ctx->task), ctx->local_id, cudaGetErrorString(err));
     err = cudaStreamDestroy(self->stream);
     if (err != cudaSuccess)

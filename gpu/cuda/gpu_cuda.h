@@ -22,7 +22,11 @@ typedef struct utc__gpu_thread {
     utc_ctx_t *ctx;
     int device;
     cudaStream_t stream; /* non-blocking, this thread's own */
+    cudaEvent_t idle;    /* blocking-sync event recorded to wait for the whole stream */
 } utc__gpu_thread_t;
+
+/* Flags of the events the module waits on: the waiter can sleep, no timing. */
+#define UTC__GPU_EVENT_FLAGS (cudaEventBlockingSync | cudaEventDisableTiming)
 
 /*
  * Turn a CUDA error into UTC_ERR_GPU with CUDA's message: "fn: call: message (name)".
@@ -36,5 +40,15 @@ utc_status_t utc__gpu_error(cudaError_t err, const char *fn, const char *call);
  * then with the last error set to UTC_ERR_NOT_MEMBER naming `fn` (none when fn is NULL).
  */
 utc__gpu_thread_t *utc__gpu_self(const char *fn);
+
+/*
+ * Wait until `ev` (made with UTC__GPU_EVENT_FLAGS) has completed: poll it for a few
+ * microseconds, then sleep in cudaEventSynchronize. CUDA's default waits spin on a core;
+ * UTC's waiting threads must not. Blocks.
+ */
+utc_status_t utc__gpu_wait_event(cudaEvent_t ev, const char *fn);
+
+/* Wait until the work queued so far on the thread's stream is done, as utc__gpu_wait_event. */
+utc_status_t utc__gpu_wait_stream(utc__gpu_thread_t *self, const char *fn);
 
 #endif /* UTC_GPU_CUDA_H */

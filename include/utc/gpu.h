@@ -36,6 +36,9 @@
  * elsewhere they fail with UTC_ERR_NOT_MEMBER. In a build without GPU support every call
  * fails with UTC_ERR_NO_GPU_SUPPORT, and so does creating a GPU task.
  * CUDA errors become UTC_ERR_GPU; utc_last_error() then holds CUDA's own message.
+ *
+ * Calls documented as blocking poll the GPU for a few microseconds and then sleep until
+ * it is done (unlike cudaStreamSynchronize, which by default spins on a core).
  */
 #ifndef UTC_GPU_H
 #define UTC_GPU_H
@@ -82,7 +85,8 @@ int utc_gpu_device(void);
 void *utc_gpu_stream(void);
 
 /**
- * @brief Wait until all work queued on the calling thread's stream is done. Blocks.
+ * @brief Wait until all work queued on the calling thread's stream is done. Blocks
+ * (sleeps after a short poll: prefer it to cudaStreamSynchronize in task code).
  * @return UTC_OK; UTC_ERR_GPU (an error of the queued work, with CUDA's message);
  *         UTC_ERR_NOT_MEMBER; UTC_ERR_NO_GPU_SUPPORT.
  */
