@@ -60,6 +60,7 @@ typedef struct utc__gs_task {
     int nranks, rank;           /* group size, this rank in the group */
     int nlocal;                 /* the task's threads on this rank */
     MPI_Win win;                /* MPI_WIN_NULL when window_size is 0 */
+    bool shared;                /* allocated with MPI_Win_allocate_shared (one node) */
     char *base;                 /* this rank's window memory */
     size_t size;                /* bytes of window on each rank */
     /* Only the leader of a team step touches these (see utc__gs_team_*). */
@@ -138,5 +139,11 @@ static inline utc_status_t utc__gdata_check_range(const utc_gdata_t *gd, size_t 
 
 /* Free every object still alive in gs (at task destroy). */
 void utc__gdata_free_all(utc__gs_task_t *gs);
+
+/* ---- remote access (rma.c) ---- */
+
+/* Complete and free the calling thread's staging buffer for small remote stores (when the
+ * thread stops; its task's window is still open). */
+void utc__gs_stage_release(void);
 
 #endif /* UTC_GSHARED_INTERNAL_H */

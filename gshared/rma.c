@@ -4,21 +4,86 @@
  * window is locked (lock_all) for the task's whole life, so each access is one MPI call
  * plus the completion the operation promises.
  *
- * Completion, with many threads of a rank on one window (MPI_THREAD_MULTIPLE):
- * - rload uses MPI_Rget and waits on its own request: the thread waits for its data only,
- *   not for other threads' traffic to the same target (which MPI_Win_flush_local would).
- * - rstore uses MPI_Rput and waits for local completion, so `src` is free on return; the
- *   store is remotely complete at the next MPI_Win_flush_all (quiet or barrier), which
- *   completes every thread's operations of the process.
+ * Completion, with many threads of a rank on one window (MPI_THREAD_MULTIPLE), chosen by
+ * measurement (doc/PERFORMANCE.md):
+ * - rload: MPI_Get + MPI_Win_flush_local(target). MPI_Rget + test costs the same on the
+ *   shared-memory components but ~2 us more per call on osc/ucx (the multi-host path).
+ *   Transfers above GS_SPIN_MAX use MPI_Rget and utc__mpi_wait instead, so a thread waiting
+ *   for a long transfer sleeps rather than spinning in the flush.
+ * - rstore: `src` is free on return. Small stores are copied into a per-thread staging
+ *   buffer and put from there, so they need no completion at all; larger ones are put and
+ *   locally flushed. Either way the store is remotely complete at the next
+ *   MPI_Win_flush_all (quiet or barrier), which completes every thread's operations.
  * - atomics flush their target: the result is in hand and the update visible on return.
  */
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gshared_internal.h"
 
 /* Largest piece moved by one MPI call (counts are int). */
 #define GS_CHUNK ((size_t)1 << 30)
+/* Transfers up to this size are completed by a flush (spinning); larger ones by a request
+ * waited on with back-off. */
+#define GS_SPIN_MAX ((size_t)256 << 10)
+/* Stores up to this size go through the staging buffer. */
+#define GS_STAGE_MAX ((size_t)256)
+/* Bytes of each thread's staging buffer. */
+#define GS_STAGE_SIZE ((size_t)64 << 10)
+
+/*
+ * The calling thread's staging buffer. A staged put's origin is a slice of it; a slice is
+ * reused only after MPI_Win_flush_local_all (buffer full) or a flush_all this thread knows
+ * of (its quiet or barrier), which complete every put of the process on the window.
+ */
+typedef struct {
+    char *buf;
+    size_t used;
+    MPI_Win win;
+} gs_stage_t;
+
+static _Thread_local gs_stage_t gs_stage = {NULL, 0, MPI_WIN_NULL};
+
+void utc__gs_stage_release(void)
+{
+    if (gs_stage.buf && gs_stage.used > 0)
+        MPI_Win_flush_local_all(gs_stage.win);
+    free(gs_stage.buf);
+    gs_stage = (gs_stage_t){NULL, 0, MPI_WIN_NULL};
+}
+
+/* After a flush_all of win by this thread: every staged slice is free again. */
+static inline void gs_stage_reset(MPI_Win win)
+{
+    if (gs_stage.win == win)
+        gs_stage.used = 0;
+}
+
+/* A slice of `len` bytes of the staging buffer for win, or NULL (use the direct path). */
+static char *gs_stage_slice(MPI_Win win, size_t len, int *err)
+{
+    gs_stage_t *s = &gs_stage;
+    if (!s->buf) {
+        s->buf = malloc(GS_STAGE_SIZE);
+        if (!s->buf)
+            return NULL;
+        s->win = win;
+        s->used = 0;
+    }
+    if (s->win != win)
+        return NULL; /* a task thread uses one window; be safe anyway */
+    size_t need = (len + 15) & ~(size_t)15;
+    if (s->used + need > GS_STAGE_SIZE) {
+        *err = MPI_Win_flush_local_all(win);
+        if (*err != MPI_SUCCESS)
+            return NULL;
+        s->used = 0;
+    }
+    char *p = s->buf + s->used;
+    s->used += need;
+    return p;
+}
 
 static utc_status_t remote_check(const utc_gdata_t *gd, int rank, size_t start, size_t n,
                                  const void *buf, const char *fn)
@@ -43,9 +108,16 @@ static utc_status_t remote_check(const utc_gdata_t *gd, int rank, size_t start, 
 static utc_status_t remote_get(const utc_gdata_t *gd, int rank, size_t start, size_t n,
                                void *dst)
 {
-    char *p = dst;
     size_t disp = gd->offset + start * gd->elem_size;
     size_t left = n * gd->elem_size;
+    if (left <= GS_SPIN_MAX) {
+        int len = (int)left;
+        int err = MPI_Get(dst, len, MPI_BYTE, rank, (MPI_Aint)disp, len, MPI_BYTE, gd->win);
+        if (err == MPI_SUCCESS)
+            err = MPI_Win_flush_local(rank, gd->win);
+        return err == MPI_SUCCESS ? UTC_OK : utc__mpi_error(err, "MPI_Get (utc_gdata_rload)");
+    }
+    char *p = dst;
     while (left > 0) {
         int len = (int)(left < GS_CHUNK ? left : GS_CHUNK);
         MPI_Request req;
@@ -65,13 +137,33 @@ static utc_status_t remote_get(const utc_gdata_t *gd, int rank, size_t start, si
 static utc_status_t remote_put(const utc_gdata_t *gd, int rank, size_t start, size_t n,
                                const void *src)
 {
-    const char *p = src;
     size_t disp = gd->offset + start * gd->elem_size;
     size_t left = n * gd->elem_size;
+    int err = MPI_SUCCESS;
+    if (left <= GS_STAGE_MAX) {
+        char *slice = gs_stage_slice(gd->win, left, &err);
+        if (slice) {
+            memcpy(slice, src, left);
+            int len = (int)left;
+            err = MPI_Put(slice, len, MPI_BYTE, rank, (MPI_Aint)disp, len, MPI_BYTE, gd->win);
+            return err == MPI_SUCCESS ? UTC_OK
+                                      : utc__mpi_error(err, "MPI_Put (utc_gdata_rstore)");
+        }
+        if (err != MPI_SUCCESS)
+            return utc__mpi_error(err, "MPI_Win_flush_local_all (utc_gdata_rstore)");
+    }
+    if (left <= GS_SPIN_MAX) {
+        int len = (int)left;
+        err = MPI_Put(src, len, MPI_BYTE, rank, (MPI_Aint)disp, len, MPI_BYTE, gd->win);
+        if (err == MPI_SUCCESS)
+            err = MPI_Win_flush_local(rank, gd->win);
+        return err == MPI_SUCCESS ? UTC_OK : utc__mpi_error(err, "MPI_Put (utc_gdata_rstore)");
+    }
+    const char *p = src;
     while (left > 0) {
         int len = (int)(left < GS_CHUNK ? left : GS_CHUNK);
         MPI_Request req;
-        int err = MPI_Rput(p, len, MPI_BYTE, rank, (MPI_Aint)disp, len, MPI_BYTE, gd->win, &req);
+        err = MPI_Rput(p, len, MPI_BYTE, rank, (MPI_Aint)disp, len, MPI_BYTE, gd->win, &req);
         if (err != MPI_SUCCESS)
             return utc__mpi_error(err, "MPI_Rput (utc_gdata_rstore)");
         utc_status_t rc = utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0);
@@ -173,7 +265,10 @@ utc_status_t utc_gdata_quiet(utc_gdata_t *gd)
     if (rc != UTC_OK)
         return rc;
     int err = MPI_Win_flush_all(gd->win);
-    return err == MPI_SUCCESS ? UTC_OK : utc__mpi_error(err, "MPI_Win_flush_all (utc_gdata_quiet)");
+    if (err != MPI_SUCCESS)
+        return utc__mpi_error(err, "MPI_Win_flush_all (utc_gdata_quiet)");
+    gs_stage_reset(gd->win);
+    return UTC_OK;
 }
 
 utc_status_t utc_gdata_barrier(utc_gdata_t *gd)
@@ -200,5 +295,8 @@ utc_status_t utc_gdata_barrier(utc_gdata_t *gd)
                 MPI_Win_sync(gs->win); /* others' stores, visible to our local loads */
         }
     }
-    return utc__gs_team_leave(gs, leader, rc);
+    rc = utc__gs_team_leave(gs, leader, rc);
+    if (rc == UTC_OK)
+        gs_stage_reset(gs->win); /* the leader's flush_all came after our last put */
+    return rc;
 }
