@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "framework_private.h"
+#include "trace.h"
 
 enum { STATE_NEW = 0, STATE_RUNNING = 1, STATE_FINALIZED = 2 };
 
@@ -79,6 +80,7 @@ utc_status_t utc_init(int *argc, char ***argv)
         goto fail_comm;
     }
     atomic_store(&state, STATE_RUNNING);
+    utc__prof_init(); /* UTC_TRACE, UTC_STATS: collective */
     utc_log(UTC_LOG_DEBUG, "initialized: %d ranks, node-local rank %d", world_size, local_rank);
     return UTC_OK;
 
@@ -97,6 +99,7 @@ utc_status_t utc_finalize(void)
     if (rc != UTC_OK)
         return rc;
     utc__task_destroy_all();
+    utc__prof_finalize(); /* statistics and trace: collective, needs the world */
     /* every rank must be done with the runtime's communicators before they go */
     MPI_Barrier(world);
     atomic_store(&state, STATE_FINALIZED);
@@ -128,5 +131,6 @@ utc_status_t utc_barrier(void)
     int err = MPI_Ibarrier(world, &req);
     if (err != MPI_SUCCESS)
         return utc__mpi_error(err, "MPI_Ibarrier");
-    return utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1);
+    return UTC__PROF_CALL(UTC__EV_WORLD_BARRIER, -1, -1, -1, -1,
+                          utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1));
 }

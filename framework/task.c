@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "framework_private.h"
+#include "trace.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct utc__task *registry; /* live tasks by rank instance, in creation order */
@@ -322,7 +323,7 @@ utc_status_t utc_task_wait(utc_task_t *task)
     if (t->nlocal == 0)
         return UTC_OK;
     pthread_mutex_lock(&t->owner_lock);
-    rc = utc__mailbox_wait_all(t->mailbox);
+    rc = UTC__PROF_CALL(UTC__EV_TASK_WAIT, t->id, -1, -1, -1, utc__mailbox_wait_all(t->mailbox));
     pthread_mutex_unlock(&t->owner_lock);
     if (rc != UTC_OK)
         utc__error(rc, "utc_task_wait: a run of task '%s' returned %d (%s)",

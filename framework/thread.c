@@ -2,6 +2,7 @@
 #include <limits.h>
 
 #include "framework_private.h"
+#include "trace.h"
 
 static _Thread_local utc_ctx_t *self_ctx;
 
@@ -63,6 +64,7 @@ void *utc__thread_main(void *arg)
     struct utc__task *t = th->task;
     utc_ctx_t *ctx = &th->ctx;
     utc__thread_set_self(ctx);
+    utc__prof_thread_start(t->id, t->ops->name, ctx->global_id, ctx->local_id);
 
     int nstarted_ext = 0;
     report_start(t, thread_start(th, th->bind_slot, &nstarted_ext));
@@ -73,6 +75,7 @@ void *utc__thread_main(void *arg)
         void *cmd_arg;
         utc__mailbox_take(t->mailbox, seq, &kind, &cmd_arg);
         utc_status_t rc = UTC_OK;
+        uint64_t prof_t0 = utc__prof_start();
         switch (kind) {
         case UTC__CMD_INIT:
             if (ops->init)
@@ -84,11 +87,14 @@ void *utc__thread_main(void *arg)
         case UTC__CMD_EXIT:
             if (ops->fini && t->initialized)
                 ops->fini(ctx->task, ctx);
+            UTC__PROF_END(UTC__EV_TASK_FINI, prof_t0, t->id, -1, -1, -1);
             thread_stop(th, nstarted_ext);
             utc__thread_set_self(NULL);
             utc__mailbox_done(t->mailbox, seq, UTC_OK);
             return NULL;
         }
+        UTC__PROF_END(kind == UTC__CMD_INIT ? UTC__EV_TASK_INIT : UTC__EV_TASK_RUN, prof_t0,
+                      t->id, -1, -1, -1);
         if (rc != UTC_OK)
             utc_log(UTC_LOG_INFO, "task %s (id %d) thread %d: %s returned %d (%s)",
                     ops->name ? ops->name : "?", t->id, ctx->global_id,
@@ -104,7 +110,8 @@ utc_status_t utc_ctx_barrier_local(utc_ctx_t *ctx)
     utc_status_t rc = utc__ctx_check(ctx, "utc_ctx_barrier_local");
     if (rc != UTC_OK)
         return rc;
-    utc__barrier_wait(&ctx->impl->task->barrier);
+    UTC__PROF_CALL(UTC__EV_BARRIER_LOCAL, ctx->impl->task->id, -1, -1, -1,
+                   utc__barrier_wait(&ctx->impl->task->barrier));
     return UTC_OK;
 }
 
@@ -149,5 +156,6 @@ utc_status_t utc_ctx_barrier(utc_ctx_t *ctx)
     utc_status_t rc = utc__ctx_check(ctx, "utc_ctx_barrier");
     if (rc != UTC_OK)
         return rc;
-    return (utc_status_t)utc_ctx_single(ctx, 0, group_barrier, NULL);
+    return UTC__PROF_CALL(UTC__EV_BARRIER, ctx->impl->task->id, -1, -1, -1,
+                          (utc_status_t)utc_ctx_single(ctx, 0, group_barrier, NULL));
 }

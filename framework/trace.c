@@ -1,0 +1,472 @@
+/*
+ * The tracer (UTC_TRACE=file.json): per-thread event buffers filled by the profiling hooks
+ * (trace.h), the clock alignment of the ranks at utc_init, and the Chrome trace-event file
+ * written at utc_finalize (rank 0 writes; the other ranks stream their part to it).
+ *
+ * The per-thread records also carry the statistics' counters (stats.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <utc/version.h>
+
+#include "framework_private.h"
+#include "stats.h"
+#include "trace.h"
+
+int utc__prof_flags;
+
+/* Name, category (the trace's "cat") and whether an event is time spent waiting. */
+static const struct {
+    const char *name;
+    const char *cat;
+    bool waiting;
+} ev_info[UTC__EV_COUNT] = {
+    [UTC__EV_TASK_INIT] = {"init", "task", false},
+    [UTC__EV_TASK_RUN] = {"run", "task", false},
+    [UTC__EV_TASK_FINI] = {"fini", "task", false},
+    [UTC__EV_TASK_CREATE] = {"task_create", "runtime", false},
+    [UTC__EV_TASK_DESTROY] = {"task_destroy", "runtime", false},
+    [UTC__EV_TASK_WAIT] = {"task_wait", "runtime", true},
+    [UTC__EV_BARRIER_LOCAL] = {"barrier_local", "barrier", true},
+    [UTC__EV_BARRIER] = {"barrier", "barrier", true},
+    [UTC__EV_WORLD_BARRIER] = {"world_barrier", "barrier", true},
+    [UTC__EV_CONDUIT_WRITE] = {"conduit_write", "conduit", true},
+    [UTC__EV_CONDUIT_READ] = {"conduit_read", "conduit", true},
+    [UTC__EV_CONDUIT_WAIT] = {"conduit_wait", "conduit", true},
+    [UTC__EV_RMA_LOAD] = {"rma_load", "rma", true},
+    [UTC__EV_RMA_STORE] = {"rma_store", "rma", true},
+    [UTC__EV_RMA_ATOMIC] = {"rma_atomic", "rma", true},
+    [UTC__EV_RMA_QUIET] = {"rma_quiet", "rma", true},
+    [UTC__EV_RMA_BARRIER] = {"rma_barrier", "rma", true},
+    [UTC__EV_COLL_BCAST] = {"bcast", "collective", true},
+    [UTC__EV_COLL_GATHER] = {"gather", "collective", true},
+    [UTC__EV_COLL_SCATTER] = {"scatter", "collective", true},
+    [UTC__EV_COLL_REDUCE] = {"reduce", "collective", true},
+    [UTC__EV_COLL_ALLREDUCE] = {"allreduce", "collective", true},
+    [UTC__EV_GPU_H2D] = {"gpu_h2d", "gpu", true},
+    [UTC__EV_GPU_D2H] = {"gpu_d2h", "gpu", true},
+    [UTC__EV_GPU_SYNC] = {"gpu_sync", "gpu", true},
+    [UTC__EV_GPU_KERNEL] = {"gpu_kernel", "gpu", false},
+};
+
+/* One recorded span. */
+typedef struct ev_rec {
+    uint64_t t0, dur; /* ns, this rank's clock */
+    int64_t bytes;
+    int32_t obj, tag, peer;
+    uint16_t ev;
+} ev_rec_t;
+
+/* Everything profiled about one thread. Only that thread writes it until utc_finalize. */
+typedef struct prof_thread {
+    struct prof_thread *next;
+    int tid;     /* its track on this rank: 0 the main thread, then 1, 2... */
+    int global_id;
+    char label[96];
+    utc__stats_thread_t st;
+    ev_rec_t *ev;
+    size_t nev, cap;
+    uint64_t dropped;
+} prof_thread_t;
+
+/* Default and largest bound on a thread's events (UTC_TRACE_EVENTS). */
+#define DEFAULT_MAX_EVENTS ((size_t)1 << 18)
+#define FIRST_EVENTS 1024
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static prof_thread_t *list_head, **list_tail = &list_head;
+static int list_len, next_tid = 1;
+static _Thread_local prof_thread_t *self;
+static pthread_t main_thread;
+
+static char trace_path[4096];
+static size_t max_events = DEFAULT_MAX_EVENTS;
+static uint64_t init_ns;  /* this rank's clock at utc_init */
+static uint64_t epoch_ns; /* this rank's clock at the trace's time 0 (aligned over ranks) */
+static int clock_synced;
+
+uint64_t utc__prof_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's record, made on first use. NULL when out of memory. */
+static prof_thread_t *thread_record(int task_id, const char *task_name, int global_id,
+                                    int local_id)
+{
+    prof_thread_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    bool is_main = task_id < 0 && pthread_equal(pthread_self(), main_thread);
+    p->global_id = global_id;
+    p->st.task_id = task_id;
+    if (task_id >= 0) {
+        snprintf(p->st.task_name, sizeof p->st.task_name, "%s", task_name ? task_name : "?");
+        snprintf(p->label, sizeof p->label, "%s #%d thread %d (local %d)", p->st.task_name,
+                 task_id, global_id, local_id);
+    }
+    pthread_mutex_lock(&list_lock);
+    p->tid = is_main ? 0 : next_tid++;
+    if (task_id < 0)
+        snprintf(p->label, sizeof p->label, is_main ? "main" : "thread %d", p->tid);
+    *list_tail = p;
+    list_tail = &p->next;
+    list_len++;
+    pthread_mutex_unlock(&list_lock);
+    self = p;
+    return p;
+}
+
+void utc__prof_thread_start(int task_id, const char *task_name, int global_id, int local_id)
+{
+    if (UTC__PROF_ON())
+        (void)thread_record(task_id, task_name, global_id, local_id);
+}
+
+uint64_t utc__prof_begin(void)
+{
+    prof_thread_t *p = self ? self : thread_record(-1, NULL, -1, -1);
+    if (p)
+        utc__stats_open(&p->st);
+    return utc__prof_clock();
+}
+
+void utc__prof_span(utc__ev_t ev, uint64_t t0, int obj, int64_t bytes, int tag, int peer)
+{
+    uint64_t t1 = utc__prof_clock();
+    prof_thread_t *p = self;
+    if (!p || (unsigned)ev >= UTC__EV_COUNT)
+        return;
+    uint64_t dur = t1 > t0 ? t1 - t0 : 0;
+    utc__stats_close(&p->st, ev, ev_info[ev].waiting, dur, obj, bytes);
+    if (!(utc__prof_flags & UTC__PROF_TRACE))
+        return;
+    if (p->nev == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : FIRST_EVENTS;
+        if (cap > max_events)
+            cap = max_events;
+        ev_rec_t *grown = cap > p->cap ? realloc(p->ev, cap * sizeof *grown) : NULL;
+        if (!grown) {
+            p->dropped++; /* the buffer is full: keep the earliest events */
+            return;
+        }
+        p->ev = grown;
+        p->cap = cap;
+    }
+    p->ev[p->nev++] = (ev_rec_t){.t0 = t0, .dur = dur, .bytes = bytes, .obj = obj, .tag = tag,
+                                 .peer = peer, .ev = (uint16_t)ev};
+}
+
+/* ---- start: settings and clocks ---- */
+
+/*
+ * Estimate each rank's clock offset from rank 0's by ping-pong (the exchange with the
+ * smallest round trip wins: offset = remote time - midpoint of the round trip), then agree
+ * on a time 0. Precise to about half a round trip (microseconds on one node).
+ */
+static void sync_clocks(MPI_Comm comm, int rank, int nranks)
+{
+    enum { ROUNDS = 8, TAG = 0x7ace };
+    int64_t offset = 0; /* this rank's clock minus rank 0's */
+    if (rank == 0) {
+        for (int r = 1; r < nranks; r++) {
+            uint64_t best = UINT64_MAX;
+            int64_t off_r = 0;
+            for (int k = 0; k < ROUNDS; k++) {
+                uint64_t remote, a = utc__prof_clock();
+                MPI_Send(NULL, 0, MPI_BYTE, r, TAG, comm);
+                MPI_Recv(&remote, 1, MPI_UINT64_T, r, TAG, comm, MPI_STATUS_IGNORE);
+                uint64_t b = utc__prof_clock();
+                if (b - a < best) {
+                    best = b - a;
+                    off_r = (int64_t)remote - (int64_t)(a + (b - a) / 2);
+                }
+            }
+            MPI_Send(&off_r, 1, MPI_INT64_T, r, TAG, comm);
+        }
+    } else {
+        for (int k = 0; k < ROUNDS; k++) {
+            MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG, comm, MPI_STATUS_IGNORE);
+            uint64_t now = utc__prof_clock();
+            MPI_Send(&now, 1, MPI_UINT64_T, 0, TAG, comm);
+        }
+        MPI_Recv(&offset, 1, MPI_INT64_T, 0, TAG, comm, MPI_STATUS_IGNORE);
+    }
+    uint64_t zero = utc__prof_clock(); /* rank 0's is the one kept */
+    MPI_Bcast(&zero, 1, MPI_UINT64_T, 0, comm);
+    epoch_ns = (uint64_t)((int64_t)zero + offset);
+    clock_synced = nranks > 1;
+}
+
+void utc__prof_init(void)
+{
+    MPI_Comm comm = utc__world_comm();
+    int rank, nranks;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nranks);
+    /* Rank 0's environment decides for all: every rank must agree, and a multi-host
+     * launch does not always pass the environment on. */
+    struct {
+        int flags;
+        long long max_events;
+        char path[sizeof trace_path];
+    } cfg = {0, (long long)DEFAULT_MAX_EVENTS, ""};
+    if (rank == 0) {
+        const char *trace = getenv("UTC_TRACE"), *stats = getenv("UTC_STATS");
+        const char *maxev = getenv("UTC_TRACE_EVENTS");
+        if (trace && *trace) {
+            if (strlen(trace) >= sizeof cfg.path)
+                utc_log(UTC_LOG_WARN, "UTC_TRACE: path too long; not tracing");
+            else {
+                cfg.flags |= UTC__PROF_TRACE;
+                strcpy(cfg.path, trace);
+            }
+        }
+        if (stats && *stats && strcmp(stats, "0") != 0 && strcmp(stats, "off") != 0)
+            cfg.flags |= UTC__PROF_STATS;
+        if (maxev && *maxev) {
+            char *end;
+            long long v = strtoll(maxev, &end, 10);
+            if (*end || v < 1)
+                utc_log(UTC_LOG_WARN, "UTC_TRACE_EVENTS='%s' is not a positive number; "
+                                      "using %zu", maxev, DEFAULT_MAX_EVENTS);
+            else
+                cfg.max_events = v;
+        }
+    }
+    MPI_Bcast(&cfg, (int)sizeof cfg, MPI_BYTE, 0, comm);
+    main_thread = pthread_self();
+    init_ns = utc__prof_clock();
+    if (!cfg.flags)
+        return;
+    max_events = (size_t)cfg.max_events;
+    memcpy(trace_path, cfg.path, sizeof trace_path);
+    if (cfg.flags & UTC__PROF_TRACE)
+        sync_clocks(comm, rank, nranks);
+    utc__prof_flags = cfg.flags; /* before any task thread exists: see trace.h */
+}
+
+/* ---- end: the trace file ---- */
+
+/* A growing string. On allocation failure it stops growing and remembers it. */
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+    bool failed;
+} sbuf_t;
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(sbuf_t *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = b->cap - b->len;
+        int n = b->failed ? -1 : vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return;
+        if ((size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 1 << 16;
+        while (cap - b->len <= (size_t)n)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->failed = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+/* A JSON string body: quotes, backslashes and control characters escaped. */
+static void sb_json_str(sbuf_t *b, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            sb_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            sb_printf(b, "\\u%04x", c);
+        else
+            sb_printf(b, "%c", c);
+    }
+}
+
+/* Microseconds since the trace's time 0, with nanosecond digits. */
+static void sb_us(sbuf_t *b, int64_t ns)
+{
+    const char *sign = ns < 0 ? "-" : "";
+    uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
+    sb_printf(b, "%s%" PRIu64 ".%03u", sign, a / 1000, (unsigned)(a % 1000));
+}
+
+static void fragment_thread(sbuf_t *b, int rank, const prof_thread_t *p)
+{
+    sb_printf(b, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+                 "\"args\":{\"name\":\"", rank, p->tid);
+    sb_json_str(b, p->label);
+    sb_printf(b, "\"}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+                 "\"args\":{\"sort_index\":%d}}", rank, p->tid, p->tid);
+    for (size_t i = 0; i < p->nev; i++) {
+        const ev_rec_t *e = &p->ev[i];
+        const char *cat = ev_info[e->ev].cat;
+        sb_printf(b, ",\n{\"name\":\"");
+        if (!strcmp(cat, "task") && p->st.task_id >= 0) {
+            sb_json_str(b, p->st.task_name);
+            sb_printf(b, ".");
+        }
+        sb_printf(b, "%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":",
+                  ev_info[e->ev].name, cat, rank, p->tid);
+        sb_us(b, (int64_t)(e->t0 - epoch_ns));
+        sb_printf(b, ",\"dur\":");
+        sb_us(b, (int64_t)e->dur);
+        const char *obj = !strcmp(cat, "conduit") ? "conduit"
+                          : !strcmp(cat, "gpu")   ? "device"
+                                                  : "task";
+        sb_printf(b, ",\"args\":{\"%s\":%" PRId32, obj, e->obj);
+        if (e->bytes >= 0)
+            sb_printf(b, ",\"bytes\":%" PRId64, e->bytes);
+        if (e->tag >= 0)
+            sb_printf(b, ",\"tag\":%" PRId32, e->tag);
+        if (e->peer >= 0)
+            sb_printf(b, ",\"%s\":%" PRId32, e->ev >= UTC__EV_COLL_BCAST &&
+                                                   e->ev <= UTC__EV_COLL_ALLREDUCE ? "root"
+                                                                                   : "peer",
+                      e->peer);
+        sb_printf(b, "}}");
+    }
+}
+
+/* This rank's part of traceEvents: its process metadata, then each thread's track. */
+static void fragment(sbuf_t *b, int rank, uint64_t *dropped)
+{
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    sb_printf(b, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+                 "\"args\":{\"name\":\"rank %d (", rank, rank);
+    sb_json_str(b, host);
+    sb_printf(b, ")\"}},\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+                 "\"args\":{\"sort_index\":%d}}", rank, rank);
+    for (const prof_thread_t *p = list_head; p; p = p->next) {
+        fragment_thread(b, rank, p);
+        *dropped += p->dropped;
+    }
+}
+
+enum { FRAG_TAG = 0x7acf };
+#define CHUNK ((size_t)1 << 20)
+/* Rank 0's receive buffer; untouched pages of it cost no memory. */
+static char recv_chunk[CHUNK];
+
+static void write_trace(MPI_Comm comm, int rank, int nranks)
+{
+    sbuf_t b = {0};
+    uint64_t dropped = 0, total_dropped = 0, nev = 0, total_nev = 0;
+    fragment(&b, rank, &dropped);
+    for (const prof_thread_t *p = list_head; p; p = p->next)
+        nev += p->nev;
+    if (b.failed) {
+        utc_log(UTC_LOG_WARN, "trace: out of memory; rank %d's events are left out", rank);
+        b.len = 0;
+    }
+    MPI_Reduce(&dropped, &total_dropped, 1, MPI_UINT64_T, MPI_SUM, 0, comm);
+    MPI_Reduce(&nev, &total_nev, 1, MPI_UINT64_T, MPI_SUM, 0, comm);
+    uint64_t len = b.len;
+    if (rank != 0) {
+        /* stream this rank's part to rank 0 in chunks: no int overflow, no big gather */
+        MPI_Send(&len, 1, MPI_UINT64_T, 0, FRAG_TAG, comm);
+        for (size_t off = 0; off < b.len; off += CHUNK) {
+            size_t n = b.len - off < CHUNK ? b.len - off : CHUNK;
+            MPI_Send(b.s + off, (int)n, MPI_CHAR, 0, FRAG_TAG, comm);
+        }
+        free(b.s);
+        return;
+    }
+    FILE *f = fopen(trace_path, "w");
+    if (!f)
+        utc_log(UTC_LOG_WARN, "trace: cannot open '%s' for writing (%s); no trace written",
+                trace_path, strerror(errno));
+    bool any = b.len > 0; /* a part has been written: the next one needs a comma */
+    if (f) {
+        fputs("{\"traceEvents\":[\n", f);
+        fwrite(b.s, 1, b.len, f);
+    }
+    for (int r = 1; r < nranks; r++) {
+        uint64_t rlen;
+        MPI_Recv(&rlen, 1, MPI_UINT64_T, r, FRAG_TAG, comm, MPI_STATUS_IGNORE);
+        if (f && any && rlen > 0)
+            fputs(",\n", f);
+        any = any || rlen > 0;
+        for (uint64_t off = 0; off < rlen; off += CHUNK) {
+            int n = (int)(rlen - off < CHUNK ? rlen - off : CHUNK);
+            MPI_Recv(recv_chunk, n, MPI_CHAR, r, FRAG_TAG, comm, MPI_STATUS_IGNORE);
+            if (f)
+                fwrite(recv_chunk, 1, (size_t)n, f);
+        }
+    }
+    free(b.s);
+    if (!f)
+        return;
+    fprintf(f, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"utc_version\":\"%s\","
+               "\"ranks\":%d,\"clock_sync\":\"%s\",\"events\":%" PRIu64
+               ",\"dropped_events\":%" PRIu64 "}}\n",
+            utc_version_string(), nranks, clock_synced ? "ping-pong offset to rank 0" : "none",
+            total_nev, total_dropped);
+    if (fclose(f) != 0)
+        utc_log(UTC_LOG_WARN, "trace: writing '%s' failed (%s)", trace_path, strerror(errno));
+    else
+        utc_log(UTC_LOG_INFO, "trace: %" PRIu64 " events written to %s", total_nev, trace_path);
+    if (total_dropped > 0)
+        utc_log(UTC_LOG_WARN, "trace: %" PRIu64 " events did not fit in the per-thread "
+                              "buffers and were left out (raise UTC_TRACE_EVENTS, now %zu)",
+                total_dropped, max_events);
+}
+
+void utc__prof_finalize(void)
+{
+    int flags = utc__prof_flags;
+    if (!flags)
+        return;
+    /* every task thread has been joined (utc__task_destroy_all): no hook runs any more */
+    utc__prof_flags = 0;
+    MPI_Comm comm = utc__world_comm();
+    int rank, nranks;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nranks);
+    if (flags & UTC__PROF_STATS) {
+        utc__stats_thread_t **st = calloc((size_t)list_len + 1, sizeof *st);
+        int n = 0;
+        for (prof_thread_t *p = list_head; p && st; p = p->next)
+            st[n++] = &p->st;
+        utc__stats_report(comm, st, n, (double)(utc__prof_clock() - init_ns) * 1e-9, stderr);
+        free(st);
+    }
+    if (flags & UTC__PROF_TRACE)
+        write_trace(comm, rank, nranks);
+    prof_thread_t *p = list_head;
+    while (p) {
+        prof_thread_t *next = p->next;
+        utc__stats_thread_fini(&p->st);
+        free(p->ev);
+        free(p);
+        p = next;
+    }
+    list_head = NULL;
+    list_tail = &list_head;
+    list_len = 0;
+    self = NULL;
+}

@@ -1,0 +1,123 @@
+/*
+ * Profiling hooks of the runtime: the tracer (UTC_TRACE=file.json, a Chrome trace-event
+ * file) and the statistics (UTC_STATS=1, a table at utc_finalize) share them.
+ *
+ * A hook costs one predictable branch on a global flag when both are off:
+ *
+ *     uint64_t t0 = utc__prof_start();          // 0 when off; opens a span when on
+ *     ... the operation ...
+ *     UTC__PROF_END(UTC__EV_RMA_LOAD, t0, obj, bytes, tag, peer);
+ *
+ * or, for a call whose value is returned, in one line:
+ *
+ *     return UTC__PROF_CALL(UTC__EV_BARRIER, task_id, -1, -1, -1, do_barrier(ctx));
+ *
+ * The arguments after the event are evaluated after the operation, only when profiling is
+ * on (so a read's received size may be passed). Use -1 for what does not apply. Spans on
+ * one thread must nest: every utc__prof_start is closed by exactly one UTC__PROF_END on
+ * the same thread.
+ *
+ * Events are kept in bounded per-thread buffers (no locks on the hot path) and written
+ * at utc_finalize; see stats.h for what the statistics take from them.
+ */
+#ifndef UTC_FRAMEWORK_TRACE_H
+#define UTC_FRAMEWORK_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bits of utc__prof_flags. */
+enum { UTC__PROF_TRACE = 1, UTC__PROF_STATS = 2 };
+
+/*
+ * What is on. Written only by utc__prof_init (in utc_init, before any task thread exists)
+ * and utc__prof_finalize (in utc_finalize, after every task thread has been joined), so a
+ * plain read is ordered by pthread_create / pthread_join: no atomic needed on the hot path.
+ */
+extern int utc__prof_flags;
+
+#define UTC__PROF_ON() __builtin_expect(utc__prof_flags != 0, 0)
+
+/* Kinds of events. Their names, categories and whether they count as waiting are in
+ * trace.c (ev_info): add a row there when adding one here. */
+typedef enum utc__ev {
+    /* task threads (framework/thread.c); obj = task id */
+    UTC__EV_TASK_INIT = 0,
+    UTC__EV_TASK_RUN,
+    UTC__EV_TASK_FINI,
+    /* the main thread (framework/task.c, context.c); obj = task id */
+    UTC__EV_TASK_CREATE,
+    UTC__EV_TASK_DESTROY,
+    UTC__EV_TASK_WAIT,
+    /* barriers; obj = task id (-1: the world) */
+    UTC__EV_BARRIER_LOCAL,
+    UTC__EV_BARRIER,
+    UTC__EV_WORLD_BARRIER,
+    /* conduits; obj = conduit id, bytes, tag, peer = world rank of the other end.
+     * WRITE / READ are transfers: one event per message, by the thread that moves it
+     * (the statistics count messages from them). WAIT is any other wait on a conduit. */
+    UTC__EV_CONDUIT_WRITE,
+    UTC__EV_CONDUIT_READ,
+    UTC__EV_CONDUIT_WAIT,
+    /* global shared data; obj = task id, peer = group rank, bytes moved */
+    UTC__EV_RMA_LOAD,
+    UTC__EV_RMA_STORE,
+    UTC__EV_RMA_ATOMIC,
+    UTC__EV_RMA_QUIET,
+    UTC__EV_RMA_BARRIER,
+    /* task collectives; obj = task id, peer = root, bytes = count * element size */
+    UTC__EV_COLL_BCAST,
+    UTC__EV_COLL_GATHER,
+    UTC__EV_COLL_SCATTER,
+    UTC__EV_COLL_REDUCE,
+    UTC__EV_COLL_ALLREDUCE,
+    /* GPU; obj = device, bytes moved */
+    UTC__EV_GPU_H2D,
+    UTC__EV_GPU_D2H,
+    UTC__EV_GPU_SYNC,   /* waiting for the thread's stream: its kernels and copies */
+    UTC__EV_GPU_KERNEL, /* a kernel, from launch to completion, where the runtime sees it */
+    UTC__EV_COUNT
+} utc__ev_t;
+
+/* Nanoseconds of the monotonic clock (the one utc_wtime reads). */
+uint64_t utc__prof_clock(void);
+
+/* Open a span on the calling thread and return its start (slow path of utc__prof_start). */
+uint64_t utc__prof_begin(void);
+
+/* Close the calling thread's innermost span, begun at t0, as an event of kind ev. */
+void utc__prof_span(utc__ev_t ev, uint64_t t0, int obj, int64_t bytes, int tag, int peer);
+
+/* Start of a span: 0 (and nothing else) when profiling is off. */
+static inline uint64_t utc__prof_start(void)
+{
+    return UTC__PROF_ON() ? utc__prof_begin() : 0;
+}
+
+#define UTC__PROF_END(ev, t0, obj, bytes, tag, peer)                                       \
+    do {                                                                                   \
+        if (UTC__PROF_ON())                                                                \
+            utc__prof_span((ev), (t0), (obj), (int64_t)(bytes), (tag), (peer));            \
+    } while (0)
+
+/* Evaluate `call` inside a span and yield its value (a GNU statement expression). */
+#define UTC__PROF_CALL(ev, obj, bytes, tag, peer, call)                                    \
+    __extension__({                                                                        \
+        uint64_t utc__prof_t0_ = utc__prof_start();                                        \
+        __typeof__(call) utc__prof_rv_ = (call);                                           \
+        UTC__PROF_END(ev, utc__prof_t0_, obj, bytes, tag, peer);                           \
+        utc__prof_rv_;                                                                     \
+    })
+
+/* A task thread starts (framework/thread.c): names its track and its statistics row. */
+void utc__prof_thread_start(int task_id, const char *task_name, int global_id, int local_id);
+
+/* utc_init, after the world communicator exists: reads UTC_TRACE and UTC_STATS on rank 0,
+ * shares them, and aligns the ranks' clocks when tracing. Collective; main thread. */
+void utc__prof_init(void);
+
+/* utc_finalize, after the tasks are gone and before the world communicator goes: prints
+ * the statistics and writes the trace (rank 0 gathers). Collective; main thread. */
+void utc__prof_finalize(void);
+
+#endif /* UTC_FRAMEWORK_TRACE_H */
