@@ -174,27 +174,30 @@ static void free_memory(utc_gpu_data_t *d)
     d->host = d->dev = NULL;
 }
 
+/* Allocate the copies; pointers are stored only when their allocation succeeded. */
 static utc_status_t allocate(utc_gpu_data_t *d, const char *fn)
 {
     cudaError_t err;
+    void *p = NULL;
     switch (d->kind) {
     case UTC_MEM_PAGEABLE:
-        d->host = malloc(d->bytes);
-        if (!d->host)
-            return utc__error(UTC_ERR_NO_MEMORY, "%s: malloc of %zu bytes failed", fn, d->bytes);
-        if ((err = cudaMalloc(&d->dev, d->bytes)) != cudaSuccess)
-            return utc__gpu_error(err, fn, "cudaMalloc");
-        return UTC_OK;
     case UTC_MEM_PINNED:
-        if ((err = cudaMallocHost(&d->host, d->bytes)) != cudaSuccess)
+        if (d->kind == UTC_MEM_PAGEABLE) {
+            if (!(p = malloc(d->bytes)))
+                return utc__error(UTC_ERR_NO_MEMORY, "%s: malloc of %zu bytes failed", fn, d->bytes);
+        } else if ((err = cudaMallocHost(&p, d->bytes)) != cudaSuccess) {
             return utc__gpu_error(err, fn, "cudaMallocHost");
-        if ((err = cudaMalloc(&d->dev, d->bytes)) != cudaSuccess)
+        }
+        d->host = p;
+        p = NULL;
+        if ((err = cudaMalloc(&p, d->bytes)) != cudaSuccess)
             return utc__gpu_error(err, fn, "cudaMalloc");
+        d->dev = p;
         return UTC_OK;
     case UTC_MEM_UNIFIED: {
-        if ((err = cudaMallocManaged(&d->dev, d->bytes, cudaMemAttachGlobal)) != cudaSuccess)
+        if ((err = cudaMallocManaged(&p, d->bytes, cudaMemAttachGlobal)) != cudaSuccess)
             return utc__gpu_error(err, fn, "cudaMallocManaged");
-        d->host = d->dev;
+        d->host = d->dev = p;
         int concurrent = 0;
         err = cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, d->device);
         if (err != cudaSuccess)

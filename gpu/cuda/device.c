@@ -124,7 +124,7 @@ utc_status_t utc_gpu_synchronize(void)
 utc_status_t utc_gpu_check(const char *what)
 {
     cudaError_t err = cudaGetLastError();
-    return err == cudaSuccess ? UTC_OK : utc__gpu_error(err, what ? what : "utc_gpu_check", "cudaGetLastError");
+    return err == cudaSuccess ? UTC_OK : utc__gpu_error(err, what ? what : "utc_gpu_check", "last CUDA error");
 }
 
 /* ---- the task extension ---- */
