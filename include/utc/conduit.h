@@ -1,8 +1,309 @@
 /**
  * @file conduit.h
- * @brief (being written: see the conduit module)
+ * @brief Conduits: tagged message channels between two tasks.
+ *
+ * A conduit joins a source task and a destination task and carries messages both ways;
+ * the two directions are independent. Every message has a tag (0 .. UTC_CONDUIT_TAG_MAX):
+ * messages with the same tag arrive in the order they were written, and a reader waiting
+ * for tag B is never held up by unread messages with another tag.
+ *
+ * The runtime picks the transport when the conduit is created (see utc_conduit_transport):
+ * - **in-process** when both tasks' entry threads live in the same rank: a lock-free ring
+ *   per direction. Messages up to `inline_max` bytes (4 KiB by default) are copied into the
+ *   ring and the writer returns at once; larger ones are copied once, by the reader,
+ *   straight from the writer's buffer, and the writer returns when that copy is done.
+ *   utc_conduit_write_owned hands a buffer across in constant time, whatever its size.
+ * - **MPI** otherwise: point-to-point messages on a communicator of the conduit's own.
+ *
+ * Who calls what:
+ * - utc_conduit_write / utc_conduit_read (and _owned, _to, _from, _timeout): called by
+ *   **every** local thread of the calling task, with the same arguments; local thread 0
+ *   performs the transfer and all return once it is done, with the same status.
+ * - utc_conduit_write_by / utc_conduit_read_by: performed by the named local thread; the
+ *   other threads of the task may call it too and return UTC_OK at once (so SPMD task code
+ *   can call it from every thread, as in the dissertation).
+ * - utc_conduit_iwrite / utc_conduit_iread: called by one thread, which gets a request.
+ *
+ * Tasks on several ranks: in single-entry mode (the default) only the entry rank of each
+ * task (the rank of its first proc-list entry) transfers; calls on other ranks return
+ * UTC_ERR_NOT_MEMBER. In free mode any rank of either task may transfer with any rank of
+ * the other, naming the peer with the _to / _from forms (dissertation, figure 3.10).
+ *
+ * Every blocking call sleeps after a short spin: a thread waiting in a conduit costs no CPU.
  */
 #ifndef UTC_CONDUIT_H
 #define UTC_CONDUIT_H
+
+#include <stddef.h>
+#include <utc/status.h>
 #include <utc/task.h>
+
+#ifdef __cplusplus
+extern "C" {
 #endif
+
+/** A conduit between two tasks (opaque). */
+typedef struct utc_conduit utc_conduit_t;
+/** An asynchronous conduit operation in flight (opaque). */
+typedef struct utc_request utc_request_t;
+
+/** Largest message tag (tags are 0 .. UTC_CONDUIT_TAG_MAX). */
+#define UTC_CONDUIT_TAG_MAX ((1 << 22) - 1)
+
+/** Default in-process inline threshold: messages up to this size are copied into the ring. */
+#define UTC_CONDUIT_INLINE_DEFAULT 4096
+/** Default number of slots of each in-process ring. */
+#define UTC_CONDUIT_SLOTS_DEFAULT 64
+
+/** How a conduit between tasks on several ranks moves data (dissertation, figure 3.10). */
+typedef enum utc_conduit_mode {
+    /** Only each task's entry rank (its first proc-list entry) transfers. The default. */
+    UTC_CONDUIT_SINGLE_ENTRY = 0,
+    /** Any rank of one task transfers with any rank of the other; the caller names the peer. */
+    UTC_CONDUIT_FREE = 1
+} utc_conduit_mode_t;
+
+/** The transport a conduit uses between two ranks. */
+typedef enum utc_conduit_transport {
+    UTC_CONDUIT_NONE = 0,   /**< no transfer possible (not used by a valid conduit) */
+    UTC_CONDUIT_INPROC = 1, /**< both ends in this process: lock-free rings */
+    UTC_CONDUIT_MPI = 2     /**< ends in different ranks: MPI point-to-point */
+} utc_conduit_transport_t;
+
+/** Options of utc_conduit_create. Start from UTC_CONDUIT_OPTIONS_INIT. */
+typedef struct utc_conduit_options {
+    utc_conduit_mode_t mode; /**< single-entry (default) or free */
+    /** In-process: messages up to this many bytes are copied into the ring, so the writer
+     * returns at once; larger ones are copied by the reader from the writer's buffer.
+     * 0 .. 1 MiB; default UTC_CONDUIT_INLINE_DEFAULT. */
+    size_t inline_max;
+    /** In-process: slots per direction, a power of two from 2 to 65536; default
+     * UTC_CONDUIT_SLOTS_DEFAULT. Memory per direction is about slots * inline_max. */
+    unsigned ring_slots;
+} utc_conduit_options_t;
+
+/** Default options: single-entry mode, 4 KiB inline threshold, 64 slots per ring. */
+#define UTC_CONDUIT_OPTIONS_INIT                                                         \
+    { .mode = UTC_CONDUIT_SINGLE_ENTRY, .inline_max = UTC_CONDUIT_INLINE_DEFAULT,         \
+      .ring_slots = UTC_CONDUIT_SLOTS_DEFAULT }
+
+/**
+ * @brief Create a conduit between two tasks.
+ *
+ * Collective over all ranks, in the same order with the same arguments (like
+ * utc_task_create); call it from the main thread. The transport is chosen here: in-process
+ * rings on the rank(s) that hold both ends, an MPI communicator of the conduit's own when
+ * some pair of ends is on different ranks. Blocks (MPI communicator creation).
+ * @param src      source task ("S-task")
+ * @param dst      destination task ("D-task"), different from src
+ * @param opts     options, or NULL for UTC_CONDUIT_OPTIONS_INIT
+ * @param[out] out the conduit, set only on success
+ * @return UTC_OK; UTC_ERR_NOT_INITIALIZED; UTC_ERR_INVALID_ARG (NULL argument, src == dst,
+ *         bad option); UTC_ERR_INVALID_HANDLE (a task is not live); UTC_ERR_NO_MEMORY;
+ *         UTC_ERR_MPI; UTC_ERR_UNSUPPORTED (MPI's tag range is too small).
+ */
+utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
+                                const utc_conduit_options_t *opts, utc_conduit_t **out)
+    __attribute__((warn_unused_result));
+
+/**
+ * @brief Destroy a conduit. Collective over all ranks; call it from the main thread, with
+ * no operation on the conduit in flight, before the tasks are destroyed.
+ *
+ * Unread messages are dropped (owned buffers in them are freed). Afterwards every call
+ * on the handle returns UTC_ERR_INVALID_HANDLE. utc_finalize destroys conduits left alive.
+ * @return UTC_OK; UTC_ERR_INVALID_HANDLE if `conduit` is not a live conduit.
+ */
+utc_status_t utc_conduit_destroy(utc_conduit_t *conduit);
+
+/** @brief The conduit's id (equal on all ranks), or a negative status. */
+int utc_conduit_id(const utc_conduit_t *conduit);
+
+/**
+ * @brief The transport between the two tasks' entry ranks (the same on all ranks):
+ * UTC_CONDUIT_INPROC or UTC_CONDUIT_MPI; UTC_CONDUIT_NONE if the handle is not live.
+ */
+utc_conduit_transport_t utc_conduit_transport(const utc_conduit_t *conduit);
+
+/* ---- blocking operations called by every local thread of the task ---- */
+
+/**
+ * @brief Write a message to the other task. Called by every local thread of the calling
+ * task with the same arguments; local thread 0 sends and all return when it is done.
+ *
+ * Blocks until `buf` may be reused: in-process, at once for messages up to `inline_max`
+ * (unless the ring is full), otherwise when the reader has copied the message; over MPI,
+ * when MPI has finished with the buffer (for a large message, when the reader receives it).
+ * @param conduit the conduit; the calling thread must belong to one of its tasks
+ * @param buf     the data (may be NULL when size is 0)
+ * @param size    bytes to send (over MPI at most INT_MAX)
+ * @param tag     0 .. UTC_CONDUIT_TAG_MAX
+ * @return UTC_OK; UTC_ERR_INVALID_HANDLE (not a live conduit); UTC_ERR_NOT_MEMBER (caller
+ *         is not a thread of either task, or, in single-entry mode, not on its task's entry
+ *         rank); UTC_ERR_INVALID_ARG (negative or too large tag, NULL buf with size > 0,
+ *         message too large for MPI); UTC_ERR_NO_MEMORY; UTC_ERR_MPI.
+ */
+utc_status_t utc_conduit_write(utc_conduit_t *conduit, const void *buf, size_t size, int tag);
+
+/**
+ * @brief Read the next message with `tag` from the other task. Called by every local
+ * thread of the calling task with the same arguments; local thread 0 receives and all
+ * return when it is done. Blocks (sleeping after a short spin) until a message arrives.
+ *
+ * If the message is larger than `capacity`, nothing is received: the call fails with
+ * UTC_ERR_TRUNCATE, the message stays queued (the next read of that tag gets it), and
+ * `*received` is set to the message's size so the caller can retry with a big enough
+ * buffer (this is the one error on which an output parameter is set).
+ * @param conduit  the conduit
+ * @param buf      where to put the data (may be NULL when capacity is 0)
+ * @param capacity bytes available at buf
+ * @param tag      0 .. UTC_CONDUIT_TAG_MAX
+ * @param[out] received the message's size (may be NULL)
+ * @return UTC_OK; UTC_ERR_TRUNCATE; and the errors of utc_conduit_write.
+ */
+utc_status_t utc_conduit_read(utc_conduit_t *conduit, void *buf, size_t capacity, int tag,
+                              size_t *received);
+
+/**
+ * @brief utc_conduit_read with a time limit. Blocks at most about `timeout_s` seconds.
+ * @param timeout_s seconds to wait; < 0 waits forever, 0 only checks what has arrived
+ * @return as utc_conduit_read, plus UTC_ERR_TIMEOUT when no message came in time (then
+ *         nothing was received and no later message is lost).
+ */
+utc_status_t utc_conduit_read_timeout(utc_conduit_t *conduit, void *buf, size_t capacity,
+                                      int tag, size_t *received, double timeout_s);
+
+/* ---- blocking operations performed by one named thread ---- */
+
+/**
+ * @brief utc_conduit_write performed by local thread `thread` alone. Blocks (that thread).
+ *
+ * Other threads of the task that call it return UTC_OK at once and do nothing.
+ * @param thread local thread id, 0 .. local thread count - 1
+ * @return as utc_conduit_write, plus UTC_ERR_OUT_OF_RANGE for a bad thread id.
+ */
+utc_status_t utc_conduit_write_by(utc_conduit_t *conduit, int thread, const void *buf,
+                                  size_t size, int tag);
+
+/**
+ * @brief utc_conduit_read performed by local thread `thread` alone. Blocks (that thread).
+ *
+ * Other threads of the task that call it return UTC_OK at once, do nothing and set
+ * `*received` to 0.
+ * @return as utc_conduit_read, plus UTC_ERR_OUT_OF_RANGE for a bad thread id.
+ */
+utc_status_t utc_conduit_read_by(utc_conduit_t *conduit, int thread, void *buf,
+                                 size_t capacity, int tag, size_t *received);
+
+/* ---- asynchronous operations ---- */
+
+/**
+ * @brief Start a write; returns at once with a request. Called by one thread of the task.
+ *
+ * `buf` must stay valid and unchanged until the request completes (utc_request_wait, or
+ * utc_request_test reporting done). Writes with the same tag keep their issue order.
+ * @param[out] req the request, set only on success
+ * @return as utc_conduit_write (errors found at once).
+ */
+utc_status_t utc_conduit_iwrite(utc_conduit_t *conduit, const void *buf, size_t size, int tag,
+                                utc_request_t **req) __attribute__((warn_unused_result));
+
+/**
+ * @brief Start a read; returns at once with a request. Called by one thread of the task.
+ *
+ * Reads of the same tag are matched to messages in the order they were started.
+ * `buf` must stay valid until the request completes.
+ * @param[out] req the request, set only on success
+ * @return as utc_conduit_read (errors found at once; truncation is reported at completion).
+ */
+utc_status_t utc_conduit_iread(utc_conduit_t *conduit, void *buf, size_t capacity, int tag,
+                               utc_request_t **req) __attribute__((warn_unused_result));
+
+/**
+ * @brief Check a request without blocking, and make progress on it.
+ *
+ * When it is complete, frees it, sets `*req` to NULL and `*done` to 1, and returns the
+ * operation's status (a read's received size goes to `*received`, also on
+ * UTC_ERR_TRUNCATE). Otherwise sets `*done` to 0 and returns UTC_OK. One thread at a time
+ * may test or wait on a given request.
+ * @param[in,out] req  the request
+ * @param[out] done    1 when complete
+ * @param[out] received for reads: the message's size (may be NULL)
+ * @return UTC_OK; the operation's error; UTC_ERR_INVALID_ARG for a NULL or bad request.
+ */
+utc_status_t utc_request_test(utc_request_t **req, int *done, size_t *received);
+
+/**
+ * @brief Wait for a request to complete (blocks, sleeping after a short spin), free it and
+ * set `*req` to NULL.
+ * @param[in,out] req  the request
+ * @param[out] received for reads: the message's size (may be NULL)
+ * @return the operation's status; UTC_ERR_INVALID_ARG for a NULL or bad request.
+ */
+utc_status_t utc_request_wait(utc_request_t **req, size_t *received);
+
+/* ---- ownership passing ---- */
+
+/**
+ * @brief Allocate a buffer that can be handed over with utc_conduit_write_owned.
+ * 64-byte aligned. Thread-safe.
+ * @return the buffer, or NULL when out of memory (size 0 gives a valid, empty buffer).
+ */
+void *utc_buf_alloc(size_t size);
+
+/** @brief Free a buffer from utc_buf_alloc or utc_conduit_read_owned. NULL is ignored. */
+void utc_buf_free(void *buf);
+
+/**
+ * @brief Hand a buffer to the other task. Called by every local thread of the task (local
+ * thread 0 performs it).
+ *
+ * In-process the pointer itself crosses: constant time whatever the size, and the call
+ * returns at once. Across ranks the data is sent and the reader gets a buffer of its own.
+ * Either way the buffer is no longer the caller's once this returns UTC_OK (it is freed
+ * or handed over); on an error it still is. Across ranks, blocks until MPI is done with it.
+ * @param buf  from utc_buf_alloc (or a previous utc_conduit_read_owned)
+ * @param size bytes of the message, at most the buffer's size
+ * @return as utc_conduit_write, plus UTC_ERR_INVALID_ARG when buf is not from
+ *         utc_buf_alloc or size exceeds it.
+ */
+utc_status_t utc_conduit_write_owned(utc_conduit_t *conduit, void *buf, size_t size, int tag);
+
+/**
+ * @brief Read the next message with `tag` into a buffer the runtime allocates (or the very
+ * buffer the writer handed over). Called by every local thread of the task; all get the
+ * same buffer, which the caller frees once with utc_buf_free. Blocks until a message
+ * arrives. Never truncates.
+ * @param[out] buf  the buffer, set only on success
+ * @param[out] size the message's size (may be NULL)
+ * @return as utc_conduit_read (no UTC_ERR_TRUNCATE).
+ */
+utc_status_t utc_conduit_read_owned(utc_conduit_t *conduit, int tag, void **buf, size_t *size);
+
+/* ---- free mode: naming the peer rank ---- */
+
+/**
+ * @brief Free mode: write to the other task's threads on world rank `peer`. Called by
+ * every local thread of the calling task on this rank (local thread 0 sends). Blocks as
+ * utc_conduit_write. The peer must call utc_conduit_read_from naming this rank.
+ * @param peer a world rank that holds threads of the other task (may be this rank)
+ * @return as utc_conduit_write, plus UTC_ERR_STATE (conduit in single-entry mode) and
+ *         UTC_ERR_OUT_OF_RANGE (peer holds no thread of the other task).
+ */
+utc_status_t utc_conduit_write_to(utc_conduit_t *conduit, int peer, const void *buf, size_t size,
+                                  int tag);
+
+/**
+ * @brief Free mode: read the next message with `tag` written by the other task's threads
+ * on world rank `peer`. Called by every local thread of the calling task on this rank.
+ * Blocks as utc_conduit_read.
+ * @return as utc_conduit_read, plus UTC_ERR_STATE and UTC_ERR_OUT_OF_RANGE as
+ *         utc_conduit_write_to.
+ */
+utc_status_t utc_conduit_read_from(utc_conduit_t *conduit, int peer, void *buf, size_t capacity,
+                                   int tag, size_t *received);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UTC_CONDUIT_H */

@@ -1,0 +1,736 @@
+/*
+ * Conduits: the object, its registry, argument checking, transport selection, the
+ * "every local thread calls, one transfers" protocol, requests and owned buffers.
+ * The transports themselves live in shm/ (in-process rings) and mpi/ (MPI).
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conduit_internal.h"
+
+/* How long a blocked thread spins before it sleeps on a futex: covers a ping-pong round
+ * trip through the ring (well under a microsecond) with a wide margin. */
+#define EVENT_SPIN_NS 50000
+
+/* ---- waiting on event words ---- */
+
+void utc__event_signal(atomic_uint *event, atomic_uint *sleepers)
+{
+    /* seq_cst increment, then seq_cst read of the sleeper count: the waker's half of the
+     * Dekker pair in utc__event_wait */
+    atomic_fetch_add(event, 1);
+    if (atomic_load(sleepers))
+        utc__futex_wake(event, INT_MAX);
+}
+
+bool utc__event_wait(atomic_uint *event, unsigned old, atomic_uint *sleepers, double deadline)
+{
+    if (deadline >= 0 && utc_wtime() >= deadline)
+        return atomic_load(event) != old;
+    if (utc__spin_while_eq(event, old, EVENT_SPIN_NS) != old)
+        return true;
+    /* seq_cst increment, then seq_cst re-read in the loop: with utc__event_signal, either
+     * we see its change or it sees us counted and wakes us */
+    atomic_fetch_add(sleepers, 1);
+    bool changed = true;
+    while (atomic_load(event) == old) {
+        if (deadline < 0) {
+            utc__futex_wait(event, old);
+            continue;
+        }
+        double left = deadline - utc_wtime();
+        if (left <= 0) {
+            changed = false;
+            break;
+        }
+        utc__futex_wait_timeout(event, old, left);
+    }
+    atomic_fetch_sub(sleepers, 1);
+    return changed;
+}
+
+/* ---- owned buffers ---- */
+
+#define BUF_MAGIC 0x5554434f574e4544ull /* "UTCOWNED" */
+
+/* 64 bytes in front of every buffer, so the data stays 64-byte aligned. */
+typedef struct buf_hdr {
+    uint64_t magic;
+    size_t size;
+    unsigned char pad[64 - sizeof(uint64_t) - sizeof(size_t)];
+} buf_hdr_t;
+
+static_assert(sizeof(buf_hdr_t) == 64, "buffer header keeps 64-byte alignment");
+
+void *utc_buf_alloc(size_t size)
+{
+    void *p;
+    if (size > SIZE_MAX - sizeof(buf_hdr_t) || posix_memalign(&p, 64, sizeof(buf_hdr_t) + size))
+        return NULL;
+    buf_hdr_t *h = p;
+    h->magic = BUF_MAGIC;
+    h->size = size;
+    return h + 1;
+}
+
+void utc_buf_free(void *buf)
+{
+    if (!buf)
+        return;
+    buf_hdr_t *h = (buf_hdr_t *)buf - 1;
+    if (h->magic != BUF_MAGIC) {
+        utc_log(UTC_LOG_ERROR, "utc_buf_free: %p is not a buffer from utc_buf_alloc (or was "
+                "freed already); ignored", buf);
+        return;
+    }
+    h->magic = 0;
+    free(h);
+}
+
+bool utc__buf_size(const void *buf, size_t *size)
+{
+    const buf_hdr_t *h = (const buf_hdr_t *)buf - 1;
+    if (!buf || h->magic != BUF_MAGIC)
+        return false;
+    *size = h->size;
+    return true;
+}
+
+/* ---- registry of live conduits ---- */
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static utc_conduit_t *registry; /* by address, in creation order */
+static int next_id;
+/* Bumped by every destroy. A thread caches the conduits it has found live with the epoch
+ * it saw, so the hot path checks a handle without taking the lock. */
+static atomic_uint reg_epoch;
+
+#define REG_CACHE 4
+static _Thread_local struct {
+    const utc_conduit_t *c;
+    unsigned epoch;
+} reg_cache[REG_CACHE];
+static _Thread_local unsigned reg_cache_next;
+
+static utc_status_t conduit_check(const utc_conduit_t *c, const char *fn)
+{
+    utc_status_t rc = utc__check_init(fn);
+    if (rc != UTC_OK)
+        return rc;
+    if (!c)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: conduit is NULL", fn);
+    /* acquire: pairs with the release increment in utc_conduit_destroy; the epoch is read
+     * before the lookup, so a destroy after it always changes what we cached */
+    unsigned epoch = atomic_load_explicit(&reg_epoch, memory_order_acquire);
+    for (int i = 0; i < REG_CACHE; i++)
+        if (reg_cache[i].c == c && reg_cache[i].epoch == epoch)
+            return UTC_OK;
+    utc_conduit_t *found;
+    pthread_mutex_lock(&reg_lock);
+    HASH_FIND_PTR(registry, &c, found);
+    pthread_mutex_unlock(&reg_lock);
+    if (!found)
+        return utc__error(UTC_ERR_INVALID_HANDLE,
+                          "%s: %p is not a live conduit (destroyed, or never created)", fn,
+                          (const void *)c);
+    unsigned slot = reg_cache_next++ % REG_CACHE;
+    reg_cache[slot].c = c;
+    reg_cache[slot].epoch = epoch;
+    return UTC_OK;
+}
+
+/* ---- creation and destruction ---- */
+
+static bool transport_ok(const utc__transport_t *tp)
+{
+    const utc__transport_ops_t *o = tp->ops;
+    return o && o->name && o->start && o->progress && o->wait && o->cancel && o->destroy;
+}
+
+static void conduit_free(utc_conduit_t *c)
+{
+    if (c->local)
+        c->local->ops->destroy(c->local);
+    if (c->remote)
+        c->remote->ops->destroy(c->remote);
+    for (int i = 0; i < 2; i++) {
+        free(c->end[i].group_ranks);
+        free(c->end[i].op_count);
+    }
+    free(c);
+}
+
+static utc_status_t check_options(const utc_conduit_options_t *o)
+{
+    if (o->mode != UTC_CONDUIT_SINGLE_ENTRY && o->mode != UTC_CONDUIT_FREE)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_create: unknown mode %d",
+                          (int)o->mode);
+    if (o->inline_max > ((size_t)1 << 20))
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_conduit_create: inline_max %zu is above the 1 MiB limit",
+                          o->inline_max);
+    unsigned n = o->ring_slots;
+    if (n < 2 || n > 65536 || (n & (n - 1)))
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_conduit_create: ring_slots %u is not a power of two in 2..65536", n);
+    if ((size_t)n * o->inline_max > ((size_t)256 << 20))
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_conduit_create: ring_slots * inline_max = %zu bytes per direction "
+                          "is above the 256 MiB limit", (size_t)n * o->inline_max);
+    return UTC_OK;
+}
+
+static utc_status_t end_init(utc__conduit_end_t *e, utc_task_t *task)
+{
+    struct utc__task *t = task->impl;
+    e->task = task;
+    e->nlocal = t->nlocal;
+    e->entry_rank = t->entry_rank;
+    e->ngroup = t->ngroup;
+    if (!(e->group_ranks = malloc(sizeof(int) * (size_t)t->ngroup)))
+        return utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
+    memcpy(e->group_ranks, t->group_ranks, sizeof(int) * (size_t)t->ngroup);
+    if (e->nlocal > 1) {
+        utc__barrier_init(&e->barrier, (unsigned)e->nlocal);
+        if (!(e->op_count = calloc((size_t)e->nlocal, sizeof *e->op_count)))
+            return utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
+    }
+    return UTC_OK;
+}
+
+static bool in_group(const utc__conduit_end_t *e, int rank)
+{
+    for (int i = 0; i < e->ngroup; i++)
+        if (e->group_ranks[i] == rank)
+            return true;
+    return false;
+}
+
+utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
+                                const utc_conduit_options_t *opts, utc_conduit_t **out)
+{
+    utc_status_t rc;
+    if ((rc = utc__task_check(src, "utc_conduit_create")) != UTC_OK ||
+        (rc = utc__task_check(dst, "utc_conduit_create")) != UTC_OK)
+        return rc;
+    if (!out)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_create: out is NULL");
+    if (src == dst)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_conduit_create: source and destination are the same task");
+    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
+    if (opts)
+        o = *opts;
+    if ((rc = check_options(&o)) != UTC_OK)
+        return rc;
+
+    int me = utc_rank(), nranks = utc_nranks();
+    int *members = NULL;
+    utc_conduit_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
+    pthread_mutex_lock(&reg_lock);
+    c->id = next_id++; /* every rank creates conduits in the same order: ids agree */
+    pthread_mutex_unlock(&reg_lock);
+    c->opts = o;
+    if ((rc = end_init(&c->end[0], src)) != UTC_OK || (rc = end_init(&c->end[1], dst)) != UTC_OK)
+        goto fail;
+
+    /* Which transports this rank needs. Every rank computes the same answer from the proc
+     * lists, so the collective MPI_Comm_split below is entered by all or by none. */
+    const utc__conduit_end_t *e0 = &c->end[0], *e1 = &c->end[1];
+    bool need_local, need_remote;
+    if (!(members = calloc((size_t)nranks, sizeof *members))) {
+        rc = utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
+        goto fail;
+    }
+    int nmembers = 0;
+    if (o.mode == UTC_CONDUIT_SINGLE_ENTRY) {
+        need_local = e0->entry_rank == e1->entry_rank && me == e0->entry_rank;
+        need_remote = e0->entry_rank != e1->entry_rank;
+        for (int r = 0; r < nranks; r++)
+            if (r == e0->entry_rank || r == e1->entry_rank)
+                members[nmembers++] = r;
+    } else {
+        need_local = in_group(e0, me) && in_group(e1, me);
+        need_remote = !(e0->ngroup == 1 && e1->ngroup == 1 &&
+                        e0->group_ranks[0] == e1->group_ranks[0]);
+        for (int r = 0; r < nranks; r++)
+            if (in_group(e0, r) || in_group(e1, r))
+                members[nmembers++] = r;
+    }
+    if (need_remote &&
+        (rc = utc__mpi_transport_create(c, members, nmembers, &c->remote)) != UTC_OK)
+        goto fail;
+    if (need_local && (rc = utc__shm_transport_create(c, &c->local)) != UTC_OK)
+        goto fail;
+    if ((c->local && !transport_ok(c->local)) || (c->remote && !transport_ok(c->remote))) {
+        rc = utc__error(UTC_ERR_INTERNAL, "utc_conduit_create: a transport has an incomplete "
+                        "ops table");
+        goto fail;
+    }
+    c->entry_transport = e0->entry_rank == e1->entry_rank ? UTC_CONDUIT_INPROC : UTC_CONDUIT_MPI;
+    free(members);
+
+    pthread_mutex_lock(&reg_lock);
+    c->self = c;
+    HASH_ADD_PTR(registry, self, c);
+    pthread_mutex_unlock(&reg_lock);
+    utc_log(UTC_LOG_DEBUG, "conduit %d: '%s' -> '%s', %s mode, %s between entries%s%s", c->id,
+            utc_task_name(src), utc_task_name(dst),
+            o.mode == UTC_CONDUIT_FREE ? "free" : "single-entry",
+            c->entry_transport == UTC_CONDUIT_INPROC ? "in-process" : "MPI",
+            c->local ? "; rings here" : "", c->remote ? "; MPI communicator here" : "");
+    *out = c;
+    return UTC_OK;
+fail:
+    free(members);
+    conduit_free(c);
+    return rc;
+}
+
+static void registry_remove(utc_conduit_t *c)
+{
+    pthread_mutex_lock(&reg_lock);
+    HASH_DEL(registry, c);
+    /* release: pairs with the acquire in conduit_check */
+    atomic_fetch_add_explicit(&reg_epoch, 1, memory_order_release);
+    pthread_mutex_unlock(&reg_lock);
+}
+
+utc_status_t utc_conduit_destroy(utc_conduit_t *conduit)
+{
+    utc_status_t rc = conduit_check(conduit, "utc_conduit_destroy");
+    if (rc != UTC_OK)
+        return rc;
+    registry_remove(conduit);
+    conduit_free(conduit);
+    return UTC_OK;
+}
+
+void utc__conduits_finalize(void)
+{
+    utc_conduit_t *c, *tmp, *rev = NULL;
+    pthread_mutex_lock(&reg_lock);
+    HASH_ITER(hh, registry, c, tmp) {
+        HASH_DEL(registry, c);
+        c->hh.next = rev;
+        rev = c;
+    }
+    atomic_fetch_add_explicit(&reg_epoch, 1, memory_order_release); /* as in registry_remove */
+    pthread_mutex_unlock(&reg_lock);
+    while (rev) { /* newest first */
+        c = rev;
+        rev = c->hh.next;
+        utc_log(UTC_LOG_DEBUG, "utc_finalize: destroying conduit %d left alive", c->id);
+        conduit_free(c);
+    }
+}
+
+int utc_conduit_id(const utc_conduit_t *conduit)
+{
+    utc_status_t rc = conduit_check(conduit, "utc_conduit_id");
+    return rc != UTC_OK ? (int)rc : conduit->id;
+}
+
+utc_conduit_transport_t utc_conduit_transport(const utc_conduit_t *conduit)
+{
+    if (conduit_check(conduit, "utc_conduit_transport") != UTC_OK)
+        return UTC_CONDUIT_NONE;
+    return conduit->entry_transport;
+}
+
+/* ---- operations ---- */
+
+/* One operation as the public API asked for it. */
+typedef struct xfer {
+    const char *fn;
+    utc__op_t op;
+    bool owned;
+    bool all;        /* every local thread calls; thread 0 transfers */
+    bool by;         /* *_by: only `thread` transfers */
+    bool named_peer; /* _to/_from: `peer` named; else the other task's entry rank */
+    bool timed;      /* read_timeout: `timeout` applies */
+    int thread;
+    int peer;
+    int tag;
+    const void *sbuf;
+    void *rbuf;
+    size_t size;     /* send: message size; recv: capacity */
+    double timeout;  /* seconds */
+} xfer_t;
+
+/* Where an operation goes, once its arguments have been checked. */
+typedef struct route {
+    utc_ctx_t *ctx;
+    int end;        /* the caller's end: 0 source task, 1 destination task */
+    int peer;       /* world rank of the other end */
+    utc__transport_t *tp;
+    bool skip;      /* *_by called by a thread other than the named one */
+} route_t;
+
+static const char *task_label(const utc__conduit_end_t *e)
+{
+    const char *n = e->task->ops->name;
+    return n ? n : "(unnamed)";
+}
+
+static utc_status_t route_op(utc_conduit_t *c, const xfer_t *x, route_t *r)
+{
+    utc_status_t rc = conduit_check(c, x->fn);
+    if (rc != UTC_OK)
+        return rc;
+    utc_ctx_t *ctx = utc_ctx_self();
+    int end = !ctx ? -1 : ctx->task == c->end[0].task ? 0 : ctx->task == c->end[1].task ? 1 : -1;
+    if (end < 0)
+        return utc__error(UTC_ERR_NOT_MEMBER,
+                          "%s: the calling thread is not a thread of task '%s' or '%s', the "
+                          "two ends of conduit %d", x->fn, task_label(&c->end[0]),
+                          task_label(&c->end[1]), c->id);
+    if (x->tag < 0)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is negative (tags are 0..%d)", x->fn,
+                          x->tag, UTC_CONDUIT_TAG_MAX);
+    if (x->tag > UTC_CONDUIT_TAG_MAX)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is above UTC_CONDUIT_TAG_MAX (%d)",
+                          x->fn, x->tag, UTC_CONDUIT_TAG_MAX);
+    if (x->op == UTC__OP_SEND && !x->sbuf && x->size)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: buffer is NULL but size is %zu", x->fn,
+                          x->size);
+    if (x->op == UTC__OP_RECV && !x->owned && !x->rbuf && x->size)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: buffer is NULL but capacity is %zu", x->fn,
+                          x->size);
+    if (x->op == UTC__OP_SEND && x->owned) {
+        size_t cap;
+        if (!utc__buf_size(x->sbuf, &cap))
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "%s: buffer %p does not come from utc_buf_alloc", x->fn, x->sbuf);
+        if (x->size > cap)
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "%s: size %zu is larger than the buffer (%zu bytes)", x->fn,
+                              x->size, cap);
+    }
+    if (x->by) {
+        if (x->thread < 0 || x->thread >= ctx->local_count)
+            return utc__error(UTC_ERR_OUT_OF_RANGE,
+                              "%s: thread %d is out of range: task '%s' has %d thread(s) on "
+                              "rank %d (0..%d)", x->fn, x->thread, task_label(&c->end[end]),
+                              ctx->local_count, ctx->world_rank, ctx->local_count - 1);
+        if (ctx->local_id != x->thread) {
+            r->skip = true;
+            return UTC_OK;
+        }
+    }
+    r->skip = false;
+    const utc__conduit_end_t *mine = &c->end[end], *other = &c->end[1 - end];
+    int me = ctx->world_rank, peer;
+    if (c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY) {
+        if (x->named_peer)
+            return utc__error(UTC_ERR_STATE,
+                              "%s: conduit %d is in single-entry mode; naming a peer rank needs "
+                              "a conduit created with mode UTC_CONDUIT_FREE", x->fn, c->id);
+        if (me != mine->entry_rank)
+            return utc__error(UTC_ERR_NOT_MEMBER,
+                              "%s: conduit %d is in single-entry mode: only task '%s''s entry "
+                              "rank %d transfers, and this is rank %d (gather the data on "
+                              "rank %d, or use a free-mode conduit)", x->fn, c->id,
+                              task_label(mine), mine->entry_rank, me, mine->entry_rank);
+        peer = other->entry_rank;
+    } else {
+        peer = x->named_peer ? x->peer : other->entry_rank;
+        if (!in_group(other, peer))
+            return utc__error(UTC_ERR_OUT_OF_RANGE,
+                              "%s: rank %d holds no thread of task '%s', the other end of "
+                              "conduit %d", x->fn, peer, task_label(other), c->id);
+    }
+    utc__transport_t *tp = peer == me ? c->local : c->remote;
+    if (!tp)
+        return utc__error(UTC_ERR_INTERNAL, "%s: conduit %d has no transport from rank %d to %d",
+                          x->fn, c->id, me, peer);
+    if (tp->kind == UTC_CONDUIT_MPI && x->op == UTC__OP_SEND && x->size > INT_MAX)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "%s: a message between ranks is at most %d bytes (MPI's count); "
+                          "this one is %zu", x->fn, INT_MAX, x->size);
+    r->ctx = ctx;
+    r->end = end;
+    r->peer = peer;
+    r->tp = tp;
+    return UTC_OK;
+}
+
+static void req_init(utc_request_t *req, utc_conduit_t *c, const xfer_t *x, const route_t *r)
+{
+    memset(req, 0, sizeof *req);
+    req->magic = UTC__REQ_MAGIC;
+    req->op = x->op;
+    req->owned = x->owned;
+    /* a writer at end e sends in direction e; a reader at end e takes direction 1 - e */
+    req->dir = x->op == UTC__OP_SEND ? r->end : 1 - r->end;
+    req->tag = x->tag;
+    req->peer = r->peer;
+    req->tp = r->tp;
+    req->conduit = c;
+    req->sbuf = x->sbuf;
+    req->rbuf = x->rbuf;
+    req->size = x->size;
+    req->mpi_req = MPI_REQUEST_NULL;
+    atomic_init(&req->state, UTC__REQ_PENDING);
+}
+
+/* The status of a completed request, with the caller's error message. */
+static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t *received,
+                               void **obuf)
+{
+    switch (req->status) {
+    case UTC_OK:
+        if (received)
+            *received = req->op == UTC__OP_RECV ? req->received : req->size;
+        if (obuf)
+            *obuf = req->owned_buf;
+        return UTC_OK;
+    case UTC_ERR_TRUNCATE:
+        if (received)
+            *received = req->received;
+        return utc__error(UTC_ERR_TRUNCATE,
+                          "%s: the next message with tag %d is %zu bytes, larger than the "
+                          "%zu-byte buffer; nothing was received and the message stays queued "
+                          "for the next read of tag %d (use a buffer of at least %zu bytes, or "
+                          "utc_conduit_read_owned)", fn, req->tag, req->received, req->size,
+                          req->tag, req->received);
+    case UTC_ERR_MPI:
+        return utc__mpi_error(req->mpi_err, fn);
+    case UTC_ERR_NO_MEMORY:
+        return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory for a %zu-byte message (tag %d)",
+                          fn, req->op == UTC__OP_RECV ? req->received : req->size, req->tag);
+    case UTC_ERR_STATE:
+        return utc__error(UTC_ERR_STATE, "%s: conduit %d was destroyed with this operation in "
+                          "flight", fn, req->conduit->id);
+    default:
+        return utc__error(req->status, "%s: %s", fn, utc_status_string(req->status));
+    }
+}
+
+/* Run one operation to completion on the calling thread. Blocks. */
+static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
+                            size_t *received, void **obuf)
+{
+    utc_request_t req;
+    req_init(&req, c, x, r);
+    utc__transport_t *tp = r->tp;
+    utc_status_t rc = tp->ops->start(tp, &req);
+    if (rc != UTC_OK)
+        return rc;
+    if (!tp->ops->wait(tp, &req, x->timed ? x->timeout : -1)) {
+        if (tp->ops->cancel(tp, &req))
+            return utc__error(UTC_ERR_TIMEOUT,
+                              "%s: no message with tag %d arrived within %.3f s", x->fn, x->tag,
+                              x->timeout);
+        tp->ops->wait(tp, &req, -1); /* matched meanwhile: it is arriving */
+    }
+    return req_result(x->fn, &req, received, obuf);
+}
+
+/* A blocking operation: all local threads (thread 0 transfers) or one named thread. */
+static utc_status_t run_op(utc_conduit_t *c, const xfer_t *x, size_t *received, void **obuf)
+{
+    route_t r;
+    utc_status_t rc = route_op(c, x, &r);
+    if (rc != UTC_OK)
+        return rc;
+    if (r.skip) {
+        if (received)
+            *received = 0;
+        return UTC_OK;
+    }
+    utc__conduit_end_t *e = &c->end[r.end];
+    if (!x->all || e->nlocal <= 1)
+        return perform(c, x, &r, received, obuf);
+    /* every local thread is here; thread 0 transfers, the others sleep in the barrier */
+    unsigned k = e->op_count[r.ctx->local_id]++ & 1;
+    if (r.ctx->local_id == 0) {
+        size_t got = 0;
+        void *ob = NULL;
+        rc = perform(c, x, &r, &got, &ob);
+        e->rc[k] = rc;
+        e->received[k] = got;
+        e->obuf[k] = ob;
+        if (rc != UTC_OK)
+            snprintf(e->errmsg[k], sizeof e->errmsg[k], "%s", utc_last_error());
+    }
+    utc__barrier_wait(&e->barrier); /* orders thread 0's results before our reads */
+    rc = e->rc[k];
+    if (rc == UTC_OK || rc == UTC_ERR_TRUNCATE) {
+        if (received)
+            *received = e->received[k];
+        if (obuf && rc == UTC_OK)
+            *obuf = e->obuf[k];
+    }
+    if (rc != UTC_OK && r.ctx->local_id != 0)
+        utc__error(rc, "%s", e->errmsg[k]);
+    return rc;
+}
+
+#define XFER(...) ((xfer_t){__VA_ARGS__})
+
+utc_status_t utc_conduit_write(utc_conduit_t *conduit, const void *buf, size_t size, int tag)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_write", .op = UTC__OP_SEND, .all = true, .tag = tag,
+                    .sbuf = buf, .size = size);
+    return run_op(conduit, &x, NULL, NULL);
+}
+
+utc_status_t utc_conduit_read(utc_conduit_t *conduit, void *buf, size_t capacity, int tag,
+                              size_t *received)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_read", .op = UTC__OP_RECV, .all = true, .tag = tag,
+                    .rbuf = buf, .size = capacity);
+    return run_op(conduit, &x, received, NULL);
+}
+
+utc_status_t utc_conduit_read_timeout(utc_conduit_t *conduit, void *buf, size_t capacity,
+                                      int tag, size_t *received, double timeout_s)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_read_timeout", .op = UTC__OP_RECV, .all = true,
+                    .tag = tag, .rbuf = buf, .size = capacity, .timed = timeout_s >= 0,
+                    .timeout = timeout_s);
+    return run_op(conduit, &x, received, NULL);
+}
+
+utc_status_t utc_conduit_write_by(utc_conduit_t *conduit, int thread, const void *buf,
+                                  size_t size, int tag)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_write_by", .op = UTC__OP_SEND, .by = true,
+                    .thread = thread, .tag = tag, .sbuf = buf, .size = size);
+    return run_op(conduit, &x, NULL, NULL);
+}
+
+utc_status_t utc_conduit_read_by(utc_conduit_t *conduit, int thread, void *buf,
+                                 size_t capacity, int tag, size_t *received)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_read_by", .op = UTC__OP_RECV, .by = true,
+                    .thread = thread, .tag = tag, .rbuf = buf, .size = capacity);
+    return run_op(conduit, &x, received, NULL);
+}
+
+utc_status_t utc_conduit_write_owned(utc_conduit_t *conduit, void *buf, size_t size, int tag)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_write_owned", .op = UTC__OP_SEND, .owned = true,
+                    .all = true, .tag = tag, .sbuf = buf, .size = size);
+    if (!buf)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_write_owned: buffer is NULL");
+    return run_op(conduit, &x, NULL, NULL);
+}
+
+utc_status_t utc_conduit_read_owned(utc_conduit_t *conduit, int tag, void **buf, size_t *size)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_read_owned", .op = UTC__OP_RECV, .owned = true,
+                    .all = true, .tag = tag, .size = SIZE_MAX);
+    if (!buf)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_read_owned: buf (the output) is NULL");
+    return run_op(conduit, &x, size, buf);
+}
+
+utc_status_t utc_conduit_write_to(utc_conduit_t *conduit, int peer, const void *buf, size_t size,
+                                  int tag)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_write_to", .op = UTC__OP_SEND, .all = true, .tag = tag,
+                    .named_peer = true, .peer = peer, .sbuf = buf, .size = size);
+    return run_op(conduit, &x, NULL, NULL);
+}
+
+utc_status_t utc_conduit_read_from(utc_conduit_t *conduit, int peer, void *buf, size_t capacity,
+                                   int tag, size_t *received)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_read_from", .op = UTC__OP_RECV, .all = true, .tag = tag,
+                    .named_peer = true, .peer = peer, .rbuf = buf, .size = capacity);
+    return run_op(conduit, &x, received, NULL);
+}
+
+/* ---- asynchronous operations ---- */
+
+static utc_status_t start_async(utc_conduit_t *c, const xfer_t *x, utc_request_t **out)
+{
+    if (!out)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: req (the output) is NULL", x->fn);
+    route_t r;
+    utc_status_t rc = route_op(c, x, &r);
+    if (rc != UTC_OK)
+        return rc;
+    utc_request_t *req = malloc(sizeof *req);
+    if (!req)
+        return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", x->fn);
+    req_init(req, c, x, &r);
+    req->heap = true;
+    if ((rc = r.tp->ops->start(r.tp, req)) != UTC_OK) {
+        free(req);
+        return rc;
+    }
+    *out = req;
+    return UTC_OK;
+}
+
+utc_status_t utc_conduit_iwrite(utc_conduit_t *conduit, const void *buf, size_t size, int tag,
+                                utc_request_t **req)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_iwrite", .op = UTC__OP_SEND, .tag = tag, .sbuf = buf,
+                    .size = size);
+    return start_async(conduit, &x, req);
+}
+
+utc_status_t utc_conduit_iread(utc_conduit_t *conduit, void *buf, size_t capacity, int tag,
+                               utc_request_t **req)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_iread", .op = UTC__OP_RECV, .tag = tag, .rbuf = buf,
+                    .size = capacity);
+    return start_async(conduit, &x, req);
+}
+
+static utc_status_t check_request(utc_request_t **req, const char *fn)
+{
+    if (!req || !*req)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: request is NULL", fn);
+    if ((*req)->magic != UTC__REQ_MAGIC || !(*req)->heap)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "%s: %p is not a request from utc_conduit_iwrite/iread (or it has "
+                          "completed already)", fn, (void *)*req);
+    return UTC_OK;
+}
+
+static utc_status_t complete_async(utc_request_t **req, const char *fn, size_t *received)
+{
+    utc_request_t *r = *req;
+    utc_status_t rc = req_result(fn, r, received, NULL);
+    r->magic = 0;
+    free(r);
+    *req = NULL;
+    return rc;
+}
+
+utc_status_t utc_request_test(utc_request_t **req, int *done, size_t *received)
+{
+    utc_status_t rc = check_request(req, "utc_request_test");
+    if (rc != UTC_OK)
+        return rc;
+    if (!done)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_request_test: done (the output) is NULL");
+    utc_request_t *r = *req;
+    if (!r->tp->ops->progress(r->tp, r)) {
+        *done = 0;
+        return UTC_OK;
+    }
+    *done = 1;
+    return complete_async(req, "utc_request_test", received);
+}
+
+utc_status_t utc_request_wait(utc_request_t **req, size_t *received)
+{
+    utc_status_t rc = check_request(req, "utc_request_wait");
+    if (rc != UTC_OK)
+        return rc;
+    utc_request_t *r = *req;
+    r->tp->ops->wait(r->tp, r, -1);
+    return complete_async(req, "utc_request_wait", received);
+}

@@ -1,0 +1,372 @@
+/*
+ * MPI transport: the ends of the conduit are on different ranks.
+ *
+ * Each conduit gets a communicator of its own (MPI_Comm_split of the runtime's world
+ * communicator over the ranks that take part), so its messages can never match another
+ * conduit's or a task's, whatever the number of tasks. A message's MPI tag is
+ * 2 * tag + direction: the direction bit keeps the two directions apart when, in free
+ * mode, one rank holds threads of both tasks.
+ *
+ * Sends are MPI_Isend straight from the caller's buffer. Receives do not know the size
+ * in advance: MPI_Improbe (the thread-safe matched probe) finds the next message of the
+ * tag, then MPI_Imrecv receives it straight into the reader's buffer (no intermediate
+ * copy on our side). Reads of one (peer, tag) are matched in the order they were posted:
+ * each queue is probed from its oldest read, under the transport's lock. A message too
+ * large for the reader's buffer is received into a side buffer ("stash") and stays first
+ * in line for the next read of its tag, so truncation loses nothing.
+ *
+ * Waiting never holds a core: requests are tested with back-off (spin, yield, then sleeps
+ * growing to 1 ms), as utc__mpi_wait does.
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../conduit_internal.h"
+
+/* A message received before a read could take it (it was too large for that read). */
+typedef struct mpi_stash {
+    struct mpi_stash *next;
+    void *buf; /* utc_buf_alloc: handed over as it is to an owned read */
+    size_t size;
+} mpi_stash_t;
+
+/* Reads of one (source, MPI tag), oldest first, and its stashed messages. */
+typedef struct mpi_rxq {
+    uint64_t key;
+    utc_request_t *phead, *ptail;
+    mpi_stash_t *shead, *stail;
+    UT_hash_handle hh;
+} mpi_rxq_t;
+
+typedef struct mpi_transport {
+    utc__transport_t base;
+    MPI_Comm comm;
+    int *crank;            /* world rank -> rank in comm (-1: not a member) */
+    pthread_mutex_t lock;  /* guards the read queues; never held while sleeping */
+    mpi_rxq_t *rxqs;
+} mpi_transport_t;
+
+static_assert(offsetof(mpi_transport_t, base) == 0, "transport base must come first");
+
+static inline int mpi_tag(const utc_request_t *req) { return 2 * req->tag + req->dir; }
+
+static inline uint64_t rxq_key(int source, int tag)
+{
+    return ((uint64_t)(uint32_t)source << 32) | (uint32_t)tag;
+}
+
+static mpi_rxq_t *rxq_find(mpi_transport_t *t, const utc_request_t *req)
+{
+    uint64_t key = rxq_key(t->crank[req->peer], mpi_tag(req));
+    mpi_rxq_t *q;
+    HASH_FIND(hh, t->rxqs, &key, sizeof key, q);
+    return q;
+}
+
+static void rxq_trim(mpi_transport_t *t, mpi_rxq_t *q)
+{
+    if (!q->phead && !q->shead) {
+        HASH_DEL(t->rxqs, q);
+        free(q);
+    }
+}
+
+static void fail_mpi(utc_request_t *r, int err)
+{
+    r->mpi_err = err;
+    utc__req_finish(r, UTC_ERR_MPI);
+}
+
+/* Under the lock: give the oldest stashed message to read r (or refuse: too small). */
+static void take_stash(mpi_rxq_t *q, utc_request_t *r)
+{
+    mpi_stash_t *s = q->shead;
+    r->received = s->size;
+    if (!r->owned && s->size > r->size) {
+        utc__req_finish(r, UTC_ERR_TRUNCATE);
+        return;
+    }
+    if (r->owned) {
+        r->owned_buf = s->buf;
+    } else {
+        if (s->size)
+            memcpy(r->rbuf, s->buf, s->size);
+        utc_buf_free(s->buf);
+    }
+    if (!(q->shead = s->next))
+        q->stail = NULL;
+    free(s);
+    utc__req_finish(r, UTC_OK);
+}
+
+/*
+ * Under the lock: advance the reads of queue q in order. The oldest unmatched read probes;
+ * when nothing is there, later reads wait their turn. Reads whose receive is in flight are
+ * tested. Finished reads leave the queue (their owners see DONE).
+ */
+static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
+{
+    utc_request_t **link = &q->phead, *prev = NULL;
+    while (*link) {
+        utc_request_t *r = *link;
+        int flag = 0, err;
+        if (!r->mpi_matched) {
+            if (q->shead) {
+                take_stash(q, r);
+            } else {
+                MPI_Message msg;
+                MPI_Status st;
+                int source = t->crank[r->peer];
+                if ((err = MPI_Improbe(source, mpi_tag(r), t->comm, &flag, &msg, &st))) {
+                    fail_mpi(r, err);
+                } else if (!flag) {
+                    break; /* nothing yet: later reads must not overtake this one */
+                } else {
+                    int count = 0;
+                    MPI_Get_count(&st, MPI_BYTE, &count);
+                    size_t n = (size_t)count;
+                    r->received = n;
+                    if (!r->owned && n > r->size) {
+                        /* too large: receive it aside, keep it first in line */
+                        mpi_stash_t *s = malloc(sizeof *s);
+                        void *buf = utc_buf_alloc(n);
+                        if (!s || !buf) {
+                            free(s);
+                            utc_buf_free(buf);
+                            utc__req_finish(r, UTC_ERR_NO_MEMORY);
+                            utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte message "
+                                    "(tag %d) that did not fit its reader is lost",
+                                    t->base.conduit->id, n, r->tag);
+                            MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+                        } else if ((err = MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE))) {
+                            free(s);
+                            utc_buf_free(buf);
+                            fail_mpi(r, err);
+                        } else {
+                            s->buf = buf;
+                            s->size = n;
+                            s->next = NULL;
+                            q->shead = q->stail = s; /* the stash was empty */
+                            utc__req_finish(r, UTC_ERR_TRUNCATE);
+                        }
+                    } else {
+                        void *dst = r->rbuf;
+                        if (r->owned && !(dst = r->owned_buf = utc_buf_alloc(n))) {
+                            utc__req_finish(r, UTC_ERR_NO_MEMORY);
+                            utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte "
+                                    "message (tag %d) is lost", t->base.conduit->id, n, r->tag);
+                            MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+                        } else if ((err = MPI_Imrecv(dst, count, MPI_BYTE, &msg, &r->mpi_req))) {
+                            fail_mpi(r, err);
+                        } else {
+                            r->mpi_matched = true;
+                        }
+                    }
+                }
+            }
+        }
+        if (r->mpi_matched) {
+            if ((err = MPI_Test(&r->mpi_req, &flag, MPI_STATUS_IGNORE)))
+                fail_mpi(r, err);
+            else if (flag)
+                utc__req_finish(r, UTC_OK);
+        }
+        /* relaxed: DONE was set just above, by this thread, under the lock */
+        if (atomic_load_explicit(&r->state, memory_order_relaxed) == UTC__REQ_DONE) {
+            *link = r->next; /* r's owner may free it once it sees DONE: unlink first */
+            if (q->ptail == r)
+                q->ptail = prev;
+            continue;
+        }
+        prev = r;
+        link = &r->next;
+    }
+}
+
+static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
+{
+    mpi_transport_t *t = (mpi_transport_t *)tp;
+    if (req->op == UTC__OP_SEND) {
+        int err = MPI_Isend(req->sbuf, (int)req->size, MPI_BYTE, t->crank[req->peer],
+                            mpi_tag(req), t->comm, &req->mpi_req);
+        if (err)
+            return utc__mpi_error(err, "MPI_Isend");
+        return UTC_OK;
+    }
+    uint64_t key = rxq_key(t->crank[req->peer], mpi_tag(req));
+    mpi_rxq_t *q;
+    pthread_mutex_lock(&t->lock);
+    HASH_FIND(hh, t->rxqs, &key, sizeof key, q);
+    if (!q) {
+        if (!(q = calloc(1, sizeof *q))) {
+            pthread_mutex_unlock(&t->lock);
+            return utc__error(UTC_ERR_NO_MEMORY, "conduit read: out of memory");
+        }
+        q->key = key;
+        HASH_ADD(hh, t->rxqs, key, sizeof q->key, q);
+    }
+    req->next = NULL;
+    req->mpi_matched = false;
+    if (q->ptail)
+        q->ptail->next = req;
+    else
+        q->phead = req;
+    q->ptail = req;
+    rxq_progress(t, q);
+    rxq_trim(t, q);
+    pthread_mutex_unlock(&t->lock);
+    return UTC_OK;
+}
+
+static bool mpi_progress(utc__transport_t *tp, utc_request_t *req)
+{
+    mpi_transport_t *t = (mpi_transport_t *)tp;
+    if (utc__req_state(req) == UTC__REQ_DONE)
+        return true;
+    if (req->op == UTC__OP_SEND) {
+        /* a send is only ever tested by its owner */
+        int flag = 0, err = MPI_Test(&req->mpi_req, &flag, MPI_STATUS_IGNORE);
+        if (err) {
+            fail_mpi(req, err);
+        } else if (flag) {
+            if (req->owned)
+                utc_buf_free((void *)req->sbuf);
+            utc__req_finish(req, UTC_OK);
+        }
+        return utc__req_state(req) == UTC__REQ_DONE;
+    }
+    pthread_mutex_lock(&t->lock);
+    /* relaxed: reads change state only under this lock */
+    if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
+        mpi_rxq_t *q = rxq_find(t, req);
+        if (q) {
+            rxq_progress(t, q);
+            rxq_trim(t, q);
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return utc__req_state(req) == UTC__REQ_DONE;
+}
+
+static bool mpi_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
+{
+    utc__backoff_t b = UTC__BACKOFF_INIT;
+    double deadline = utc__deadline(timeout_s);
+    for (;;) {
+        if (mpi_progress(tp, req))
+            return true;
+        if (deadline >= 0 && (b.iter & 15) == 0 && utc_wtime() >= deadline)
+            return false;
+        utc__backoff_step(&b);
+    }
+}
+
+static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
+{
+    mpi_transport_t *t = (mpi_transport_t *)tp;
+    if (req->op != UTC__OP_RECV)
+        return false;
+    bool removed = false;
+    pthread_mutex_lock(&t->lock);
+    mpi_rxq_t *q = rxq_find(t, req);
+    /* relaxed: under the lock, as above */
+    if (q && !req->mpi_matched &&
+        atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
+        for (utc_request_t **p = &q->phead, *prev = NULL; *p; prev = *p, p = &(*p)->next) {
+            if (*p == req) {
+                *p = req->next;
+                if (q->ptail == req)
+                    q->ptail = prev;
+                removed = true;
+                break;
+            }
+        }
+        rxq_trim(t, q);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return removed;
+}
+
+static void mpi_destroy(utc__transport_t *tp)
+{
+    mpi_transport_t *t = (mpi_transport_t *)tp;
+    mpi_rxq_t *q, *tmp;
+    HASH_ITER(hh, t->rxqs, q, tmp) {
+        while (q->shead) {
+            mpi_stash_t *s = q->shead;
+            q->shead = s->next;
+            utc_buf_free(s->buf);
+            free(s);
+        }
+        HASH_DEL(t->rxqs, q);
+        free(q);
+    }
+    MPI_Comm_free(&t->comm);
+    pthread_mutex_destroy(&t->lock);
+    free(t->crank);
+    free(t);
+}
+
+static const utc__transport_ops_t mpi_ops = {
+    .name = "MPI",
+    .start = mpi_start,
+    .progress = mpi_progress,
+    .wait = mpi_wait,
+    .cancel = mpi_cancel,
+    .destroy = mpi_destroy,
+};
+
+utc_status_t utc__mpi_transport_create(utc_conduit_t *c, const int *members, int nmembers,
+                                       utc__transport_t **out)
+{
+    MPI_Comm world = utc__world_comm(), comm = MPI_COMM_NULL;
+    int me = utc_rank(), nranks = utc_nranks(), member = 0, err;
+    for (int i = 0; i < nmembers; i++)
+        member |= members[i] == me;
+    /* collective over the world: non-members get MPI_COMM_NULL; key = world rank keeps
+     * the members in ascending order */
+    if ((err = MPI_Comm_split(world, member ? 0 : MPI_UNDEFINED, me, &comm)))
+        return utc__mpi_error(err, "utc_conduit_create: MPI_Comm_split");
+    if (!member) {
+        *out = NULL;
+        return UTC_OK;
+    }
+    utc_status_t rc;
+    mpi_transport_t *t = calloc(1, sizeof *t);
+    int *crank = malloc(sizeof *crank * (size_t)nranks);
+    if (!t || !crank) {
+        rc = utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
+        goto fail;
+    }
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int *tag_ub = NULL, flag = 0;
+    /* a predefined attribute: only MPI_COMM_WORLD is sure to carry it */
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
+    if (!flag || !tag_ub || *tag_ub < 2 * UTC_CONDUIT_TAG_MAX + 1) {
+        rc = utc__error(UTC_ERR_UNSUPPORTED,
+                        "utc_conduit_create: this MPI's largest tag (MPI_TAG_UB) is %d; conduits "
+                        "need at least %d (2 * UTC_CONDUIT_TAG_MAX + 1)",
+                        flag && tag_ub ? *tag_ub : -1, 2 * UTC_CONDUIT_TAG_MAX + 1);
+        goto fail;
+    }
+    for (int r = 0; r < nranks; r++)
+        crank[r] = -1;
+    for (int i = 0; i < nmembers; i++)
+        crank[members[i]] = i;
+    t->base.ops = &mpi_ops;
+    t->base.conduit = c;
+    t->base.kind = UTC_CONDUIT_MPI;
+    t->comm = comm;
+    t->crank = crank;
+    pthread_mutex_init(&t->lock, NULL);
+    *out = &t->base;
+    return UTC_OK;
+fail:
+    free(crank);
+    free(t);
+    MPI_Comm_free(&comm);
+    return rc;
+}

@@ -1,0 +1,609 @@
+/*
+ * In-process transport: both ends of the conduit live in this process.
+ *
+ * Each direction has a ring of fixed-size slots, a bounded multi-producer queue in the
+ * style of D. Vyukov's sequence-numbered ring:
+ *
+ * - slot i starts with seq = i. A writer claims position p (CAS on `tail`) when the slot's
+ *   seq == p, fills it, and publishes it with seq = p + 1 (release). The reader takes the
+ *   slot at `head` when its seq == head + 1 (acquire), and frees it with
+ *   seq = head + slots (release), which a writer one lap later waits for (acquire).
+ * - Writers never lock: claiming a slot is one CAS. A message of at most `inline_max`
+ *   bytes is copied into the slot and the writer returns at once; a larger one puts only
+ *   its address in the slot, the reader copies it straight from the writer's buffer (one
+ *   copy) and then completes the writer's request; an owned buffer's pointer is handed
+ *   over as it is.
+ * - Readers take messages under `rx_lock`: matching tags must be atomic with the pop, or
+ *   two readers could take two messages of one tag out of order. The lock is never held
+ *   while sleeping or while copying a large message.
+ *
+ * Tags: a reader that finds a message of another tag at the head moves it into that tag's
+ * queue (a small one is copied out of its slot, a large one only by its descriptor), so a
+ * reader of tag B never waits behind unread tag-A messages, and the ring keeps moving.
+ * Reads that find nothing are posted in their tag's queue and matched in the order they
+ * were posted, by whichever reader drains the ring next.
+ *
+ * A full ring: the write goes to a FIFO backlog (under `tx_lock`, only on this slow path);
+ * whoever frees slots (readers) or writes next flushes it in order. Blocked threads sleep
+ * on an event word per direction and side (futex after a short spin).
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../conduit_internal.h"
+
+typedef struct shm_slot {
+    atomic_size_t seq;
+    int tag;
+    utc__msg_desc_t d;  /* INLINE: the bytes follow the header (d.ptr unused) */
+} shm_slot_t;
+
+#define SLOT_HDR ((sizeof(shm_slot_t) + 63) & ~(size_t)63)
+
+/* A message taken out of the ring before anyone asked for it. */
+typedef struct shm_msg {
+    struct shm_msg *next;
+    utc__msg_desc_t d;  /* INLINE: d.ptr points at data */
+    unsigned char data[];
+} shm_msg_t;
+
+/* Reader-side state of one tag: queued messages or posted reads (never both for long). */
+typedef struct shm_tagq {
+    int tag;
+    shm_msg_t *uhead, *utail;
+    utc_request_t *phead, *ptail;
+    UT_hash_handle hh;
+} shm_tagq_t;
+
+typedef struct shm_dir {
+    /* writers */
+    alignas(64) atomic_size_t tail;     /* next position to claim */
+    atomic_size_t backlog_n;            /* writes waiting for a slot */
+    pthread_mutex_t tx_lock;            /* guards the backlog list */
+    utc_request_t *bhead, *btail;
+    /* the ring (read-only after creation) */
+    alignas(64) unsigned char *slots;
+    size_t mask, stride, inline_max;
+    /* readers */
+    alignas(64) pthread_mutex_t rx_lock; /* guards head, nqueued and the tag table */
+    size_t head;
+    size_t nqueued;                      /* posted reads + queued messages, all tags */
+    shm_tagq_t *tagqs;
+    /* event words: readers sleep on rx_event (bumped by every publish and by a reader
+     * that completes someone else's read), writers on tx_event (bumped when a large
+     * write is copied or a backlogged write is flushed) */
+    alignas(64) atomic_uint rx_event;
+    atomic_uint rx_sleepers;
+    alignas(64) atomic_uint tx_event;
+    atomic_uint tx_sleepers;
+} shm_dir_t;
+
+typedef struct shm_transport {
+    utc__transport_t base;
+    shm_dir_t dir[2];
+} shm_transport_t;
+
+static_assert(offsetof(shm_transport_t, base) == 0, "transport base must come first");
+
+static inline shm_dir_t *dir_of(utc__transport_t *tp, const utc_request_t *req)
+{
+    return &((shm_transport_t *)tp)->dir[req->dir];
+}
+
+/* ---- the ring ---- */
+
+static inline shm_slot_t *slot_at(shm_dir_t *d, size_t pos)
+{
+    return (shm_slot_t *)(d->slots + (pos & d->mask) * d->stride);
+}
+
+static inline unsigned char *slot_data(shm_slot_t *s) { return (unsigned char *)s + SLOT_HDR; }
+
+static utc__msg_kind_t send_kind(const shm_dir_t *d, const utc_request_t *req)
+{
+    if (req->owned)
+        return UTC__MSG_OWNED;
+    return req->size <= d->inline_max ? UTC__MSG_INLINE : UTC__MSG_LARGE;
+}
+
+/* Lock-free: claim the next slot and publish `req`'s message in it; false if full. */
+static bool ring_push(shm_dir_t *d, utc_request_t *req)
+{
+    /* relaxed: the position only names a slot; the slot's seq orders its contents */
+    size_t pos = atomic_load_explicit(&d->tail, memory_order_relaxed);
+    shm_slot_t *s;
+    for (;;) {
+        s = slot_at(d, pos);
+        /* acquire: pairs with the reader's release in ring_release, so our writes into
+         * the slot cannot overtake its reads of the previous message */
+        size_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+        intptr_t dif = (intptr_t)(seq - pos);
+        if (dif == 0) {
+            /* relaxed: claiming only; a failure reloads pos and retries */
+            if (atomic_compare_exchange_weak_explicit(&d->tail, &pos, pos + 1,
+                                                      memory_order_relaxed,
+                                                      memory_order_relaxed))
+                break;
+        } else if (dif < 0) {
+            return false; /* the slot still holds the message of the previous lap */
+        } else {
+            pos = atomic_load_explicit(&d->tail, memory_order_relaxed);
+        }
+    }
+    s->tag = req->tag;
+    s->d.kind = send_kind(d, req);
+    s->d.size = req->size;
+    s->d.ptr = req->sbuf;
+    s->d.wreq = s->d.kind == UTC__MSG_LARGE ? req : NULL;
+    if (s->d.kind == UTC__MSG_INLINE && req->size)
+        memcpy(slot_data(s), req->sbuf, req->size);
+    /* release: publishes the slot's contents to the reader's acquire in ring_peek */
+    atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+    return true;
+}
+
+/* Under rx_lock: the slot at head if a message is published there, else NULL. */
+static shm_slot_t *ring_peek(shm_dir_t *d, utc__msg_desc_t *m)
+{
+    shm_slot_t *s = slot_at(d, d->head);
+    /* acquire: pairs with the writer's release in ring_push */
+    if (atomic_load_explicit(&s->seq, memory_order_acquire) != d->head + 1)
+        return NULL;
+    *m = s->d;
+    if (m->kind == UTC__MSG_INLINE)
+        m->ptr = slot_data(s);
+    return s;
+}
+
+/* Under rx_lock: free the head slot for writers. */
+static void ring_release(shm_dir_t *d, shm_slot_t *s)
+{
+    /* release: our reads of the slot come before a writer's reuse (its acquire load) */
+    atomic_store_explicit(&s->seq, d->head + d->mask + 1, memory_order_release);
+    d->head++;
+}
+
+/* ---- tag queues (under rx_lock) ---- */
+
+static shm_tagq_t *tagq_find(shm_dir_t *d, int tag)
+{
+    shm_tagq_t *q;
+    HASH_FIND_INT(d->tagqs, &tag, q);
+    return q;
+}
+
+static shm_tagq_t *tagq_get(shm_dir_t *d, int tag)
+{
+    shm_tagq_t *q = tagq_find(d, tag);
+    if (!q && (q = calloc(1, sizeof *q))) {
+        q->tag = tag;
+        HASH_ADD_INT(d->tagqs, tag, q);
+    }
+    return q;
+}
+
+/* Free a tag's entry once it holds nothing, so many distinct tags cost no memory. */
+static void tagq_trim(shm_dir_t *d, shm_tagq_t *q)
+{
+    if (q && !q->uhead && !q->phead) {
+        HASH_DEL(d->tagqs, q);
+        free(q);
+    }
+}
+
+static bool posted_remove(shm_dir_t *d, utc_request_t *r)
+{
+    shm_tagq_t *q = tagq_find(d, r->tag);
+    if (!q)
+        return false;
+    for (utc_request_t **p = &q->phead, *prev = NULL; *p; prev = *p, p = &(*p)->next) {
+        if (*p != r)
+            continue;
+        *p = r->next;
+        if (q->ptail == r)
+            q->ptail = prev;
+        d->nqueued--;
+        tagq_trim(d, q);
+        return true;
+    }
+    return false;
+}
+
+/* ---- matching (under rx_lock) ---- */
+
+typedef enum { DELIVER_TAKEN, DELIVER_REFUSED } deliver_t;
+
+/*
+ * Give message `m` to read `r`. Small messages are copied here; large ones are left for
+ * r's owner to copy outside the lock (state MATCHED with the descriptor). Refused (r
+ * completes with an error, the message stays): too large for r's buffer, or no memory.
+ */
+static deliver_t deliver(const shm_dir_t *d, utc_request_t *r, const utc__msg_desc_t *m)
+{
+    r->received = m->size;
+    if (!r->owned && m->size > r->size) {
+        utc__req_finish(r, UTC_ERR_TRUNCATE);
+        return DELIVER_REFUSED;
+    }
+    void *dst = r->rbuf;
+    if (r->owned) {
+        if (m->kind == UTC__MSG_OWNED) {
+            r->owned_buf = (void *)m->ptr; /* the pointer itself crosses */
+            utc__req_finish(r, UTC_OK);
+            return DELIVER_TAKEN;
+        }
+        if (!(dst = r->owned_buf = utc_buf_alloc(m->size))) {
+            utc__req_finish(r, UTC_ERR_NO_MEMORY);
+            return DELIVER_REFUSED;
+        }
+    }
+    if (m->kind == UTC__MSG_INLINE || (m->kind == UTC__MSG_OWNED && m->size <= d->inline_max)) {
+        if (m->size)
+            memcpy(dst, m->ptr, m->size);
+        if (m->kind == UTC__MSG_OWNED)
+            utc_buf_free((void *)m->ptr);
+        utc__req_finish(r, UTC_OK);
+        return DELIVER_TAKEN;
+    }
+    r->m = *m;
+    /* release: the descriptor (and owned_buf) are visible to the owner's acquire */
+    atomic_store_explicit(&r->state, UTC__REQ_MATCHED, memory_order_release);
+    return DELIVER_TAKEN;
+}
+
+/*
+ * Offer message `m` with `tag` to that tag's posted reads, oldest first, and queue it if
+ * none takes it. False if it could not be queued (no memory): it stays where it was.
+ * *woke is set when a read other than `self` completed or matched.
+ */
+static bool dispatch(shm_dir_t *d, int tag, const utc__msg_desc_t *m, utc_request_t *self,
+                     bool *woke)
+{
+    shm_tagq_t *q = tagq_find(d, tag);
+    while (q && q->phead) {
+        utc_request_t *r = q->phead;
+        if (!(q->phead = r->next))
+            q->ptail = NULL;
+        d->nqueued--;
+        deliver_t res = deliver(d, r, m);
+        if (r != self)
+            *woke = true;
+        if (res == DELIVER_TAKEN) {
+            tagq_trim(d, q);
+            return true;
+        }
+    }
+    size_t extra = m->kind == UTC__MSG_INLINE ? m->size : 0;
+    shm_msg_t *msg = malloc(sizeof *msg + extra);
+    if (!msg || (!q && !(q = tagq_get(d, tag)))) {
+        free(msg);
+        return false;
+    }
+    msg->next = NULL;
+    msg->d = *m;
+    if (m->kind == UTC__MSG_INLINE) {
+        if (extra)
+            memcpy(msg->data, m->ptr, extra);
+        msg->d.ptr = msg->data;
+    }
+    if (q->utail)
+        q->utail->next = msg;
+    else
+        q->uhead = msg;
+    q->utail = msg;
+    d->nqueued++;
+    return true;
+}
+
+/* Move messages from the ring to reads and queues until `self` is no longer pending.
+ * Returns how many slots were freed. */
+static size_t drain(shm_dir_t *d, utc_request_t *self, bool *woke)
+{
+    size_t freed = 0;
+    utc__msg_desc_t m;
+    shm_slot_t *s;
+    /* relaxed: self's state changes only under rx_lock, which we hold */
+    while (atomic_load_explicit(&self->state, memory_order_relaxed) == UTC__REQ_PENDING &&
+           (s = ring_peek(d, &m))) {
+        if (!dispatch(d, s->tag, &m, self, woke)) {
+            if (posted_remove(d, self))
+                utc__req_finish(self, UTC_ERR_NO_MEMORY);
+            break;
+        }
+        ring_release(d, s);
+        freed++;
+    }
+    return freed;
+}
+
+/* Start a read: match it with the oldest message of its tag, or post it. */
+static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke)
+{
+    utc__msg_desc_t m;
+    shm_slot_t *s;
+    shm_tagq_t *q = NULL;
+    if (d->nqueued == 0) {
+        /* fast path: nothing is queued or posted, so the head message, if it has our
+         * tag, is the oldest of its tag */
+        if ((s = ring_peek(d, &m)) && s->tag == r->tag) {
+            if (deliver(d, r, &m) == DELIVER_TAKEN || dispatch(d, s->tag, &m, r, woke)) {
+                ring_release(d, s);
+                return 1;
+            }
+            return 0;
+        }
+    } else if ((q = tagq_find(d, r->tag)) && !q->phead && q->uhead) {
+        shm_msg_t *msg = q->uhead;
+        if (deliver(d, r, &msg->d) == DELIVER_TAKEN) {
+            if (!(q->uhead = msg->next))
+                q->utail = NULL;
+            free(msg);
+            d->nqueued--;
+            tagq_trim(d, q);
+        }
+        return 0; /* refused: the message stays at the head of its queue */
+    }
+    if (!q && !(q = tagq_get(d, r->tag))) {
+        utc__req_finish(r, UTC_ERR_NO_MEMORY);
+        return 0;
+    }
+    r->next = NULL;
+    if (q->ptail)
+        q->ptail->next = r;
+    else
+        q->phead = r;
+    q->ptail = r;
+    d->nqueued++;
+    return drain(d, r, woke);
+}
+
+/* ---- writers' backlog ---- */
+
+/* Push backlogged writes into the ring, in order, while there is room. */
+static void flush(shm_dir_t *d)
+{
+    bool pushed = false, finished = false;
+    pthread_mutex_lock(&d->tx_lock);
+    /* seq_cst fence: with the reader's fence in after_read, either we see the slot it
+     * freed or it sees our backlog count and flushes itself */
+    atomic_thread_fence(memory_order_seq_cst);
+    while (d->bhead && ring_push(d, d->bhead)) {
+        utc_request_t *r = d->bhead;
+        if (!(d->bhead = r->next))
+            d->btail = NULL;
+        /* seq_cst: a writer that then reads 0 finds its earlier writes in the ring */
+        atomic_fetch_sub(&d->backlog_n, 1);
+        pushed = true;
+        if (send_kind(d, r) != UTC__MSG_LARGE) {
+            utc__req_finish(r, UTC_OK); /* r may be gone after this */
+            finished = true;
+        }
+    }
+    pthread_mutex_unlock(&d->tx_lock);
+    if (pushed)
+        utc__event_signal(&d->rx_event, &d->rx_sleepers);
+    if (finished)
+        utc__event_signal(&d->tx_event, &d->tx_sleepers);
+}
+
+/* After a reader's pass: wake other readers it served, flush writers it made room for. */
+static void after_read(shm_dir_t *d, size_t freed, bool woke)
+{
+    if (woke)
+        utc__event_signal(&d->rx_event, &d->rx_sleepers);
+    if (freed) {
+        /* seq_cst fence: pairs with the one in flush (see there) */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load(&d->backlog_n))
+            flush(d);
+    }
+}
+
+/* Owner of a MATCHED read, outside the lock: the one copy of a large message. */
+static void finish_matched(shm_dir_t *d, utc_request_t *r)
+{
+    utc__msg_desc_t m = r->m;
+    void *dst = r->owned ? r->owned_buf : r->rbuf;
+    if (m.size)
+        memcpy(dst, m.ptr, m.size);
+    if (m.kind == UTC__MSG_OWNED) {
+        utc_buf_free((void *)m.ptr);
+    } else {
+        utc__req_finish(m.wreq, UTC_OK); /* the writer may reuse its buffer */
+        utc__event_signal(&d->tx_event, &d->tx_sleepers);
+    }
+    utc__req_finish(r, UTC_OK);
+}
+
+/* ---- ops ---- */
+
+static utc_status_t shm_start(utc__transport_t *tp, utc_request_t *req)
+{
+    shm_dir_t *d = dir_of(tp, req);
+    if (req->op == UTC__OP_RECV) {
+        bool woke = false;
+        pthread_mutex_lock(&d->rx_lock);
+        size_t freed = post_read(d, req, &woke);
+        pthread_mutex_unlock(&d->rx_lock);
+        after_read(d, freed, woke);
+        return UTC_OK;
+    }
+    /* seq_cst: pairs with the decrement in flush, so a write never overtakes an earlier
+     * backlogged write of the same thread */
+    if (atomic_load(&d->backlog_n) == 0 && ring_push(d, req)) {
+        if (send_kind(d, req) != UTC__MSG_LARGE)
+            utc__req_finish(req, UTC_OK);
+        utc__event_signal(&d->rx_event, &d->rx_sleepers);
+        return UTC_OK;
+    }
+    pthread_mutex_lock(&d->tx_lock);
+    req->next = NULL;
+    if (d->btail)
+        d->btail->next = req;
+    else
+        d->bhead = req;
+    d->btail = req;
+    atomic_fetch_add(&d->backlog_n, 1); /* seq_cst: see flush */
+    pthread_mutex_unlock(&d->tx_lock);
+    flush(d);
+    return UTC_OK;
+}
+
+static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
+{
+    shm_dir_t *d = dir_of(tp, req);
+    unsigned st = utc__req_state(req);
+    if (st == UTC__REQ_DONE)
+        return true;
+    if (req->op == UTC__OP_SEND) {
+        if (atomic_load(&d->backlog_n))
+            flush(d);
+        return utc__req_state(req) == UTC__REQ_DONE;
+    }
+    if (st == UTC__REQ_PENDING) {
+        bool woke = false;
+        size_t freed = 0;
+        pthread_mutex_lock(&d->rx_lock);
+        /* relaxed: only changed under the lock we hold */
+        if (atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_PENDING)
+            freed = drain(d, req, &woke);
+        pthread_mutex_unlock(&d->rx_lock);
+        after_read(d, freed, woke);
+        st = utc__req_state(req);
+    }
+    if (st == UTC__REQ_MATCHED) {
+        finish_matched(d, req);
+        st = UTC__REQ_DONE;
+    }
+    return st == UTC__REQ_DONE;
+}
+
+static bool shm_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
+{
+    shm_dir_t *d = dir_of(tp, req);
+    atomic_uint *ev = req->op == UTC__OP_RECV ? &d->rx_event : &d->tx_event;
+    atomic_uint *sl = req->op == UTC__OP_RECV ? &d->rx_sleepers : &d->tx_sleepers;
+    double deadline = utc__deadline(timeout_s);
+    for (;;) {
+        /* seq_cst, read before looking: any change after the look alters it */
+        unsigned old = atomic_load(ev);
+        if (shm_progress(tp, req))
+            return true;
+        if (!utc__event_wait(ev, old, sl, deadline))
+            return shm_progress(tp, req);
+    }
+}
+
+static bool shm_cancel(utc__transport_t *tp, utc_request_t *req)
+{
+    shm_dir_t *d = dir_of(tp, req);
+    if (req->op != UTC__OP_RECV)
+        return false;
+    pthread_mutex_lock(&d->rx_lock);
+    bool removed = atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_PENDING &&
+                   posted_remove(d, req);
+    pthread_mutex_unlock(&d->rx_lock);
+    return removed;
+}
+
+/* Drop a message nobody will read: free an owned buffer, release a blocked writer. */
+static void drop_message(const utc__msg_desc_t *m)
+{
+    if (m->kind == UTC__MSG_OWNED)
+        utc_buf_free((void *)m->ptr);
+    else if (m->kind == UTC__MSG_LARGE)
+        utc__req_finish(m->wreq, UTC_ERR_STATE);
+}
+
+static void shm_destroy(utc__transport_t *tp)
+{
+    shm_transport_t *t = (shm_transport_t *)tp;
+    for (int i = 0; i < 2; i++) {
+        shm_dir_t *d = &t->dir[i];
+        shm_tagq_t *q, *tmp;
+        HASH_ITER(hh, d->tagqs, q, tmp) {
+            while (q->uhead) {
+                shm_msg_t *msg = q->uhead;
+                q->uhead = msg->next;
+                drop_message(&msg->d);
+                free(msg);
+            }
+            for (utc_request_t *r = q->phead, *next; r; r = next) {
+                next = r->next;
+                utc__req_finish(r, UTC_ERR_STATE);
+            }
+            HASH_DEL(d->tagqs, q);
+            free(q);
+        }
+        utc__msg_desc_t m;
+        shm_slot_t *s;
+        while ((s = ring_peek(d, &m))) {
+            drop_message(&m);
+            ring_release(d, s);
+        }
+        for (utc_request_t *r = d->bhead, *next; r; r = next) {
+            next = r->next;
+            utc__req_finish(r, UTC_ERR_STATE);
+        }
+        free(d->slots);
+        pthread_mutex_destroy(&d->tx_lock);
+        pthread_mutex_destroy(&d->rx_lock);
+    }
+    free(t);
+}
+
+static const utc__transport_ops_t shm_ops = {
+    .name = "in-process",
+    .start = shm_start,
+    .progress = shm_progress,
+    .wait = shm_wait,
+    .cancel = shm_cancel,
+    .destroy = shm_destroy,
+};
+
+utc_status_t utc__shm_transport_create(utc_conduit_t *c, utc__transport_t **out)
+{
+    size_t size = (sizeof(shm_transport_t) + 63) & ~(size_t)63;
+    shm_transport_t *t = aligned_alloc(64, size);
+    if (!t)
+        return utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: no memory for the rings");
+    memset(t, 0, size);
+    t->base.ops = &shm_ops;
+    t->base.conduit = c;
+    t->base.kind = UTC_CONDUIT_INPROC;
+    size_t nslots = c->opts.ring_slots;
+    int i;
+    for (i = 0; i < 2; i++) {
+        shm_dir_t *d = &t->dir[i];
+        d->inline_max = c->opts.inline_max;
+        d->stride = SLOT_HDR + ((d->inline_max + 63) & ~(size_t)63);
+        d->mask = nslots - 1;
+        if (!(d->slots = aligned_alloc(64, d->stride * nslots)))
+            goto fail;
+        for (size_t k = 0; k < nslots; k++)
+            atomic_init(&slot_at(d, k)->seq, k);
+        atomic_init(&d->tail, 0);
+        atomic_init(&d->backlog_n, 0);
+        atomic_init(&d->rx_event, 0);
+        atomic_init(&d->rx_sleepers, 0);
+        atomic_init(&d->tx_event, 0);
+        atomic_init(&d->tx_sleepers, 0);
+        pthread_mutex_init(&d->tx_lock, NULL);
+        pthread_mutex_init(&d->rx_lock, NULL);
+    }
+    *out = &t->base;
+    return UTC_OK;
+fail:
+    while (i-- > 0) {
+        free(t->dir[i].slots);
+        pthread_mutex_destroy(&t->dir[i].tx_lock);
+        pthread_mutex_destroy(&t->dir[i].rx_lock);
+    }
+    free(t);
+    return utc__error(UTC_ERR_NO_MEMORY,
+                      "utc_conduit_create: no memory for two rings of %zu slots of %zu bytes",
+                      nslots, c->opts.inline_max);
+}
