@@ -79,8 +79,23 @@ static inline utc__gs_task_t *utc__gs_of(const utc_task_t *task)
     return (utc__gs_task_t *)task->impl->ext[UTC__EXT_GSHARED];
 }
 
+/* Thread-locals read on every access: the initial-exec model makes each read one
+ * instruction instead of a call to __tls_get_addr (the library is linked, not dlopen'd
+ * late; glibc keeps spare static TLS for the few bytes either way). */
+#define UTC__GS_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
+/* The task whose thread this is, set when the thread starts (or by the fallback below).
+ * Each task thread serves exactly one task for its whole life. */
+extern UTC__GS_TLS const utc_task_t *utc__gs_thread_task;
+
+/* The fallback: asks the framework, and caches a yes. */
+bool utc__gs_in_task_slow(const utc_task_t *task);
+
 /* Whether the calling thread is a thread of `task`. Cheap: one thread-local compare. */
-bool utc__gs_in_task(const utc_task_t *task);
+static inline bool utc__gs_in_task(const utc_task_t *task)
+{
+    return (task && utc__gs_thread_task == task) || utc__gs_in_task_slow(task);
+}
 
 /* Check ctx (non-NULL, the caller's own) and return its task's gshared state in *gs. */
 utc_status_t utc__gs_ctx_state(utc_ctx_t *ctx, const char *fn, utc__gs_task_t **gs)

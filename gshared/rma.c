@@ -43,7 +43,7 @@ typedef struct {
     MPI_Win win;
 } gs_stage_t;
 
-static _Thread_local gs_stage_t gs_stage = {NULL, 0, MPI_WIN_NULL};
+static UTC__GS_TLS gs_stage_t gs_stage = {NULL, 0, MPI_WIN_NULL};
 
 void utc__gs_stage_release(void)
 {

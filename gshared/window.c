@@ -10,16 +10,12 @@
 
 #include "gshared_internal.h"
 
-/* The task whose thread this is, set when the thread starts (and cached by the fallback in
- * utc__gs_in_task). Each task thread serves exactly one task for its whole life. */
-static _Thread_local const utc_task_t *gs_thread_task;
+UTC__GS_TLS const utc_task_t *utc__gs_thread_task;
 
-bool utc__gs_in_task(const utc_task_t *task)
+bool utc__gs_in_task_slow(const utc_task_t *task)
 {
-    if (task && gs_thread_task == task)
-        return true;
     if (task && utc__ctx_of(task)) {
-        gs_thread_task = task;
+        utc__gs_thread_task = task;
         return true;
     }
     return false;
@@ -210,7 +206,7 @@ static void gs_task_destroy(utc_task_t *task)
 
 static utc_status_t gs_thread_start(utc_ctx_t *ctx)
 {
-    gs_thread_task = ctx->task;
+    utc__gs_thread_task = ctx->task;
     return UTC_OK;
 }
 
@@ -218,7 +214,7 @@ static void gs_thread_stop(utc_ctx_t *ctx)
 {
     (void)ctx;
     utc__gs_stage_release();
-    gs_thread_task = NULL;
+    utc__gs_thread_task = NULL;
 }
 
 const utc__task_ext_t utc__gshared_ext = {
