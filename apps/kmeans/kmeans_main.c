@@ -1,0 +1,84 @@
+/* kmeans: the app's table for the cluster-app driver. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kmeans.h"
+
+static const capp_param_t km_params[] = {
+    [KM_P_POINTS] = {"points", "points (objects)", true, {8192, 131072, 2097152, 6144000}, 1,
+                     1LL << 32},
+    [KM_P_FEATURES] = {"features", "features per point", true, {16, 16, 16, 16}, 1, 1024},
+    [KM_P_CLUSTERS] = {"clusters", "clusters k", true, {16, 16, 16, 16}, 1, 1024},
+    [KM_P_ITERS] = {"iters", "step limit (stops earlier when no point changes)", false,
+                    {100, 100, 100, 100}, 1, 1 << 20},
+};
+
+static int km_check(const capp_cfg_t *cfg, char *msg, size_t len)
+{
+    km_dims_t d = km_dims(cfg);
+    if (d.k > d.n) {
+        snprintf(msg, len, "%d clusters need at least %d points, got %lld", d.k, d.k,
+                 (long long)d.n);
+        return 1;
+    }
+    if (d.n * d.f > INT_MAX) {
+        snprintf(msg, len, "more than %d features in all are not supported (MPI counts)",
+                 INT_MAX);
+        return 1;
+    }
+    return 0;
+}
+
+static double km_bytes(const capp_cfg_t *cfg)
+{
+    km_dims_t d = km_dims(cfg);
+    return (double)d.n * (4.0 * d.f + 4.0) * (cfg->verify ? 2 : 1);
+}
+
+static void km_describe(const capp_cfg_t *cfg, char *buf, size_t len)
+{
+    km_dims_t d = km_dims(cfg);
+    snprintf(buf, len, "%lld points x %d features, %d clusters, at most %lld steps",
+             (long long)d.n, d.f, d.k, (long long)d.iters);
+}
+
+static void km_free(void *out)
+{
+    free(out);
+}
+
+static const capp_app_t km_app = {
+    .name = "kmeans",
+    .summary = "k-means clustering, Lloyd's algorithm on float features",
+    .details =
+        "Sizes: S 8K, M 128K, L 2M points of 16 features (tables A.5-A.7), XL 6144000 points\n"
+        "(table A.3); 16 clusters (the dissertation does not say: a choice). The points are\n"
+        "16 blobs from the seed, on a grid of 2^-16 in [0,256); the first centroids are points\n"
+        "i*n/k. Steps run until no point changes cluster or --iters. Centroid sums are exact\n"
+        "64-bit integers in units of 2^-16, so the result does not depend on the order of\n"
+        "summation: --verify asks for equal step count, assignment checksum and bit-equal\n"
+        "centroids against seq, and checks each centroid is the mean of its points. mpi\n"
+        "scatters the points and all-reduces each step's sums; utc puts the points into\n"
+        "global shared data and all-reduces with a task collective, the threads of a rank\n"
+        "first adding their sums into one rank buffer atomically.",
+    .params = km_params,
+    .nparams = 4,
+    .check = km_check,
+    .bytes = km_bytes,
+    .describe = km_describe,
+    .run = {km_seq, km_mpi, km_utc,
+#ifdef CAPP_WITH_CUDA
+            km_gpu
+#else
+            NULL
+#endif
+    },
+    .verify = km_verify,
+    .free_out = km_free,
+};
+
+int main(int argc, char **argv)
+{
+    return capp_main(argc, argv, &km_app);
+}
