@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Profiling tests (tests/trace/CMakeLists.txt):
+#   run_trace_test.sh trace UTCRUN NP PROGRAM WORK EXPECT   UTC_TRACE, then check_trace.py
+#   run_trace_test.sh stats UTCRUN NP PROGRAM WORK EXPECT   UTC_STATS=1, then check_stats.py
+#   run_trace_test.sh off   UTCRUN NP PROGRAM WORK          neither: no trace, no table
+#   run_trace_test.sh plot  PLOTTER TRACE WORK              utc-trace-plot draws a trace
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+mode=$1; shift
+case "$mode" in
+trace|stats|off)
+    utcrun=$1 np=$2 prog=$3 work=$4 expect=${5:-}
+    mkdir -p "$work"
+    out="$work/$mode-np$np"
+    rm -f "$out.json" "$out.txt"
+    unset UTC_TRACE UTC_STATS
+    case "$mode" in
+    trace) UTC_TRACE="$out.json" "$utcrun" -np "$np" "$prog" > "$out.txt" 2>&1 \
+               || { cat "$out.txt"; exit 1; }
+           python3 "$here/check_trace.py" "$out.json" "$np" --expect "$expect" ;;
+    stats) UTC_STATS=1 "$utcrun" -np "$np" "$prog" > "$out.txt" 2>&1 \
+               || { cat "$out.txt"; exit 1; }
+           python3 "$here/check_stats.py" "$out.txt" "$np" --expect "$expect" ;;
+    off)   (cd "$work" && "$utcrun" -np "$np" "$prog") > "$out.txt" 2>&1 \
+               || { cat "$out.txt"; exit 1; }
+           if grep -q "utc stats" "$out.txt"; then echo "stats printed while off"; exit 1; fi
+           if ls "$work"/*.json 2>/dev/null | grep -q off; then echo "trace written"; exit 1; fi
+           echo "off ok" ;;
+    esac
+    ;;
+plot)
+    plotter=$1 trace=$2 work=$3
+    if ! /usr/bin/python3 -c "import matplotlib" 2>/dev/null &&
+       ! python3 -c "import matplotlib" 2>/dev/null; then
+        echo "skipped: no matplotlib (apt-get install python3-matplotlib)"; exit 77
+    fi
+    [ -s "$trace" ] || { echo "no trace at $trace (run the trace tests first)"; exit 1; }
+    rm -f "$work/trace.png"
+    "$plotter" "$trace" "$work/trace.png"
+    python3 - "$work/trace.png" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+assert len(data) > 10000, "suspiciously small PNG (%d bytes)" % len(data)
+print("plot ok: %d bytes" % len(data))
+PY
+    ;;
+*) echo "unknown mode $mode"; exit 2 ;;
+esac
