@@ -263,6 +263,10 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
             if (in_group(e0, r) || in_group(e1, r))
                 members[nmembers++] = r;
     }
+    /* the communicator is made collectively; Open MPI's collectives spin, so meet first
+     * in the runtime's barrier, where early ranks sleep */
+    if (need_remote && (rc = utc_barrier()) != UTC_OK)
+        goto fail;
     if (need_remote &&
         (rc = utc__mpi_transport_create(c, members, nmembers, &c->remote)) != UTC_OK)
         goto fail;

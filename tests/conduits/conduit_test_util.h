@@ -116,6 +116,18 @@ static inline void ct_run2(utc_task_t *a, ct_fn_t fa, void *da, utc_task_t *b, c
     UTC_ASSERT_OK(utc_task_run(b, &jb));
     UTC_ASSERT_OK(utc_task_wait(a));
     UTC_ASSERT_OK(utc_task_wait(b));
+    /* ranks that hold neither task wait here, asleep, rather than in the next MPI
+     * collective, where Open MPI would spin on a core the busy ranks need */
+    UTC_ASSERT_OK(utc_barrier());
+}
+
+/* Run one job on one task (collective) and wait. */
+static inline void ct_run1(utc_task_t *a, ct_fn_t fa, void *da)
+{
+    ct_job_t ja = {fa, da};
+    UTC_ASSERT_OK(utc_task_run(a, &ja));
+    UTC_ASSERT_OK(utc_task_wait(a));
+    UTC_ASSERT_OK(utc_barrier());
 }
 
 static inline uint64_t ct_mix(uint64_t x)

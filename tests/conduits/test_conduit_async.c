@@ -1,0 +1,256 @@
+/*
+ * Asynchronous requests: iread/iwrite with utc_request_test / utc_request_wait; reads of
+ * one tag matched in the order they were started whatever order they are waited in;
+ * many writes in flight with a tiny ring (progress without the writer testing); large
+ * messages; truncation reported at completion; blocking and asynchronous reads mixed.
+ */
+#include <unistd.h>
+
+#include "conduit_test_util.h"
+
+#define NREQ 10
+
+static int order_w(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    usleep(20000); /* let the reads be posted first */
+    for (int i = 0; i < NREQ; i++)
+        CT_OK(utc_conduit_write(c, &i, sizeof i, 1));
+    return 0;
+}
+
+static int order_r(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    int v[NREQ];
+    utc_request_t *req[NREQ];
+    for (int i = 0; i < NREQ; i++) {
+        v[i] = -1;
+        if (!CT_OK(utc_conduit_iread(c, &v[i], sizeof v[i], 1, &req[i])))
+            return -1;
+    }
+    for (int i = NREQ - 1; i >= 0; i--) { /* wait in reverse */
+        size_t got = 0;
+        CT_OK(utc_request_wait(&req[i], &got));
+        CT_CHECK(req[i] == NULL, "request %d not cleared", i);
+        CT_CHECK(v[i] == i && got == sizeof(int), "read %d got %d (%zu bytes)", i, v[i], got);
+    }
+    return 0;
+}
+
+/* ---- many writes in flight, tiny ring: the reader's progress flushes them ---- */
+
+#define NW 200
+
+static int many_w(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    static int vals[NW];
+    utc_request_t *req[NW];
+    for (int i = 0; i < NW; i++) {
+        vals[i] = i * 3;
+        if (!CT_OK(utc_conduit_iwrite(c, &vals[i], sizeof vals[i], 2, &req[i])))
+            return -1;
+    }
+    /* the reader reads them all without our help; then we collect the requests */
+    int back = 0;
+    CT_OK(utc_conduit_read(c, &back, sizeof back, 3, NULL));
+    CT_CHECK(back == NW, "reader reported %d", back);
+    for (int i = 0; i < NW; i++) {
+        int done = 0;
+        CT_OK(utc_request_test(&req[i], &done, NULL));
+        CT_CHECK(done == 1 && req[i] == NULL, "write %d not done after it was read", i);
+    }
+    return 0;
+}
+
+static int many_r(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    int n = 0;
+    for (int i = 0; i < NW; i++) {
+        int v = -1;
+        CT_OK(utc_conduit_read(c, &v, sizeof v, 2, NULL));
+        CT_CHECK(v == i * 3, "message %d is %d", i, v);
+        n += v == i * 3;
+    }
+    CT_OK(utc_conduit_write(c, &n, sizeof n, 3));
+    return 0;
+}
+
+/* ---- polling with test; large messages both ways ---- */
+
+#define BIG (6 << 20)
+
+typedef struct {
+    utc_conduit_t *c;
+    unsigned char *out, *in;
+} big_t;
+
+static int big_side(utc_ctx_t *ctx, void *d, int me)
+{
+    (void)ctx;
+    big_t *k = d;
+    ct_fill(k->out, BIG, 40 + me);
+    utc_request_t *w, *r;
+    if (!CT_OK(utc_conduit_iread(k->c, k->in, BIG, 4, &r)))
+        return -1;
+    if (!CT_OK(utc_conduit_iwrite(k->c, k->out, BIG, 4, &w)))
+        return -1;
+    /* both directions at once, each side polling both requests */
+    int wdone = 0, rdone = 0, polls = 0;
+    size_t got = 0;
+    while (!(wdone && rdone)) {
+        if (!wdone)
+            CT_OK(utc_request_test(&w, &wdone, NULL));
+        if (!rdone)
+            CT_OK(utc_request_test(&r, &rdone, &got));
+        if (++polls > 20000000) {
+            CT_CHECK(0, "requests never completed");
+            return -1;
+        }
+        if (polls > 1000)
+            usleep(50);
+    }
+    CT_CHECK(got == BIG && ct_verify(k->in, BIG, 40 + !me), "large message (%zu bytes)", got);
+    return 0;
+}
+
+static int big_a(utc_ctx_t *ctx, void *d) { return big_side(ctx, d, 0); }
+static int big_b(utc_ctx_t *ctx, void *d) { return big_side(ctx, d, 1); }
+
+/* ---- truncation reported at completion; blocking and async reads mixed ---- */
+
+static int mix_w(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    char big[100];
+    memset(big, 'x', sizeof big);
+    CT_OK(utc_conduit_write(c, big, sizeof big, 5));
+    for (int i = 1; i <= 2; i++)
+        CT_OK(utc_conduit_write(c, &i, sizeof i, 6));
+    return 0;
+}
+
+static int mix_r(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    char small[10], big[100];
+    utc_request_t *r;
+    size_t got = 0;
+    CT_OK(utc_conduit_iread(c, small, sizeof small, 5, &r));
+    CT_EXPECT(utc_request_wait(&r, &got), UTC_ERR_TRUNCATE);
+    CT_CHECK(got == 100 && r == NULL, "truncated read reports %zu bytes", got);
+    CT_OK(utc_conduit_read(c, big, sizeof big, 5, &got));
+    CT_CHECK(got == 100 && big[0] == 'x' && big[99] == 'x', "message kept after truncation");
+    /* an async read started first takes the first message; the blocking one the second */
+    int v1 = 0, v2 = 0;
+    CT_OK(utc_conduit_iread(c, &v1, sizeof v1, 6, &r));
+    CT_OK(utc_conduit_read(c, &v2, sizeof v2, 6, NULL));
+    CT_OK(utc_request_wait(&r, NULL));
+    CT_CHECK(v1 == 1 && v2 == 2, "async read got %d, blocking read got %d", v1, v2);
+    return 0;
+}
+
+static void pair(int ra, int rb, const utc_conduit_options_t *o, utc_conduit_t **cp,
+                 utc_task_t **ap, utc_task_t **bp)
+{
+    *ap = ct_task(&ct_ops_a, ra, 1);
+    *bp = ct_task(&ct_ops_b, rb, 1);
+    UTC_ASSERT_OK(utc_conduit_create(*ap, *bp, o, cp));
+}
+
+static void unpair(utc_conduit_t *c, utc_task_t *a, utc_task_t *b)
+{
+    UTC_ASSERT_OK(utc_conduit_destroy(c));
+    UTC_ASSERT_OK(utc_task_destroy(a));
+    UTC_ASSERT_OK(utc_task_destroy(b));
+}
+
+static void both_placements(void (*fn)(int ra, int rb))
+{
+    ct_begin();
+    int ra, rb;
+    ct_pair_ranks(&ra, &rb);
+    fn(0, 0);
+    if (ra != rb)
+        fn(ra, rb);
+    CT_END();
+}
+
+static void order_case(int ra, int rb)
+{
+    utc_conduit_t *c;
+    utc_task_t *a, *b;
+    pair(ra, rb, NULL, &c, &a, &b);
+    ct_run2(a, order_w, c, b, order_r, c);
+    unpair(c, a, b);
+}
+
+static void many_case(int ra, int rb)
+{
+    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
+    o.ring_slots = 4;
+    utc_conduit_t *c;
+    utc_task_t *a, *b;
+    pair(ra, rb, &o, &c, &a, &b);
+    ct_run2(a, many_w, c, b, many_r, c);
+    unpair(c, a, b);
+}
+
+static void big_case(int ra, int rb)
+{
+    utc_conduit_t *c;
+    utc_task_t *a, *b;
+    pair(ra, rb, NULL, &c, &a, &b);
+    big_t ka = {c, malloc(BIG), malloc(BIG)}, kb = {c, malloc(BIG), malloc(BIG)};
+    ct_run2(a, big_a, &ka, b, big_b, &kb);
+    free(ka.out), free(ka.in), free(kb.out), free(kb.in);
+    unpair(c, a, b);
+}
+
+static void mix_case(int ra, int rb)
+{
+    utc_conduit_t *c;
+    utc_task_t *a, *b;
+    pair(ra, rb, NULL, &c, &a, &b);
+    ct_run2(a, mix_w, c, b, mix_r, c);
+    unpair(c, a, b);
+}
+
+static void test_order(void) { both_placements(order_case); }
+static void test_many_in_flight(void) { both_placements(many_case); }
+static void test_big_both_ways(void) { both_placements(big_case); }
+static void test_truncate_and_mix(void) { both_placements(mix_case); }
+
+static void test_bad_requests(void)
+{
+    size_t got;
+    int done;
+    utc_request_t *none = NULL;
+    CU_ASSERT_EQUAL(utc_request_wait(NULL, &got), UTC_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(utc_request_wait(&none, &got), UTC_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(utc_request_test(&none, &done, &got), UTC_ERR_INVALID_ARG);
+    uint64_t junk[32] = {0};
+    utc_request_t *fake = (utc_request_t *)junk;
+    CU_ASSERT_EQUAL(utc_request_wait(&fake, &got), UTC_ERR_INVALID_ARG);
+    CU_ASSERT(strstr(utc_last_error(), "not a request") != NULL);
+}
+
+int main(int argc, char **argv)
+{
+    static const utc_test_case_t cases[] = {
+        {"reads matched in the order started", test_order},
+        {"200 writes in flight through a 4-slot ring", test_many_in_flight},
+        {"6 MiB both ways at once, polling with test", test_big_both_ways},
+        {"truncation at completion; async and blocking reads mixed", test_truncate_and_mix},
+        {"bad request handles", test_bad_requests},
+        UTC_TEST_END};
+    return utc_test_main(argc, argv, "conduit async", cases);
+}
