@@ -18,5 +18,5 @@ extern "C" int example_saxpy(float a, const float *x, float *y, size_t n, void *
     if (blocks == 0)
         return 0;
     saxpy_kernel<<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>(a, x, y, n);
-    return (int)cudaGetLastError();
+    return (int)cudaPeekAtLastError(); // left set: utc_gpu_check reports and clears it
 }

@@ -10,7 +10,7 @@ extern "C" {
 #endif
 
 /* y[i] = a * x[i] + y[i] for i < n, launched on `stream` (a cudaStream_t); does not wait.
- * Returns 0, or the launch's cudaError_t. */
+ * Returns 0, or the launch's cudaError_t, left set for utc_gpu_check() to report. */
 int example_saxpy(float a, const float *x, float *y, size_t n, void *stream);
 
 #ifdef __cplusplus
