@@ -14,16 +14,10 @@ struct utc__stats_conduit {
     UT_hash_handle hh;
 };
 
-void utc__stats_close(utc__stats_thread_t *st, utc__ev_t ev, bool waiting, uint64_t dur_ns,
-                      int obj, int64_t bytes)
+/* What an event adds besides waiting time: busy time and runs, conduit traffic. */
+static void account(utc__stats_thread_t *st, utc__ev_t ev, uint64_t dur_ns, int obj,
+                    int64_t bytes)
 {
-    if (st->depth <= 0)
-        return; /* unbalanced hook: ignore rather than corrupt the counters */
-    st->depth--;
-    /* An outer wait covers the waits nested in it: its duration replaces what they added
-     * since it opened, so nothing is counted twice. */
-    if (waiting && st->depth < UTC__STATS_DEPTH)
-        st->wait_ns = st->wait_at_open[st->depth] + dur_ns;
     switch (ev) {
     case UTC__EV_TASK_RUN:
         st->runs++;
@@ -53,6 +47,27 @@ void utc__stats_close(utc__stats_thread_t *st, utc__ev_t ev, bool waiting, uint6
     default:
         break;
     }
+}
+
+void utc__stats_close(utc__stats_thread_t *st, utc__ev_t ev, bool waiting, uint64_t dur_ns,
+                      int obj, int64_t bytes)
+{
+    if (st->depth <= 0)
+        return; /* unbalanced hook: ignore rather than corrupt the counters */
+    st->depth--;
+    /* An outer wait covers the waits nested in it: its duration replaces what they added
+     * since it opened, so nothing is counted twice. */
+    if (waiting && st->depth < UTC__STATS_DEPTH)
+        st->wait_ns = st->wait_at_open[st->depth] + dur_ns;
+    account(st, ev, dur_ns, obj, bytes);
+}
+
+void utc__stats_leaf(utc__stats_thread_t *st, utc__ev_t ev, bool waiting, uint64_t dur_ns,
+                     int obj, int64_t bytes)
+{
+    if (waiting)
+        st->wait_ns += dur_ns;
+    account(st, ev, dur_ns, obj, bytes);
 }
 
 void utc__stats_thread_fini(utc__stats_thread_t *st)

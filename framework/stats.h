@@ -51,6 +51,11 @@ static inline void utc__stats_open(utc__stats_thread_t *st)
 void utc__stats_close(utc__stats_thread_t *st, utc__ev_t ev, bool waiting, uint64_t dur_ns,
                       int obj, int64_t bytes);
 
+/* A leaf span (opened by nothing) ends after dur_ns. A wait adds its time; if it is
+ * nested in an open wait, that one's close replaces it, so nothing is counted twice. */
+void utc__stats_leaf(utc__stats_thread_t *st, utc__ev_t ev, bool waiting, uint64_t dur_ns,
+                     int obj, int64_t bytes);
+
 /* Free what the counters hold. */
 void utc__stats_thread_fini(utc__stats_thread_t *st);
 

@@ -54,7 +54,6 @@ static const struct {
     [UTC__EV_GPU_H2D] = {"gpu_h2d", "gpu", true},
     [UTC__EV_GPU_D2H] = {"gpu_d2h", "gpu", true},
     [UTC__EV_GPU_SYNC] = {"gpu_sync", "gpu", true},
-    [UTC__EV_GPU_KERNEL] = {"gpu_kernel", "gpu", false},
 };
 
 /* One recorded span. */
@@ -141,16 +140,10 @@ uint64_t utc__prof_begin(void)
     return utc__prof_clock();
 }
 
-void utc__prof_span(utc__ev_t ev, uint64_t t0, int obj, int64_t bytes, int tag, int peer)
+/* Append an event to the calling thread's buffer (trace on), growing it up to the bound. */
+static void record(prof_thread_t *p, utc__ev_t ev, uint64_t t0, uint64_t dur, int obj,
+                   int64_t bytes, int tag, int peer)
 {
-    uint64_t t1 = utc__prof_clock();
-    prof_thread_t *p = self;
-    if (!p || (unsigned)ev >= UTC__EV_COUNT)
-        return;
-    uint64_t dur = t1 > t0 ? t1 - t0 : 0;
-    utc__stats_close(&p->st, ev, ev_info[ev].waiting, dur, obj, bytes);
-    if (!(utc__prof_flags & UTC__PROF_TRACE))
-        return;
     if (p->nev == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : FIRST_EVENTS;
         if (cap > max_events)
@@ -165,6 +158,30 @@ void utc__prof_span(utc__ev_t ev, uint64_t t0, int obj, int64_t bytes, int tag, 
     }
     p->ev[p->nev++] = (ev_rec_t){.t0 = t0, .dur = dur, .bytes = bytes, .obj = obj, .tag = tag,
                                  .peer = peer, .ev = (uint16_t)ev};
+}
+
+void utc__prof_span(utc__ev_t ev, uint64_t t0, int obj, int64_t bytes, int tag, int peer)
+{
+    uint64_t t1 = utc__prof_clock();
+    prof_thread_t *p = self;
+    if (!p || (unsigned)ev >= UTC__EV_COUNT)
+        return;
+    uint64_t dur = t1 > t0 ? t1 - t0 : 0;
+    utc__stats_close(&p->st, ev, ev_info[ev].waiting, dur, obj, bytes);
+    if (utc__prof_flags & UTC__PROF_TRACE)
+        record(p, ev, t0, dur, obj, bytes, tag, peer);
+}
+
+void utc__prof_leaf(utc__ev_t ev, uint64_t t0, int obj, int64_t bytes, int tag, int peer)
+{
+    uint64_t t1 = utc__prof_clock();
+    prof_thread_t *p = self ? self : thread_record(-1, NULL, -1, -1);
+    if (!p || (unsigned)ev >= UTC__EV_COUNT)
+        return;
+    uint64_t dur = t1 > t0 ? t1 - t0 : 0;
+    utc__stats_leaf(&p->st, ev, ev_info[ev].waiting, dur, obj, bytes);
+    if (utc__prof_flags & UTC__PROF_TRACE)
+        record(p, ev, t0, dur, obj, bytes, tag, peer);
 }
 
 /* ---- start: settings and clocks ---- */

@@ -17,6 +17,15 @@
  * one thread must nest: every utc__prof_start is closed by exactly one UTC__PROF_END on
  * the same thread.
  *
+ * Where a function has early returns, a leaf span needs no closing: take a stamp, and
+ * record the span only on the path that reaches the end (nothing else may open a span
+ * in between on this thread):
+ *
+ *     uint64_t t0 = utc__prof_stamp();
+ *     ... if (err) return rc; ...
+ *     UTC__PROF_LEAF(UTC__EV_RMA_ATOMIC, t0, obj, 8, -1, rank);
+ *     return UTC_OK;
+ *
  * Events are kept in bounded per-thread buffers (no locks on the hot path) and written
  * at utc_finalize; see stats.h for what the statistics take from them.
  */
@@ -74,8 +83,7 @@ typedef enum utc__ev {
     /* GPU; obj = device, bytes moved */
     UTC__EV_GPU_H2D,
     UTC__EV_GPU_D2H,
-    UTC__EV_GPU_SYNC,   /* waiting for the thread's stream: its kernels and copies */
-    UTC__EV_GPU_KERNEL, /* a kernel, from launch to completion, where the runtime sees it */
+    UTC__EV_GPU_SYNC, /* waiting for the thread's stream (its kernels) or a buffer's copies */
     UTC__EV_COUNT
 } utc__ev_t;
 
@@ -99,6 +107,29 @@ static inline uint64_t utc__prof_start(void)
         if (UTC__PROF_ON())                                                                \
             utc__prof_span((ev), (t0), (obj), (int64_t)(bytes), (tag), (peer));            \
     } while (0)
+
+/* A stamp for a leaf span: 0 when profiling is off. Opens nothing. */
+static inline uint64_t utc__prof_stamp(void)
+{
+    return UTC__PROF_ON() ? utc__prof_clock() : 0;
+}
+
+/* Record a leaf span from t0 (a utc__prof_stamp) to now on the calling thread. */
+void utc__prof_leaf(utc__ev_t ev, uint64_t t0, int obj, int64_t bytes, int tag, int peer);
+
+#define UTC__PROF_LEAF(ev, t0, obj, bytes, tag, peer)                                      \
+    do {                                                                                   \
+        if (UTC__PROF_ON())                                                                \
+            utc__prof_leaf((ev), (t0), (obj), (int64_t)(bytes), (tag), (peer));            \
+    } while (0)
+
+/* Evaluate `call`, record a leaf span from t0 to its end, and yield its value. */
+#define UTC__PROF_LEAF_VAL(ev, t0, obj, bytes, tag, peer, call)                            \
+    __extension__({                                                                        \
+        __typeof__(call) utc__prof_rv_ = (call);                                           \
+        UTC__PROF_LEAF(ev, t0, obj, bytes, tag, peer);                                     \
+        utc__prof_rv_;                                                                     \
+    })
 
 /* Evaluate `call` inside a span and yield its value (a GNU statement expression). */
 #define UTC__PROF_CALL(ev, obj, bytes, tag, peer, call)                                    \

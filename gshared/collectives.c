@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "gshared_internal.h"
+#include "trace.h"
 
 typedef enum { COLL_BCAST, COLL_GATHER, COLL_SCATTER, COLL_REDUCE, COLL_ALLREDUCE } coll_kind_t;
 
@@ -135,10 +136,14 @@ static utc_status_t coll_all(utc_ctx_t *ctx, const coll_t *c)
         rc = coll_check(gs, c);
     if (rc != UTC_OK)
         return rc;
+    uint64_t prof_t0 = utc__prof_stamp();
     bool leader = utc__gs_team_enter(gs);
     if (leader)
         rc = coll_run(gs, c);
-    return utc__gs_team_leave(gs, leader, rc);
+    return UTC__PROF_LEAF_VAL((utc__ev_t)(UTC__EV_COLL_BCAST + c->kind), prof_t0,
+                              gs->task->impl->id, c->count * utc_datatype_size(c->type), -1,
+                              c->kind == COLL_ALLREDUCE ? -1 : c->root,
+                              utc__gs_team_leave(gs, leader, rc));
 }
 
 /* Only local thread `thread` makes the call; the others return at once. */
@@ -155,7 +160,11 @@ static utc_status_t coll_by(utc_ctx_t *ctx, int thread, const coll_t *c)
     if (ctx->local_id != thread)
         return UTC_OK;
     rc = coll_check(gs, c);
-    return rc != UTC_OK ? rc : coll_run(gs, c);
+    return rc != UTC_OK ? rc : UTC__PROF_CALL((utc__ev_t)(UTC__EV_COLL_BCAST + c->kind),
+                                              gs->task->impl->id,
+                                              c->count * utc_datatype_size(c->type), -1,
+                                              c->kind == COLL_ALLREDUCE ? -1 : c->root,
+                                              coll_run(gs, c));
 }
 
 utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type,

@@ -21,16 +21,16 @@
 #include <string.h>
 
 #include "gshared_internal.h"
+#include "trace.h"
 
 /* Largest piece moved by one MPI call (counts are int). */
 #define GS_CHUNK ((size_t)1 << 30)
-/* Transfers up to this size are completed by a flush (spinning); larger ones by a request
- * waited on with back-off. */
-#define GS_SPIN_MAX ((size_t)256 << 10)
 /* Stores up to this size go through the staging buffer. */
+#ifndef GS_STAGE_MAX
 #define GS_STAGE_MAX ((size_t)256)
+#endif
 /* Bytes of each thread's staging buffer. */
-#define GS_STAGE_SIZE ((size_t)64 << 10)
+#define GS_STAGE_SIZE ((size_t)256 << 10)
 
 /*
  * The calling thread's staging buffer. A staged put's origin is a slice of it; a slice is
@@ -108,25 +108,16 @@ static utc_status_t remote_check(const utc_gdata_t *gd, int rank, size_t start, 
 static utc_status_t remote_get(const utc_gdata_t *gd, int rank, size_t start, size_t n,
                                void *dst)
 {
+    char *p = dst;
     size_t disp = gd->offset + start * gd->elem_size;
     size_t left = n * gd->elem_size;
-    if (left <= GS_SPIN_MAX) {
-        int len = (int)left;
-        int err = MPI_Get(dst, len, MPI_BYTE, rank, (MPI_Aint)disp, len, MPI_BYTE, gd->win);
-        if (err == MPI_SUCCESS)
-            err = MPI_Win_flush_local(rank, gd->win);
-        return err == MPI_SUCCESS ? UTC_OK : utc__mpi_error(err, "MPI_Get (utc_gdata_rload)");
-    }
-    char *p = dst;
     while (left > 0) {
         int len = (int)(left < GS_CHUNK ? left : GS_CHUNK);
-        MPI_Request req;
-        int err = MPI_Rget(p, len, MPI_BYTE, rank, (MPI_Aint)disp, len, MPI_BYTE, gd->win, &req);
+        int err = MPI_Get(p, len, MPI_BYTE, rank, (MPI_Aint)disp, len, MPI_BYTE, gd->win);
+        if (err == MPI_SUCCESS)
+            err = MPI_Win_flush_local(rank, gd->win);
         if (err != MPI_SUCCESS)
-            return utc__mpi_error(err, "MPI_Rget (utc_gdata_rload)");
-        utc_status_t rc = utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0);
-        if (rc != UTC_OK)
-            return rc;
+            return utc__mpi_error(err, "MPI_Get (utc_gdata_rload)");
         p += len;
         disp += (size_t)len;
         left -= (size_t)len;
@@ -152,23 +143,14 @@ static utc_status_t remote_put(const utc_gdata_t *gd, int rank, size_t start, si
         if (err != MPI_SUCCESS)
             return utc__mpi_error(err, "MPI_Win_flush_local_all (utc_gdata_rstore)");
     }
-    if (left <= GS_SPIN_MAX) {
-        int len = (int)left;
-        err = MPI_Put(src, len, MPI_BYTE, rank, (MPI_Aint)disp, len, MPI_BYTE, gd->win);
-        if (err == MPI_SUCCESS)
-            err = MPI_Win_flush_local(rank, gd->win);
-        return err == MPI_SUCCESS ? UTC_OK : utc__mpi_error(err, "MPI_Put (utc_gdata_rstore)");
-    }
     const char *p = src;
     while (left > 0) {
         int len = (int)(left < GS_CHUNK ? left : GS_CHUNK);
-        MPI_Request req;
-        err = MPI_Rput(p, len, MPI_BYTE, rank, (MPI_Aint)disp, len, MPI_BYTE, gd->win, &req);
+        err = MPI_Put(p, len, MPI_BYTE, rank, (MPI_Aint)disp, len, MPI_BYTE, gd->win);
+        if (err == MPI_SUCCESS)
+            err = MPI_Win_flush_local(rank, gd->win);
         if (err != MPI_SUCCESS)
-            return utc__mpi_error(err, "MPI_Rput (utc_gdata_rstore)");
-        utc_status_t rc = utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0);
-        if (rc != UTC_OK)
-            return rc;
+            return utc__mpi_error(err, "MPI_Put (utc_gdata_rstore)");
         p += len;
         disp += (size_t)len;
         left -= (size_t)len;
@@ -179,27 +161,33 @@ static utc_status_t remote_put(const utc_gdata_t *gd, int rank, size_t start, si
 utc_status_t utc_gdata_rload(utc_gdata_t *gd, int rank, size_t index, void *dst)
 {
     utc_status_t rc = remote_check(gd, rank, index, 1, dst, "utc_gdata_rload");
-    return rc != UTC_OK ? rc : remote_get(gd, rank, index, 1, dst);
+    return rc != UTC_OK ? rc : UTC__PROF_CALL(UTC__EV_RMA_LOAD, gd->task->impl->id, gd->elem_size,
+                                              -1, rank, remote_get(gd, rank, index, 1, dst));
 }
 
 utc_status_t utc_gdata_rstore(utc_gdata_t *gd, int rank, size_t index, const void *src)
 {
     utc_status_t rc = remote_check(gd, rank, index, 1, src, "utc_gdata_rstore");
-    return rc != UTC_OK ? rc : remote_put(gd, rank, index, 1, src);
+    return rc != UTC_OK ? rc : UTC__PROF_CALL(UTC__EV_RMA_STORE, gd->task->impl->id, gd->elem_size,
+                                              -1, rank, remote_put(gd, rank, index, 1, src));
 }
 
 utc_status_t utc_gdata_rload_block(utc_gdata_t *gd, int rank, size_t start, size_t n,
                                    void *dst)
 {
     utc_status_t rc = remote_check(gd, rank, start, n, dst, "utc_gdata_rload_block");
-    return rc != UTC_OK ? rc : remote_get(gd, rank, start, n, dst);
+    return rc != UTC_OK ? rc : UTC__PROF_CALL(UTC__EV_RMA_LOAD, gd->task->impl->id,
+                                              n * gd->elem_size, -1, rank,
+                                              remote_get(gd, rank, start, n, dst));
 }
 
 utc_status_t utc_gdata_rstore_block(utc_gdata_t *gd, int rank, size_t start, size_t n,
                                     const void *src)
 {
     utc_status_t rc = remote_check(gd, rank, start, n, src, "utc_gdata_rstore_block");
-    return rc != UTC_OK ? rc : remote_put(gd, rank, start, n, src);
+    return rc != UTC_OK ? rc : UTC__PROF_CALL(UTC__EV_RMA_STORE, gd->task->impl->id,
+                                              n * gd->elem_size, -1, rank,
+                                              remote_put(gd, rank, start, n, src));
 }
 
 /* ---- atomics ---- */
@@ -226,6 +214,7 @@ utc_status_t utc_gdata_fetch_add(utc_gdata_t *gd, int rank, size_t index, int64_
     if (rc != UTC_OK)
         return rc;
     int64_t result = 0;
+    uint64_t prof_t0 = utc__prof_stamp();
     int err = MPI_Fetch_and_op(&value, &result, MPI_INT64_T, rank,
                                (MPI_Aint)(gd->offset + index * sizeof(int64_t)), MPI_SUM,
                                gd->win);
@@ -235,6 +224,7 @@ utc_status_t utc_gdata_fetch_add(utc_gdata_t *gd, int rank, size_t index, int64_
         return utc__mpi_error(err, "MPI_Fetch_and_op (utc_gdata_fetch_add)");
     if (old)
         *old = result;
+    UTC__PROF_LEAF(UTC__EV_RMA_ATOMIC, prof_t0, gd->task->impl->id, 8, -1, rank);
     return UTC_OK;
 }
 
@@ -246,6 +236,7 @@ utc_status_t utc_gdata_compare_swap(utc_gdata_t *gd, int rank, size_t index, int
     if (rc != UTC_OK)
         return rc;
     int64_t result = 0;
+    uint64_t prof_t0 = utc__prof_stamp();
     int err = MPI_Compare_and_swap(&value, &compare, &result, MPI_INT64_T, rank,
                                    (MPI_Aint)(gd->offset + index * sizeof(int64_t)), gd->win);
     if (err == MPI_SUCCESS)
@@ -254,6 +245,7 @@ utc_status_t utc_gdata_compare_swap(utc_gdata_t *gd, int rank, size_t index, int
         return utc__mpi_error(err, "MPI_Compare_and_swap (utc_gdata_compare_swap)");
     if (old)
         *old = result;
+    UTC__PROF_LEAF(UTC__EV_RMA_ATOMIC, prof_t0, gd->task->impl->id, 8, -1, rank);
     return UTC_OK;
 }
 
@@ -264,7 +256,8 @@ utc_status_t utc_gdata_quiet(utc_gdata_t *gd)
     utc_status_t rc = utc__gdata_check(gd, "utc_gdata_quiet");
     if (rc != UTC_OK)
         return rc;
-    int err = MPI_Win_flush_all(gd->win);
+    int err = UTC__PROF_CALL(UTC__EV_RMA_QUIET, gd->task->impl->id, -1, -1, -1,
+                             MPI_Win_flush_all(gd->win));
     if (err != MPI_SUCCESS)
         return utc__mpi_error(err, "MPI_Win_flush_all (utc_gdata_quiet)");
     gs_stage_reset(gd->win);
@@ -277,6 +270,7 @@ utc_status_t utc_gdata_barrier(utc_gdata_t *gd)
     if (rc != UTC_OK)
         return rc;
     utc__gs_task_t *gs = gd->gs;
+    uint64_t prof_t0 = utc__prof_stamp();
     /* Once every local thread has arrived, all their stores are issued: one flush_all then
      * completes them all (flushes are per process, not per thread). */
     bool leader = utc__gs_team_enter(gs);
@@ -295,7 +289,8 @@ utc_status_t utc_gdata_barrier(utc_gdata_t *gd)
                 MPI_Win_sync(gs->win); /* others' stores, visible to our local loads */
         }
     }
-    rc = utc__gs_team_leave(gs, leader, rc);
+    rc = UTC__PROF_LEAF_VAL(UTC__EV_RMA_BARRIER, prof_t0, gd->task->impl->id, -1, -1, -1,
+                            utc__gs_team_leave(gs, leader, rc));
     if (rc == UTC_OK)
         gs_stage_reset(gs->win); /* the leader's flush_all came after our last put */
     return rc;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gpu_cuda.h"
+#include "trace.h"
 
 enum { COPY_HOST = 1u, COPY_DEVICE = 2u };
 
@@ -53,7 +54,8 @@ static utc_status_t wait_pending(utc_gpu_data_t *d, const char *fn)
 {
     if (!d->pending)
         return UTC_OK;
-    utc_status_t rc = utc__gpu_wait_event(d->done, fn);
+    utc_status_t rc = UTC__PROF_CALL(UTC__EV_GPU_SYNC, d->device, d->bytes, -1, -1,
+                                     utc__gpu_wait_event(d->done, fn));
     if (rc == UTC_OK)
         d->pending = false;
     return rc;
@@ -98,6 +100,8 @@ static utc_status_t queued(utc_gpu_data_t *d, utc__gpu_thread_t *self, const cha
 
 static void count(utc_gpu_data_t *d, bool to_device, size_t bytes)
 {
+    UTC__PROF_LEAF(to_device ? UTC__EV_GPU_H2D : UTC__EV_GPU_D2H, utc__prof_stamp(), d->device,
+                   bytes, -1, -1); /* queued: the copy itself shows in the next gpu_sync */
     if (to_device) {
         d->stats.h2d_bytes += bytes;
         d->stats.h2d_copies++;

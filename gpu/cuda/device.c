@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "gpu_cuda.h"
+#include "trace.h"
 #include "sync.h"
 
 /* How long a waiter polls before it sleeps: short transfers finish within it. */
@@ -85,7 +86,8 @@ utc_status_t utc__gpu_wait_stream(utc__gpu_thread_t *self, const char *fn)
     cudaError_t err = cudaEventRecord(self->idle, self->stream);
     if (err != cudaSuccess)
         return utc__gpu_error(err, fn, "cudaEventRecord");
-    return utc__gpu_wait_event(self->idle, fn);
+    return UTC__PROF_CALL(UTC__EV_GPU_SYNC, self->device, -1, -1, -1,
+                          utc__gpu_wait_event(self->idle, fn));
 }
 
 int utc_gpu_supported(void) { return 1; }
