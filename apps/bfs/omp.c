@@ -26,9 +26,8 @@ static void omp_bfs(void *arg)
     {
         const long long me = omp_get_thread_num(), nt = omp_get_num_threads();
         for (long long v = n * me / nt; v < n * (me + 1) / nt; v++)
-            atomic_store_explicit(&job->level[v], -1, memory_order_relaxed);
+            atomic_store_explicit(&job->level[v], v == 0 ? 0 : -1, memory_order_relaxed);
         if (me == 0) {
-            atomic_store_explicit(&job->level[0], 0, memory_order_relaxed);
             job->front[0][0] = 0;
             atomic_store_explicit(&job->len[0], 1, memory_order_relaxed);
             atomic_store_explicit(&job->len[1], 0, memory_order_relaxed);

@@ -28,9 +28,8 @@ static int bfs_task_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     const long long n = g->n, me = ctx->local_id, nt = ctx->local_count;
     int rc;
     for (long long v = n * me / nt; v < n * (me + 1) / nt; v++)
-        atomic_store_explicit(&t->level[v], -1, memory_order_relaxed);
-    if (me == 0) { /* vertex 0 is in thread 0's slice */
-        atomic_store_explicit(&t->level[0], 0, memory_order_relaxed);
+        atomic_store_explicit(&t->level[v], v == 0 ? 0 : -1, memory_order_relaxed);
+    if (me == 0) { /* with more threads than vertices, vertex 0 may be in another slice */
         t->front[0][0] = 0;
         atomic_store_explicit(&t->len[0], 1, memory_order_relaxed);
         atomic_store_explicit(&t->len[1], 0, memory_order_relaxed);
