@@ -66,8 +66,12 @@ utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatyp
 /**
  * @brief Gather `count` elements from every rank into `recvbuf` on `root`, rank r's at
  * element r * count. Blocks.
+ * @param ctx     the calling thread's context
  * @param sendbuf this rank's `count` elements
  * @param recvbuf on root: group_size * count elements; ignored elsewhere (may be NULL)
+ * @param count   elements from each rank (<= INT_MAX)
+ * @param type    element type
+ * @param root    group rank that receives
  * @return as utc_task_bcast.
  */
 utc_status_t utc_task_gather(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
@@ -76,8 +80,12 @@ utc_status_t utc_task_gather(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf,
 /**
  * @brief Scatter: rank r receives elements r * count .. r * count + count-1 of `sendbuf`
  * on `root` into its `recvbuf`. Blocks.
+ * @param ctx     the calling thread's context
  * @param sendbuf on root: group_size * count elements; ignored elsewhere (may be NULL)
  * @param recvbuf `count` elements
+ * @param count   elements to each rank (<= INT_MAX)
+ * @param type    element type
+ * @param root    group rank that sends
  * @return as utc_task_bcast.
  */
 utc_status_t utc_task_scatter(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
@@ -86,7 +94,13 @@ utc_status_t utc_task_scatter(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf
 /**
  * @brief Element-wise reduction of every rank's `sendbuf` with `op` into `recvbuf` on
  * `root`. `sendbuf == recvbuf` is allowed (in place). Blocks.
+ * @param ctx     the calling thread's context
+ * @param sendbuf this rank's `count` elements
  * @param recvbuf on root: `count` elements; ignored elsewhere (may be NULL)
+ * @param count   elements (<= INT_MAX)
+ * @param type    element type
+ * @param op      reduction operation
+ * @param root    group rank that receives the result
  * @return as utc_task_bcast; UTC_ERR_INVALID_ARG also for an unknown op.
  */
 utc_status_t utc_task_reduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,

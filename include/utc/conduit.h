@@ -166,6 +166,11 @@ utc_status_t utc_conduit_read(utc_conduit_t *conduit, void *buf, size_t capacity
 
 /**
  * @brief utc_conduit_read with a time limit. Blocks at most about `timeout_s` seconds.
+ * @param conduit  the conduit
+ * @param buf      where to put the data (may be NULL when capacity is 0)
+ * @param capacity bytes available at buf
+ * @param tag      0 .. UTC_CONDUIT_TAG_MAX
+ * @param[out] received the message's size (may be NULL)
  * @param timeout_s seconds to wait; < 0 waits forever, 0 only checks what has arrived
  * @return as utc_conduit_read, plus UTC_ERR_TIMEOUT when no message came in time (then
  *         nothing was received and no later message is lost).
@@ -179,7 +184,11 @@ utc_status_t utc_conduit_read_timeout(utc_conduit_t *conduit, void *buf, size_t 
  * @brief utc_conduit_write performed by local thread `thread` alone. Blocks (that thread).
  *
  * Other threads of the task that call it return UTC_OK at once and do nothing.
+ * @param conduit the conduit
  * @param thread local thread id, 0 .. local thread count - 1
+ * @param buf     the data (may be NULL when size is 0)
+ * @param size    bytes to send
+ * @param tag     0 .. UTC_CONDUIT_TAG_MAX
  * @return as utc_conduit_write, plus UTC_ERR_OUT_OF_RANGE for a bad thread id.
  */
 utc_status_t utc_conduit_write_by(utc_conduit_t *conduit, int thread, const void *buf,
@@ -202,6 +211,10 @@ utc_status_t utc_conduit_read_by(utc_conduit_t *conduit, int thread, void *buf,
  *
  * `buf` must stay valid and unchanged until the request completes (utc_request_wait, or
  * utc_request_test reporting done). Writes with the same tag keep their issue order.
+ * @param conduit the conduit
+ * @param buf     the data (may be NULL when size is 0)
+ * @param size    bytes to send
+ * @param tag     0 .. UTC_CONDUIT_TAG_MAX
  * @param[out] req the request, set only on success
  * @return as utc_conduit_write (errors found at once).
  */
@@ -213,6 +226,10 @@ utc_status_t utc_conduit_iwrite(utc_conduit_t *conduit, const void *buf, size_t 
  *
  * Reads of the same tag are matched to messages in the order they were started.
  * `buf` must stay valid until the request completes.
+ * @param conduit  the conduit
+ * @param buf      where to put the data (may be NULL when capacity is 0)
+ * @param capacity bytes available at buf
+ * @param tag      0 .. UTC_CONDUIT_TAG_MAX
  * @param[out] req the request, set only on success
  * @return as utc_conduit_read (errors found at once; truncation is reported at completion).
  */
@@ -262,8 +279,10 @@ void utc_buf_free(void *buf);
  * returns at once. Across ranks the data is sent and the reader gets a buffer of its own.
  * Either way the buffer is no longer the caller's once this returns UTC_OK (it is freed
  * or handed over); on an error it still is. Across ranks, blocks until MPI is done with it.
+ * @param conduit the conduit
  * @param buf  from utc_buf_alloc (or a previous utc_conduit_read_owned)
  * @param size bytes of the message, at most the buffer's size
+ * @param tag  0 .. UTC_CONDUIT_TAG_MAX
  * @return as utc_conduit_write, plus UTC_ERR_INVALID_ARG when buf is not from
  *         utc_buf_alloc or size exceeds it.
  */
@@ -274,6 +293,8 @@ utc_status_t utc_conduit_write_owned(utc_conduit_t *conduit, void *buf, size_t s
  * buffer the writer handed over). Called by every local thread of the task; all get the
  * same buffer, which the caller frees once with utc_buf_free. Blocks until a message
  * arrives. Never truncates.
+ * @param conduit   the conduit
+ * @param tag       0 .. UTC_CONDUIT_TAG_MAX
  * @param[out] buf  the buffer, set only on success
  * @param[out] size the message's size (may be NULL)
  * @return as utc_conduit_read (no UTC_ERR_TRUNCATE).
@@ -286,7 +307,11 @@ utc_status_t utc_conduit_read_owned(utc_conduit_t *conduit, int tag, void **buf,
  * @brief Free mode: write to the other task's threads on world rank `peer`. Called by
  * every local thread of the calling task on this rank (local thread 0 sends). Blocks as
  * utc_conduit_write. The peer must call utc_conduit_read_from naming this rank.
+ * @param conduit the conduit (created in free mode)
  * @param peer a world rank that holds threads of the other task (may be this rank)
+ * @param buf  the data (may be NULL when size is 0)
+ * @param size bytes to send
+ * @param tag  0 .. UTC_CONDUIT_TAG_MAX
  * @return as utc_conduit_write, plus UTC_ERR_STATE (conduit in single-entry mode) and
  *         UTC_ERR_OUT_OF_RANGE (peer holds no thread of the other task).
  */

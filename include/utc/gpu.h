@@ -266,6 +266,7 @@ utc_status_t utc_gpu_data_wait(utc_gpu_data_t *data);
 /**
  * @brief Bytes and transfers the buffer has moved since it was made or its counters were
  * reset. A transfer is counted when it is queued. Does not block.
+ * @param data     the buffer
  * @param[out] out the counters
  * @return UTC_OK; UTC_ERR_INVALID_ARG; UTC_ERR_NO_GPU_SUPPORT.
  */

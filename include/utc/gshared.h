@@ -185,6 +185,10 @@ utc_status_t utc_gdata_barrier(utc_gdata_t *gd);
  *
  * Atomic with respect to other fetch_add and compare_swap calls (not to rstore or local
  * stores). Complete at the target on return. Blocks.
+ * @param gd    the object (elem_size 8)
+ * @param rank  group rank that holds the element
+ * @param index element index in that rank's part
+ * @param value what to add
  * @param[out] old the element's value before the add (may be NULL)
  * @return UTC_OK; UTC_ERR_INVALID_ARG (elem_size is not 8); others as utc_gdata_rload.
  */
@@ -194,6 +198,11 @@ utc_status_t utc_gdata_fetch_add(utc_gdata_t *gd, int rank, size_t index, int64_
 /**
  * @brief Atomically: if element `index` of `rank`'s part equals `compare`, set it to
  * `value`. Complete at the target on return. Blocks.
+ * @param gd      the object (elem_size 8)
+ * @param rank    group rank that holds the element
+ * @param index   element index in that rank's part
+ * @param compare the value the element must have to be swapped
+ * @param value   the new value
  * @param[out] old the element's value before (equal to `compare` iff it was swapped);
  *                 may be NULL
  * @return as utc_gdata_fetch_add.

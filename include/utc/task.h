@@ -27,7 +27,9 @@
 extern "C" {
 #endif
 
+/** A task: the runtime's part, first member of every user task struct (struct utc_task). */
 typedef struct utc_task utc_task_t;
+/** What a task thread knows about itself (struct utc_ctx). */
 typedef struct utc_ctx utc_ctx_t;
 struct utc__task;
 struct utc__thread;
