@@ -5,12 +5,15 @@
  */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "conduit_internal.h"
+#include "trace.h"
 
 /* How long a blocked thread spins before it sleeps on a futex: covers a ping-pong round
  * trip through the ring (well under a microsecond) with a wide margin. */
@@ -51,6 +54,28 @@ bool utc__event_wait(atomic_uint *event, unsigned old, atomic_uint *sleepers, do
     }
     atomic_fetch_sub(sleepers, 1);
     return changed;
+}
+
+void utc__poll_step(utc__poll_t *p)
+{
+    double now = utc_wtime();
+    if (p->iter++ == 0)
+        p->start = now;
+    double waited = now - p->start;
+    if (waited < 50e-6) {
+        for (int i = 0; i < 8; i++)
+            utc__cpu_relax();
+        return;
+    }
+    if (waited < 1e-3 || now < p->busy_until) {
+        sched_yield();
+        return;
+    }
+    double s = waited / 16;
+    if (s > 1e-3)
+        s = 1e-3;
+    struct timespec ts = {0, (long)(s * 1e9)};
+    nanosleep(&ts, NULL);
 }
 
 /* ---- owned buffers ---- */
@@ -263,10 +288,6 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
             if (in_group(e0, r) || in_group(e1, r))
                 members[nmembers++] = r;
     }
-    /* the communicator is made collectively; Open MPI's collectives spin, so meet first
-     * in the runtime's barrier, where early ranks sleep */
-    if (need_remote && (rc = utc_barrier()) != UTC_OK)
-        goto fail;
     if (need_remote &&
         (rc = utc__mpi_transport_create(c, members, nmembers, &c->remote)) != UTC_OK)
         goto fail;
@@ -407,7 +428,10 @@ static utc_status_t route_op(utc_conduit_t *c, const xfer_t *x, route_t *r)
     if (x->op == UTC__OP_RECV && !x->owned && !x->rbuf && x->size)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: buffer is NULL but capacity is %zu", x->fn,
                           x->size);
-    if (x->op == UTC__OP_SEND && x->owned) {
+    /* Only the thread that transfers looks at an owned buffer: when all local threads call,
+     * the others may arrive after thread 0 has handed it over (and the reader freed it);
+     * they get thread 0's status through the barrier. */
+    if (x->op == UTC__OP_SEND && x->owned && (!x->all || !ctx || ctx->local_id == 0)) {
         size_t cap;
         if (!utc__buf_size(x->sbuf, &cap))
             return utc__error(UTC_ERR_INVALID_ARG,
@@ -517,24 +541,41 @@ static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t 
     }
 }
 
+/* The profiling event of a finished operation: a transfer when it moved a message. */
+static utc__ev_t prof_event(const utc_request_t *req, utc_status_t rc)
+{
+    if (rc != UTC_OK)
+        return UTC__EV_CONDUIT_WAIT;
+    return req->op == UTC__OP_SEND ? UTC__EV_CONDUIT_WRITE : UTC__EV_CONDUIT_READ;
+}
+
+static int64_t prof_bytes(const utc_request_t *req, utc_status_t rc)
+{
+    if (rc != UTC_OK)
+        return 0;
+    return (int64_t)(req->op == UTC__OP_SEND ? req->size : req->received);
+}
+
 /* Run one operation to completion on the calling thread. Blocks. */
 static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
                             size_t *received, void **obuf)
 {
+    uint64_t t0 = utc__prof_start();
     utc_request_t req;
     req_init(&req, c, x, r);
     utc__transport_t *tp = r->tp;
     utc_status_t rc = tp->ops->start(tp, &req);
-    if (rc != UTC_OK)
-        return rc;
-    if (!tp->ops->wait(tp, &req, x->timed ? x->timeout : -1)) {
+    if (rc == UTC_OK && !tp->ops->wait(tp, &req, x->timed ? x->timeout : -1)) {
         if (tp->ops->cancel(tp, &req))
-            return utc__error(UTC_ERR_TIMEOUT,
-                              "%s: no message with tag %d arrived within %.3f s", x->fn, x->tag,
-                              x->timeout);
-        tp->ops->wait(tp, &req, -1); /* matched meanwhile: it is arriving */
+            rc = utc__error(UTC_ERR_TIMEOUT, "%s: no message with tag %d arrived within %.3f s",
+                            x->fn, x->tag, x->timeout);
+        else
+            tp->ops->wait(tp, &req, -1); /* matched meanwhile: it is arriving */
     }
-    return req_result(x->fn, &req, received, obuf);
+    if (rc == UTC_OK)
+        rc = req_result(x->fn, &req, received, obuf);
+    UTC__PROF_END(prof_event(&req, rc), t0, c->id, prof_bytes(&req, rc), x->tag, r->peer);
+    return rc;
 }
 
 /* A blocking operation: all local threads (thread 0 transfers) or one named thread. */
@@ -564,7 +605,9 @@ static utc_status_t run_op(utc_conduit_t *c, const xfer_t *x, size_t *received, 
         if (rc != UTC_OK)
             snprintf(e->errmsg[k], sizeof e->errmsg[k], "%s", utc_last_error());
     }
+    uint64_t t0 = utc__prof_start();
     utc__barrier_wait(&e->barrier); /* orders thread 0's results before our reads */
+    UTC__PROF_END(UTC__EV_CONDUIT_WAIT, t0, c->id, 0, x->tag, r.peer);
     rc = e->rc[k];
     if (rc == UTC_OK || rc == UTC_ERR_TRUNCATE) {
         if (received)
@@ -721,7 +764,12 @@ utc_status_t utc_request_test(utc_request_t **req, int *done, size_t *received)
     if (!done)
         return utc__error(UTC_ERR_INVALID_ARG, "utc_request_test: done (the output) is NULL");
     utc_request_t *r = *req;
-    if (!r->tp->ops->progress(r->tp, r)) {
+    uint64_t t0 = utc__prof_start();
+    bool complete = r->tp->ops->progress(r->tp, r);
+    /* the test that completes a moved message records the transfer; others a wait */
+    UTC__PROF_END(complete ? prof_event(r, r->status) : UTC__EV_CONDUIT_WAIT, t0, r->conduit->id,
+                  complete ? prof_bytes(r, r->status) : 0, r->tag, r->peer);
+    if (!complete) {
         *done = 0;
         return UTC_OK;
     }
@@ -735,6 +783,9 @@ utc_status_t utc_request_wait(utc_request_t **req, size_t *received)
     if (rc != UTC_OK)
         return rc;
     utc_request_t *r = *req;
+    uint64_t t0 = utc__prof_start();
     r->tp->ops->wait(r->tp, r, -1);
+    UTC__PROF_END(prof_event(r, r->status), t0, r->conduit->id, prof_bytes(r, r->status), r->tag,
+                  r->peer);
     return complete_async(req, "utc_request_wait", received);
 }

@@ -15,8 +15,9 @@
  * large for the reader's buffer is received into a side buffer ("stash") and stays first
  * in line for the next read of its tag, so truncation loses nothing.
  *
- * Waiting never holds a core: requests are tested with back-off (spin, yield, then sleeps
- * growing to 1 ms), as utc__mpi_wait does.
+ * Waiting never holds a core: requests are tested with back-off (utc__poll_step: spin,
+ * yield, then sleeps of at most 1 ms), like utc__mpi_wait, except that a transfer in
+ * flight is polled until it should be over.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -221,9 +222,10 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
     return UTC_OK;
 }
 
-static bool mpi_progress(utc__transport_t *tp, utc_request_t *req)
+/* Progress; *flowing: data is moving (a send in flight, or a read matched to a message). */
+static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
 {
-    mpi_transport_t *t = (mpi_transport_t *)tp;
+    *flowing = false;
     if (utc__req_state(req) == UTC__REQ_DONE)
         return true;
     if (req->op == UTC__OP_SEND) {
@@ -236,6 +238,7 @@ static bool mpi_progress(utc__transport_t *tp, utc_request_t *req)
                 utc_buf_free((void *)req->sbuf);
             utc__req_finish(req, UTC_OK);
         }
+        *flowing = true;
         return utc__req_state(req) == UTC__REQ_DONE;
     }
     pthread_mutex_lock(&t->lock);
@@ -246,21 +249,38 @@ static bool mpi_progress(utc__transport_t *tp, utc_request_t *req)
             rxq_progress(t, q);
             rxq_trim(t, q);
         }
+        *flowing = req->mpi_matched;
     }
     pthread_mutex_unlock(&t->lock);
     return utc__req_state(req) == UTC__REQ_DONE;
 }
 
+static bool mpi_progress(utc__transport_t *tp, utc_request_t *req)
+{
+    bool flowing;
+    return progress_ex((mpi_transport_t *)tp, req, &flowing);
+}
+
+/* Test with back-off. Once data is moving, keep polling (yielding) for about the time the
+ * transfer should take at 2 GB/s plus 1 ms, so a multi-MiB message is not finished late
+ * by a sleep; a waiter with nothing coming sleeps after ~1 ms. */
 static bool mpi_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
 {
-    utc__backoff_t b = UTC__BACKOFF_INIT;
+    mpi_transport_t *t = (mpi_transport_t *)tp;
+    utc__poll_t p = UTC__POLL_INIT;
     double deadline = utc__deadline(timeout_s);
+    bool flowing, was_flowing = false;
     for (;;) {
-        if (mpi_progress(tp, req))
+        if (progress_ex(t, req, &flowing))
             return true;
-        if (deadline >= 0 && (b.iter & 15) == 0 && utc_wtime() >= deadline)
+        if (flowing && !was_flowing) {
+            size_t bytes = req->op == UTC__OP_SEND ? req->size : req->received;
+            p.busy_until = utc_wtime() + 1e-3 + (double)bytes / 2e9;
+            was_flowing = true;
+        }
+        if (deadline >= 0 && (p.iter & 15) == 0 && utc_wtime() >= deadline)
             return false;
-        utc__backoff_step(&b);
+        utc__poll_step(&p);
     }
 }
 
@@ -326,6 +346,19 @@ utc_status_t utc__mpi_transport_create(utc_conduit_t *c, const int *members, int
     int me = utc_rank(), nranks = utc_nranks(), member = 0, err;
     for (int i = 0; i < nmembers; i++)
         member |= members[i] == me;
+    /* Open MPI's blocking collectives spin: meet first in a barrier that early ranks wait
+     * for asleep (tested with back-off) */
+    MPI_Request bar;
+    if ((err = MPI_Ibarrier(world, &bar)))
+        return utc__mpi_error(err, "utc_conduit_create: MPI_Ibarrier");
+    for (utc__poll_t p = UTC__POLL_INIT;;) {
+        int done = 0;
+        if ((err = MPI_Test(&bar, &done, MPI_STATUS_IGNORE)))
+            return utc__mpi_error(err, "utc_conduit_create: MPI_Test");
+        if (done)
+            break;
+        utc__poll_step(&p);
+    }
     /* collective over the world: non-members get MPI_COMM_NULL; key = world rank keeps
      * the members in ascending order */
     if ((err = MPI_Comm_split(world, member ? 0 : MPI_UNDEFINED, me, &comm)))

@@ -1,0 +1,304 @@
+/*
+ * utc_bench_conduit: ping-pong one-way latency and bandwidth of conduits, 1 B to 64 MiB,
+ * beside raw MPI_Send/MPI_Recv between the same two ranks, in one run:
+ *
+ *   - inproc:      an in-process conduit between two tasks on rank 0
+ *   - owned:       ownership passing (utc_conduit_write_owned / read_owned) in-process
+ *   - mpi_conduit: a conduit between a task on rank 0 and one on rank 1
+ *   - raw_mpi:     MPI_Send / MPI_Recv between the main threads of ranks 0 and 1
+ *
+ * Each figure is the best of REPS timed runs of n round trips (after a warm-up); one-way
+ * latency = time / (2 n). Run with 2 ranks (with 1 rank the MPI figures are null):
+ *
+ *   scripts/utcrun -np 2 build/apps/microbench/utc_bench_conduit [--json] [--threads N]
+ *                  [--max-size BYTES] [--reps R]
+ *
+ * With --json the last line of standard output is one JSON object.
+ */
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <utc/utc.h>
+
+#define NSIZES 11
+static const size_t sizes[NSIZES] = {1,           8,         64,        512,
+                                     4096,        32768,     262144,    (size_t)1 << 20,
+                                     (size_t)4 << 20, (size_t)16 << 20, (size_t)64 << 20};
+static const char *const labels[NSIZES] = {"1B",     "8B",   "64B",  "512B",  "4KiB", "32KiB",
+                                           "256KiB", "1MiB", "4MiB", "16MiB", "64MiB"};
+
+enum { M_INPROC, M_OWNED, M_MPI, M_RAW, NMETHODS };
+static const char *const mnames[NMETHODS] = {"inproc", "owned", "mpi_conduit", "raw_mpi"};
+
+static int reps = 5;
+static size_t max_size = (size_t)64 << 20;
+
+/* Round trips per timed run: fewer for large sizes, so every size takes similar time. */
+static int iters_for(size_t size)
+{
+    size_t it = ((size_t)128 << 20) / size;
+    if (it > 5000)
+        it = 5000;
+    if (it < 4)
+        it = 4;
+    return (int)it;
+}
+
+typedef struct {
+    utc_conduit_t *c;
+    int method;
+    int pinger;              /* 1: times the round trips */
+    unsigned char *buf;      /* shared by the task's threads on this rank */
+    void *obuf;              /* owned method: the buffer going back and forth */
+    double lat[NSIZES];      /* one-way microseconds, best of reps (pinger) */
+} pp_t;
+
+static int fail(const char *what, int rc)
+{
+    fprintf(stderr, "utc_bench_conduit: %s: %s: %s\n", what, utc_status_string(rc),
+            utc_last_error());
+    return rc;
+}
+
+/* One round trip of `size` bytes. */
+static int round_trip(pp_t *p, size_t size)
+{
+    int rc;
+    size_t got;
+    if (p->method == M_OWNED) {
+        if (p->pinger) {
+            if ((rc = utc_conduit_write_owned(p->c, p->obuf, size, 0)) ||
+                (rc = utc_conduit_read_owned(p->c, 1, &p->obuf, &got)))
+                return fail("owned ping", rc);
+        } else {
+            if ((rc = utc_conduit_read_owned(p->c, 0, &p->obuf, &got)) ||
+                (rc = utc_conduit_write_owned(p->c, p->obuf, got, 1)))
+                return fail("owned pong", rc);
+        }
+        return 0;
+    }
+    if (p->pinger) {
+        if ((rc = utc_conduit_write(p->c, p->buf, size, 0)) ||
+            (rc = utc_conduit_read(p->c, p->buf, size, 1, &got)))
+            return fail("ping", rc);
+    } else {
+        if ((rc = utc_conduit_read(p->c, p->buf, size, 0, &got)) ||
+            (rc = utc_conduit_write(p->c, p->buf, size, 1)))
+            return fail("pong", rc);
+    }
+    return 0;
+}
+
+static int pp_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self;
+    pp_t *p = arg;
+    if (p->method == M_OWNED && p->pinger && ctx->local_id == 0 &&
+        !(p->obuf = utc_buf_alloc(max_size)))
+        return UTC_ERR_NO_MEMORY;
+    utc_ctx_barrier_local(ctx);
+    for (int s = 0; s < NSIZES && sizes[s] <= max_size; s++) {
+        int n = iters_for(sizes[s]);
+        for (int i = 0; i < n / 10 + 2; i++) /* warm-up */
+            if (round_trip(p, sizes[s]))
+                return -1;
+        double best = INFINITY;
+        for (int r = 0; r < reps; r++) {
+            double t0 = utc_wtime();
+            for (int i = 0; i < n; i++)
+                if (round_trip(p, sizes[s]))
+                    return -1;
+            double us = (utc_wtime() - t0) / (2.0 * n) * 1e6;
+            if (us < best)
+                best = us;
+        }
+        if (ctx->local_id == 0)
+            p->lat[s] = best;
+    }
+    utc_ctx_barrier_local(ctx);
+    if (p->method == M_OWNED && p->pinger && ctx->local_id == 0)
+        utc_buf_free(p->obuf);
+    return 0;
+}
+
+typedef struct {
+    utc_task_t base;
+} bench_task_t;
+
+static const utc_task_ops_t ping_ops = {.name = "ping", .size = sizeof(bench_task_t), .run = pp_run};
+static const utc_task_ops_t pong_ops = {.name = "pong", .size = sizeof(bench_task_t), .run = pp_run};
+
+/* Run one method on a pair of tasks; the pinger's figures land in lat. Collective. */
+static int run_pair(utc_task_t *a, utc_task_t *b, utc_conduit_t *c, int method, double *lat)
+{
+    static unsigned char *bufa, *bufb;
+    if (!bufa) {
+        bufa = malloc(max_size);
+        bufb = malloc(max_size);
+        if (!bufa || !bufb)
+            return UTC_ERR_NO_MEMORY;
+        memset(bufa, 1, max_size); /* touch the pages before timing */
+        memset(bufb, 2, max_size);
+    }
+    pp_t pa = {.c = c, .method = method, .pinger = 1, .buf = bufa};
+    pp_t pb = {.c = c, .method = method, .pinger = 0, .buf = bufb};
+    int rc;
+    if ((rc = utc_task_run(a, &pa)) || (rc = utc_task_run(b, &pb)) || (rc = utc_task_wait(a)) ||
+        (rc = utc_task_wait(b)))
+        return fail(mnames[method], rc);
+    if (utc_task_is_local(a) == 1)
+        memcpy(lat, pa.lat, sizeof pa.lat);
+    return utc_barrier(); /* idle ranks sleep here, not in the next MPI call */
+}
+
+/* Raw MPI ping-pong between the main threads of ranks 0 and 1. */
+static void raw_mpi(double *lat)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int me;
+    MPI_Comm_rank(comm, &me);
+    unsigned char *buf = malloc(max_size);
+    memset(buf, 3, max_size);
+    for (int s = 0; s < NSIZES && sizes[s] <= max_size && me < 2; s++) {
+        int n = iters_for(sizes[s]), cnt = (int)sizes[s];
+        double best = INFINITY;
+        for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
+            int iters = r < 0 ? n / 10 + 2 : n;
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < iters; i++) {
+                if (me == 0) {
+                    MPI_Send(buf, cnt, MPI_BYTE, 1, 0, comm);
+                    MPI_Recv(buf, cnt, MPI_BYTE, 1, 1, comm, MPI_STATUS_IGNORE);
+                } else {
+                    MPI_Recv(buf, cnt, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, cnt, MPI_BYTE, 0, 1, comm);
+                }
+            }
+            double us = (MPI_Wtime() - t0) / (2.0 * iters) * 1e6;
+            if (r >= 0 && us < best)
+                best = us;
+        }
+        lat[s] = best;
+    }
+    free(buf);
+    MPI_Comm_free(&comm);
+}
+
+static void json_num(double v)
+{
+    if (isfinite(v) && v > 0)
+        printf("%.4g", v);
+    else
+        printf("null");
+}
+
+int main(int argc, char **argv)
+{
+    int json = 0, threads = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-size") && i + 1 < argc)
+            max_size = (size_t)strtoull(argv[++i], NULL, 0);
+        else {
+            fprintf(stderr, "usage: utc_bench_conduit [--json] [--threads N] [--reps R] "
+                            "[--max-size BYTES]\n");
+            return 2;
+        }
+    }
+    if (threads < 1 || threads > 64 || reps < 1 || max_size < 1) {
+        fprintf(stderr, "utc_bench_conduit: bad --threads, --reps or --max-size\n");
+        return 2;
+    }
+    int rc = utc_init(&argc, &argv);
+    if (rc != UTC_OK)
+        return fail("utc_init", rc), 1;
+    int me = utc_rank(), nranks = utc_nranks();
+    double lat[NMETHODS][NSIZES];
+    for (int m = 0; m < NMETHODS; m++)
+        for (int s = 0; s < NSIZES; s++)
+            lat[m][s] = NAN;
+
+    int procs[64];
+    for (int i = 0; i < threads; i++)
+        procs[i] = 0;
+    utc_task_t *a, *b, *c = NULL, *d = NULL;
+    utc_conduit_t *ab, *cd = NULL;
+    if ((rc = utc_task_create(&ping_ops, procs, threads, NULL, &a)) ||
+        (rc = utc_task_create(&pong_ops, procs, threads, NULL, &b)) ||
+        (rc = utc_conduit_create(a, b, NULL, &ab)))
+        return fail("setup", rc), 1;
+    if ((rc = run_pair(a, b, ab, M_INPROC, lat[M_INPROC])) ||
+        (rc = run_pair(a, b, ab, M_OWNED, lat[M_OWNED])))
+        return 1;
+    if (nranks >= 2) {
+        int procs1[64];
+        for (int i = 0; i < threads; i++)
+            procs1[i] = 1;
+        if ((rc = utc_task_create(&ping_ops, procs, threads, NULL, &c)) ||
+            (rc = utc_task_create(&pong_ops, procs1, threads, NULL, &d)) ||
+            (rc = utc_conduit_create(c, d, NULL, &cd)))
+            return fail("setup", rc), 1;
+        if ((rc = run_pair(c, d, cd, M_MPI, lat[M_MPI])))
+            return 1;
+        raw_mpi(lat[M_RAW]);
+    }
+
+    if (me == 0) {
+        printf("utc_bench_conduit: %d rank(s), %d thread(s) per task, best of %d runs\n", nranks,
+               threads, reps);
+        printf("one-way latency in us (bandwidth in MB/s)\n%8s", "size");
+        for (int m = 0; m < NMETHODS; m++)
+            printf("  %22s", mnames[m]);
+        printf("\n");
+        for (int s = 0; s < NSIZES && sizes[s] <= max_size; s++) {
+            printf("%8s", labels[s]);
+            for (int m = 0; m < NMETHODS; m++) {
+                if (isnan(lat[m][s]))
+                    printf("  %22s", "-");
+                else
+                    printf("  %10.2f (%9.1f)", lat[m][s], (double)sizes[s] / lat[m][s]);
+            }
+            printf("\n");
+        }
+        if (json) {
+            printf("{\"bench\":\"conduit\",\"ranks\":%d,\"threads\":%d,\"reps\":%d", nranks,
+                   threads, reps);
+            for (int m = 0; m < NMETHODS; m++)
+                for (int s = 0; s < NSIZES; s++) {
+                    printf(",\"%s_lat_us_%s\":", mnames[m], labels[s]);
+                    json_num(lat[m][s]);
+                    printf(",\"%s_bw_MBps_%s\":", mnames[m], labels[s]);
+                    json_num((double)sizes[s] / lat[m][s]);
+                }
+            /* the targets, as ratios against raw MPI from this same run */
+            printf(",\"inproc_over_raw_8B\":");
+            json_num(lat[M_INPROC][1] / lat[M_RAW][1]);
+            printf(",\"mpi_conduit_over_raw_8B\":");
+            json_num(lat[M_MPI][1] / lat[M_RAW][1]);
+            printf(",\"mpi_conduit_over_raw_4MiB\":");
+            json_num(lat[M_MPI][8] / lat[M_RAW][8]);
+            printf(",\"raw_over_owned_16MiB\":");
+            json_num(lat[M_RAW][9] / lat[M_OWNED][9]);
+            printf("}\n");
+        }
+        fflush(stdout);
+    }
+    if (cd) {
+        utc_conduit_destroy(cd);
+        utc_task_destroy(c);
+        utc_task_destroy(d);
+    }
+    utc_conduit_destroy(ab);
+    utc_task_destroy(a);
+    utc_task_destroy(b);
+    return utc_finalize() == UTC_OK ? 0 : 1;
+}
