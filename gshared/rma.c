@@ -6,10 +6,11 @@
  *
  * Completion, with many threads of a rank on one window (MPI_THREAD_MULTIPLE), chosen by
  * measurement (doc/PERFORMANCE.md):
- * - rload: MPI_Get + MPI_Win_flush_local(target). MPI_Rget + test costs the same on the
- *   shared-memory components but ~2 us more per call on osc/ucx (the multi-host path).
- *   Transfers above GS_SPIN_MAX use MPI_Rget and utc__mpi_wait instead, so a thread waiting
- *   for a long transfer sleeps rather than spinning in the flush.
+ * - rload: MPI_Get + MPI_Win_flush_local(target). MPI_Rget + a test loop costs the same on
+ *   the shared-memory components but ~2 us more per call on osc/ucx (the multi-host path),
+ *   and waiting on an Rget request with back-off (sleeping) stalls osc/ucx's progress:
+ *   16x slower at 1 MiB. The flush's wait is the transfer's own progress, so the thread
+ *   spins only as long as the data takes to move.
  * - rstore: `src` is free on return. Small stores are copied into a per-thread staging
  *   buffer and put from there, so they need no completion at all; larger ones are put and
  *   locally flushed. Either way the store is remotely complete at the next
