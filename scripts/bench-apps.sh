@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# bench-apps.sh: benchmark figures of the dissertation's apps (a benchmark, not a test).
+#
+#   scripts/bench-apps.sh node [--build DIR] [--quick] [--rounds N] [--no-write]
+#
+# node: the single-node apps (rotate, yuv, raytrace, md5, bfs) at size M, and L where it
+#   runs in a few minutes, with seq, omp and utc at 1 and 2 threads (as figure 4.1). Prints
+#   the speedup over seq and utc's time over omp's; writes them, the machine's load and the
+#   lines of code per version (as table 4.2) into the "Single-node apps" section of
+#   doc/PERFORMANCE.md (between its bench-apps markers), and draws
+#   doc/img/apps-node-speedup.png (python3 with matplotlib).
+#   --build DIR   the build folder (default build-node; made with -DUTC_WITH_CUDA=OFF if absent)
+#   --quick       size M only, fewer repetitions (a smoke run: figures are not written)
+#   --rounds N    run the whole set N times and keep each configuration's fastest (default 2)
+#   --no-write    print only; leave doc/ alone
+#
+# Each run reports the fastest of its --reps repetitions; the versions of one app and size
+# run one after another, interleaved round by round, so they see the same machine.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+utcrun=$root/scripts/utcrun
+
+usage() {
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+# A python3 that has matplotlib (Debian's, when the one on PATH lacks it).
+find_python() {
+    local py
+    for py in python3 /usr/bin/python3; do
+        if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import matplotlib' 2>/dev/null; then
+            echo "$py"
+            return
+        fi
+    done
+    command -v python3 || true
+}
+
+bench_node() {
+    local build=$root/build-node quick=0 rounds=2 write=1
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --build) build=$(cd "$2" 2>/dev/null && pwd || echo "$2"); shift 2 ;;
+            --quick) quick=1; shift ;;
+            --rounds) rounds=$2; shift 2 ;;
+            --no-write) write=0; shift ;;
+            -h|--help) usage; exit 0 ;;
+            *) echo "bench-apps: node: unknown option '$1'" >&2; exit 2 ;;
+        esac
+    done
+    case "$rounds" in ''|*[!0-9]*|0) echo "bench-apps: --rounds needs a positive number" >&2; exit 2 ;; esac
+    [ "$quick" = 1 ] && write=0 && rounds=1
+
+    local apps="rotate yuv raytrace md5 bfs"
+    if [ ! -x "$build/apps/md5/md5" ]; then
+        echo "bench-apps: building the apps in $build" >&2
+        [ -f "$build/CMakeCache.txt" ] || cmake -S "$root" -B "$build" -DUTC_WITH_CUDA=OFF >/dev/null
+    fi
+    # shellcheck disable=SC2086
+    cmake --build "$build" -j "$(nproc)" --target $apps >/dev/null
+
+    # app size reps: L where one app's set runs in a few minutes on 2 cores
+    local plan
+    if [ "$quick" = 1 ]; then
+        plan="rotate M 2
+yuv M 2
+raytrace M 1
+md5 M 1
+bfs M 3"
+    else
+        plan="rotate M 5
+rotate L 3
+yuv M 5
+yuv L 3
+raytrace M 3
+raytrace L 1
+md5 M 3
+md5 L 1
+bfs M 10
+bfs L 5"
+    fi
+    local configs="seq:1 omp:1 utc:1 omp:2 utc:2"
+
+    local out
+    out=$(mktemp -d /tmp/bench-apps-XXXXXX)
+    local results=$out/node.jsonl
+    : >"$results"
+    local load_before host
+    load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+    host="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(uname -sr)"
+    echo "bench-apps node: $host; load average $load_before" >&2
+
+    local round app size reps cfg impl threads line
+    for round in $(seq 1 "$rounds"); do
+        while read -r app size reps; do
+            for cfg in $configs; do
+                impl=${cfg%:*} threads=${cfg#*:}
+                local cmd=("$build/apps/$app/$app" --impl "$impl" --threads "$threads"
+                    --size "$size" --reps "$reps" --json)
+                [ "$impl" = utc ] && cmd=("$utcrun" -np 1 "${cmd[@]}")
+                if line=$("${cmd[@]}" </dev/null 2>"$out/err" | tail -n 1) && [ -n "$line" ]; then
+                    echo "$line" >>"$results"
+                    printf '  round %d  %-8s %s %s x%s: %s\n' "$round" "$app" "$size" \
+                        "$impl" "$threads" "$(echo "$line" | sed 's/.*"seconds": \([0-9.]*\).*/\1 s/')" >&2
+                else
+                    echo "  $app $size $impl x$threads FAILED: $(head -c 300 "$out/err")" >&2
+                fi
+            done
+        done <<<"$plan"
+    done
+    local load_after
+    load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+    local py
+    py=$(find_python)
+    [ -n "$py" ] || { echo "bench-apps: no python3" >&2; exit 1; }
+    RESULTS=$results ROOT=$root WRITE=$write HOST=$host ROUNDS=$rounds \
+        LOAD_BEFORE=$load_before LOAD_AFTER=$load_after DATE=$(date -u +%Y-%m-%d) \
+        "$py" - <<'PYEOF'
+import json, os, re
+
+root = os.environ["ROOT"]
+rows = [json.loads(l) for l in open(os.environ["RESULTS"]) if l.strip()]
+best = {}  # (app, size, impl, threads) -> fastest seconds over the rounds
+for r in rows:
+    k = (r["app"], r["size"], r["impl"], r["threads"])
+    best[k] = min(best.get(k, r["seconds"]), r["seconds"])
+
+apps = ["rotate", "yuv", "raytrace", "md5", "bfs"]
+groups = [(a, s) for a in apps for s in ("M", "L") if (a, s, "seq", 1) in best]
+cfgs = [("omp", 1), ("utc", 1), ("omp", 2), ("utc", 2)]
+
+def fmt(x):
+    if x is None:
+        return "-"
+    return "%.5f" % x if x < 0.01 else "%.4f" % x if x < 1 else "%.3f" % x
+
+lines = ["| app | size | seq (s) | omp x1 | utc x1 | omp x2 | utc x2 | utc/omp x1 | utc/omp x2 |",
+         "|---|---|---|---|---|---|---|---|---|"]
+for a, s in groups:
+    seq = best[(a, s, "seq", 1)]
+    cells = []
+    for impl, t in cfgs:
+        v = best.get((a, s, impl, t))
+        cells.append("-" if v is None else "%s s (%.2fx)" % (fmt(v), seq / v))
+    ratios = []
+    for t in (1, 2):
+        o, u = best.get((a, s, "omp", t)), best.get((a, s, "utc", t))
+        ratios.append("-" if not o or not u else "%.3f" % (u / o))
+    lines.append("| %s | %s | %s | %s | %s |" % (a, s, fmt(seq), " | ".join(cells), " | ".join(ratios)))
+table = "\n".join(lines)
+print(table)
+
+# ---- lines of code per version (table 4.2): non-blank lines that are not only comment ----
+def loc(path):
+    n, in_block = 0, False
+    for raw in open(path, encoding="utf-8", errors="replace"):
+        s = raw.strip()
+        code = ""
+        i = 0
+        while i < len(s):
+            if in_block:
+                j = s.find("*/", i)
+                if j < 0:
+                    i = len(s)
+                else:
+                    in_block, i = False, j + 2
+            elif s.startswith("/*", i):
+                in_block, i = True, i + 2
+            elif s.startswith("//", i):
+                break
+            else:
+                code += s[i]
+                i += 1
+        n += bool(code.strip())
+    return n
+
+def version_of(name):
+    if name in ("seq.c", "omp.c", "utc.c"):
+        return name[:-2]
+    if name == "gpu.c" or "_kernel." in name:
+        return "gpu"
+    if name == "bfs_expand.h":  # the frontier step shared by omp and utc
+        return "omp+utc"
+    if name == "main.c":
+        return "main"
+    return "shared"
+
+loc_lines = ["| app | main.c | app core | seq | omp | utc (CPU task) | gpu (GPU task) | total seq / omp / utc / gpu |",
+             "|---|---|---|---|---|---|---|---|"]
+common = sum(loc(os.path.join(root, "apps/common", f)) for f in sorted(os.listdir(os.path.join(root, "apps/common")))
+             if f.startswith("app_") and f.endswith((".c", ".h")))
+for a in apps:
+    d = os.path.join(root, "apps", a)
+    part = {}
+    for f in sorted(os.listdir(d)):
+        if f.endswith((".c", ".h", ".cu")):
+            part[version_of(f)] = part.get(version_of(f), 0) + loc(os.path.join(d, f))
+    base = part.get("main", 0) + part.get("shared", 0)
+    both = part.get("omp+utc", 0)
+    v = {"seq": part.get("seq", 0), "omp": part.get("omp", 0) + both,
+         "utc": part.get("utc", 0) + both, "gpu": part.get("gpu", 0)}
+    loc_lines.append("| %s | %d | %d | %d | %d | %d | %d | %s |" % (
+        a, part.get("main", 0), part.get("shared", 0), v["seq"], v["omp"], v["utc"], v["gpu"],
+        " / ".join(str(base + v[k]) for k in ("seq", "omp", "utc", "gpu"))))
+loc_table = "\n".join(loc_lines)
+print()
+print(loc_table)
+print("\napps/common (app_*.c, app_*.h), shared by all five: %d lines" % common)
+
+if os.environ["WRITE"] != "1":
+    raise SystemExit(0)
+
+# ---- chart: speedup over seq, log2 axis, as figure 4.1 ----
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots(figsize=(10, 4.2))
+width = 0.2
+colors = {("omp", 1): "#9ecae1", ("utc", 1): "#fdae6b", ("omp", 2): "#3182bd", ("utc", 2): "#e6550d"}
+for k, (impl, t) in enumerate(cfgs):
+    xs, ys = [], []
+    for g, (a, s) in enumerate(groups):
+        v = best.get((a, s, impl, t))
+        if v:
+            xs.append(g + (k - 1.5) * width)
+            ys.append(best[(a, s, "seq", 1)] / v)
+    ax.bar(xs, ys, width, label="%s, %d thread%s" % ("OpenMP" if impl == "omp" else "UTC CPU task", t, "s" if t > 1 else ""),
+           color=colors[(impl, t)])
+ax.set_yscale("log", base=2)
+ax.axhline(1.0, color="black", linewidth=0.8)
+ax.set_xticks(range(len(groups)))
+ax.set_xticklabels(["%s %s" % g for g in groups])
+ax.set_ylabel("speedup over seq (log2)")
+ax.set_title("Single-node apps: OpenMP and UTC CPU task speedup over sequential (%s)" % os.environ["DATE"])
+ax.legend(fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.12))
+fig.tight_layout()
+os.makedirs(os.path.join(root, "doc/img"), exist_ok=True)
+fig.savefig(os.path.join(root, "doc/img/apps-node-speedup.png"), dpi=110)
+
+# ---- doc/PERFORMANCE.md: replace what is between the markers ----
+begin, end = "<!-- bench-apps node: begin -->", "<!-- bench-apps node: end -->"
+block = "\n".join([
+    begin,
+    "Generated by `scripts/bench-apps.sh node` on %s: %s. Load average (1, 5, 15 min) "
+    "before %s, after %s. Each figure is the fastest of `--reps` runs inside one process "
+    "and of %s rounds, the versions interleaved.\n" % (os.environ["DATE"], os.environ["HOST"],
+        os.environ["LOAD_BEFORE"], os.environ["LOAD_AFTER"], os.environ["ROUNDS"]),
+    "Time of the computation, and speedup over seq in brackets; the last two columns are "
+    "UTC's time over OpenMP's with the same threads (below 1.05: the target is met).\n",
+    table, "",
+    "![speedup over seq](img/apps-node-speedup.png)", "",
+    "Lines of code (non-blank, not only comment) per version, as table 4.2. A version's "
+    "total is main.c + the app core + its own files; the RYR core (`apps/ryr`) that rotate, "
+    "yuv and raytrace reuse and apps/common (%d lines) are not counted. raytrace's GPU "
+    "kernel is the RYR sample's `render_gpu.cu`.\n" % common,
+    loc_table,
+    end])
+path = os.path.join(root, "doc/PERFORMANCE.md")
+text = open(path).read()
+if begin in text and end in text:
+    text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+else:
+    text = text.rstrip("\n") + "\n\n## Single-node apps\n\n" + block + "\n"
+open(path, "w").write(text)
+print("\nwrote doc/PERFORMANCE.md (section 'Single-node apps') and doc/img/apps-node-speedup.png")
+PYEOF
+    rm -rf "$out"
+}
+
+case "${1:-}" in
+    node) shift; bench_node "$@" ;;
+    -h|--help|"") usage; [ -n "${1:-}" ] || exit 2 ;;
+    *) echo "bench-apps: unknown mode '$1' (see scripts/bench-apps.sh --help)" >&2; exit 2 ;;
+esac
