@@ -2,14 +2,16 @@
  * ryr: the raytrace-YUV-rotate sample (shared/RYR.md).
  *
  * main parses and checks everything that can be checked before work starts, then hands
- * the run to the path of the preset. Only `--preset seq` exists in this build; the UTC
- * pipeline presets plug in here (apps/ryr/pipeline*.c).
+ * the run to the path of the preset: the plain sequential loop (seq.c) or the UTC
+ * pipeline (pipeline.c and its stage tasks, task_*.c).
  */
+#include <mpi.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "options.h"
 #include "output.h"
+#include "pipeline.h"
 #include "scene.h"
 #include "seq.h"
 
@@ -27,33 +29,50 @@ int main(int argc, char **argv)
         return 0;
     }
 
+    /* the runtime starts first: --place and `auto` need the ranks, `auto` the GPU */
+    if (utc_init(&argc, &argv) != UTC_OK) {
+        fprintf(stderr, "ryr: cannot start UTC: %s\n", utc_last_error());
+        return 1;
+    }
+    int me = utc_rank();
     long ncores = sysconf(_SC_NPROCESSORS_ONLN);
     ryr_plan_t plan;
-    if (ryr_options_plan(&opt, ncores > 0 ? (int)ncores : 1, 0, &plan, &err)) {
-        fprintf(stderr, "ryr: %s\n", err.msg);
-        return 2;
-    }
-    if (plan.preset != RYR_PRESET_SEQ) {
-        fprintf(stderr, "ryr: --preset %s needs the UTC pipeline, which this build does not "
-                        "have yet; use --preset seq\n", ryr_preset_name(plan.preset));
+    if (ryr_options_plan(&opt, ncores > 0 ? (int)ncores : 1, ryr_gpu_available(), &plan, &err) ||
+        ryr_options_check_ranks(&opt, utc_nranks(), &err)) {
+        if (me == 0)
+            fprintf(stderr, "ryr: %s\n", err.msg);
+        utc_finalize();
         return 2;
     }
 
+    /* the same checks give the same answer on every rank; rank 0 tells the user */
     ryr_scene_t scene;
     if ((opt.scene ? ryr_scene_load(opt.scene, &scene, &err)
                    : ryr_scene_load_default(&scene, &err))) {
-        fprintf(stderr, "ryr: %s\n", err.msg);
+        if (me == 0)
+            fprintf(stderr, "ryr: %s\n", err.msg);
+        utc_finalize();
         return 2;
     }
-    if (scene.warning[0])
+    if (scene.warning[0] && me == 0)
         fprintf(stderr, "ryr: warning: %s\n", scene.warning);
-    if (!opt.no_output && ryr_output_prepare(opt.out, &err)) {
+    int bad_out = !opt.no_output && me == 0 && ryr_output_prepare(opt.out, &err);
+    if (bad_out)
         fprintf(stderr, "ryr: %s\n", err.msg);
+    MPI_Bcast(&bad_out, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad_out) {
         ryr_scene_fini(&scene);
+        utc_finalize();
         return 2;
     }
 
-    rc = ryr_run_seq(&opt, &scene);
+    if (plan.preset == RYR_PRESET_SEQ)
+        /* the plain sequential loop: no tasks; one rank does it all */
+        rc = me == 0 ? ryr_run_seq(&opt, &scene) : 0;
+    else
+        rc = ryr_run_pipeline(&opt, &plan, &scene);
+    MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     ryr_scene_fini(&scene);
+    utc_finalize();
     return rc;
 }

@@ -1,0 +1,358 @@
+/*
+ * Building and running the RYR pipeline: placement of the stages on ranks, task and
+ * conduit creation (collective, same order on every rank), the run, the summary, and
+ * --verify against the sequential path.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pipeline.h"
+#include "report.h"
+#include "seq.h"
+#include "verify.h"
+
+#define MAX_TASKS_PER_STAGE 3
+
+typedef struct pipeline {
+    ryr_pipe_t pipe;
+    ryr_ray_task_t *ray;
+    ryr_yuv_task_t *yuv;
+    ryr_rotate_task_t *rotate[MAX_TASKS_PER_STAGE];
+    ryr_output_task_t *output[MAX_TASKS_PER_STAGE];
+    int nrotate;
+    utc_conduit_t *conduits[1 + 2 * MAX_TASKS_PER_STAGE];
+    int nconduits;
+} pipeline_t;
+
+/* Ranks of a stage: --place, else raytrace on every rank and the rest on rank 0. */
+static int stage_ranks(const ryr_options_t *opt, ryr_stage_t stage, int nranks, int *ranks)
+{
+    const ryr_placement_t *pl = &opt->place[stage];
+    if (pl->nranks > 0) {
+        memcpy(ranks, pl->ranks, sizeof(int) * (size_t)pl->nranks);
+        return pl->nranks;
+    }
+    if (stage == RYR_STAGE_RAYTRACE) {
+        for (int r = 0; r < nranks; r++)
+            ranks[r] = r;
+        return nranks;
+    }
+    ranks[0] = 0;
+    return 1;
+}
+
+static int fail(const char *what)
+{
+    if (utc_rank() == 0)
+        fprintf(stderr, "ryr: %s: %s\n", what, utc_last_error());
+    return 1;
+}
+
+/* Task i of a stage runs all its threads on the stage's rank i (round robin). */
+static utc_status_t create_stage_task(const utc_task_ops_t *ops, const int *ranks, int nranks,
+                                      int index, int threads, utc_task_t **out)
+{
+    int procs[RYR_MAX_THREADS];
+    for (int i = 0; i < threads; i++)
+        procs[i] = ranks[index % nranks];
+    utc_task_options_t o = UTC_TASK_OPTIONS_INIT;
+    o.window_size = 0; /* these stages use no global shared data */
+    return utc_task_create(ops, procs, threads, &o, out);
+}
+
+static int create_tasks(pipeline_t *pl)
+{
+    const ryr_plan_t *plan = pl->pipe.plan;
+    const ryr_options_t *opt = pl->pipe.opt;
+    int nranks = utc_nranks(), ranks[RYR_MAX_PLACE_RANKS];
+    utc_task_t *t;
+
+    /* raytrace: ray_threads threads on each of its ranks */
+    int n = stage_ranks(opt, RYR_STAGE_RAYTRACE, nranks, ranks);
+    int *procs = malloc(sizeof(int) * (size_t)n * (size_t)plan->ray_threads);
+    if (!procs)
+        return fail("out of memory");
+    int np = 0;
+    for (int r = 0; r < n; r++)
+        for (int k = 0; k < plan->ray_threads; k++)
+            procs[np++] = ranks[r];
+    utc_task_options_t o = UTC_TASK_OPTIONS_INIT;
+    o.kind = plan->ray_gpu ? UTC_TASK_GPU : UTC_TASK_CPU;
+    o.mem_kind = (utc_mem_kind_t)opt->memtype;
+    /* a task spread over ranks gathers its rows in its window on the entry rank */
+    o.window_size = n > 1 ? (size_t)pl->pipe.w * (size_t)pl->pipe.h * 3 + (64 << 10) : 0;
+    utc_status_t rc = utc_task_create(plan->ray_gpu ? &ryr_ray_gpu_ops : &ryr_ray_cpu_ops, procs,
+                                      np, &o, &t);
+    free(procs);
+    if (rc)
+        return fail("creating the raytrace task");
+    pl->ray = (ryr_ray_task_t *)t;
+
+    n = stage_ranks(opt, RYR_STAGE_YUV, nranks, ranks);
+    if (create_stage_task(&ryr_yuv_ops, ranks, n, 0, plan->yuv_threads, &t))
+        return fail("creating the yuv task");
+    pl->yuv = (ryr_yuv_task_t *)t;
+
+    pl->nrotate = plan->rotate_tasks;
+    n = stage_ranks(opt, RYR_STAGE_ROTATE, nranks, ranks);
+    for (int i = 0; i < pl->nrotate; i++) {
+        if (create_stage_task(&ryr_rotate_ops, ranks, n, i, plan->rotate_threads, &t))
+            return fail("creating a rotate task");
+        pl->rotate[i] = (ryr_rotate_task_t *)t;
+    }
+    n = stage_ranks(opt, RYR_STAGE_OUTPUT, nranks, ranks);
+    for (int i = 0; i < pl->nrotate; i++) {
+        if (create_stage_task(&ryr_output_ops, ranks, n, i, plan->output_threads, &t))
+            return fail("creating an output task");
+        pl->output[i] = (ryr_output_task_t *)t;
+    }
+    return 0;
+}
+
+static int connect(pipeline_t *pl, utc_task_t *a, utc_task_t *b, utc_conduit_t **out)
+{
+    if (utc_conduit_create(a, b, NULL, out))
+        return fail("creating a conduit");
+    pl->conduits[pl->nconduits++] = *out;
+    return 0;
+}
+
+/* Conduits: raytrace -> yuv -> rotate i -> output i. One rotate task takes the three
+ * planes on one conduit with tags 0, 1, 2; three take one plane each on their own. */
+static int connect_stages(pipeline_t *pl)
+{
+    utc_conduit_t *c;
+    if (connect(pl, &pl->ray->base, &pl->yuv->base, &c))
+        return 1;
+    pl->ray->out = c;
+    pl->yuv->in = c;
+    ryr_plane_links_t *yl = &pl->yuv->links;
+    yl->nplanes = RYR_NPLANES;
+    for (int i = 0; i < pl->nrotate; i++) {
+        ryr_plane_links_t *rl = &pl->rotate[i]->links, *ol = &pl->output[i]->links;
+        utc_conduit_t *to_rotate, *to_output;
+        if (connect(pl, &pl->yuv->base, &pl->rotate[i]->base, &to_rotate) ||
+            connect(pl, &pl->rotate[i]->base, &pl->output[i]->base, &to_output))
+            return 1;
+        int nplanes = pl->nrotate == 1 ? RYR_NPLANES : 1;
+        rl->nplanes = ol->nplanes = nplanes;
+        for (int k = 0; k < nplanes; k++) {
+            int plane = pl->nrotate == 1 ? k : i;
+            yl->plane[plane] = plane;
+            yl->out[plane] = to_rotate;
+            yl->tag[plane] = rl->tag[k] = ol->tag[k] = k;
+            rl->plane[k] = ol->plane[k] = plane;
+            rl->in[k] = to_rotate;
+            rl->out[k] = ol->in[k] = to_output;
+        }
+    }
+    return 0;
+}
+
+static void set_pipe(pipeline_t *pl)
+{
+    pl->ray->pipe = pl->yuv->pipe = &pl->pipe;
+    for (int i = 0; i < pl->nrotate; i++)
+        pl->rotate[i]->pipe = pl->output[i]->pipe = &pl->pipe;
+}
+
+/* --verify: every kept plane of this rank's output tasks against the sequential path. */
+static int verify_local(pipeline_t *pl)
+{
+    const ryr_pipe_t *p = &pl->pipe;
+    int any = 0;
+    for (int i = 0; i < pl->nrotate; i++)
+        any |= pl->output[i]->kept != NULL;
+    if (!any)
+        return 0;
+    ryr_seq_t ref;
+    ryr_err_t err;
+    if (ryr_seq_init(&ref, p->scene, p->opt, &err)) {
+        fprintf(stderr, "ryr: verify: %s\n", err.msg);
+        return 1;
+    }
+    int bad = 0;
+    for (int f = 0; f < p->frames && !bad; f++) {
+        ryr_seq_frame(&ref, f);
+        for (int i = 0; i < pl->nrotate && !bad; i++) {
+            ryr_output_task_t *o = pl->output[i];
+            for (int k = 0; o->kept && k < o->links.nplanes && !bad; k++) {
+                int plane = o->links.plane[k];
+                const uint8_t *got = o->kept[(size_t)f * o->links.nplanes + k];
+                if (!got || ryr_verify_plane(f, plane, ref.rotated[plane], got, ref.rot.ow,
+                                             ref.rot.oh, 1, &err)) {
+                    fprintf(stderr, "ryr: verify failed: %s\n",
+                            got ? err.msg : "a plane never arrived");
+                    bad = 1;
+                }
+            }
+        }
+    }
+    ryr_seq_fini(&ref);
+    return bad;
+}
+
+static void keep_for_verify(pipeline_t *pl)
+{
+    for (int i = 0; i < pl->nrotate; i++) {
+        ryr_output_task_t *o = pl->output[i];
+        if (pl->pipe.opt->verify && utc_task_is_local(&o->base) == 1)
+            o->kept = calloc((size_t)pl->pipe.frames * (size_t)o->links.nplanes, sizeof(uint8_t *));
+    }
+}
+
+static void free_kept(pipeline_t *pl)
+{
+    for (int i = 0; i < pl->nrotate; i++) {
+        ryr_output_task_t *o = pl->output[i];
+        if (!o->kept)
+            continue;
+        for (size_t k = 0; k < (size_t)pl->pipe.frames * (size_t)o->links.nplanes; k++)
+            utc_buf_free(o->kept[k]);
+        free(o->kept);
+        o->kept = NULL;
+    }
+}
+
+static void destroy_all(pipeline_t *pl)
+{
+    for (int i = pl->nconduits - 1; i >= 0; i--)
+        (void)utc_conduit_destroy(pl->conduits[i]);
+    for (int i = pl->nrotate - 1; i >= 0; i--) {
+        if (pl->output[i])
+            (void)utc_task_destroy(&pl->output[i]->base);
+        if (pl->rotate[i])
+            (void)utc_task_destroy(&pl->rotate[i]->base);
+    }
+    if (pl->yuv)
+        (void)utc_task_destroy(&pl->yuv->base);
+    if (pl->ray)
+        (void)utc_task_destroy(&pl->ray->base);
+}
+
+/* Run every task and wait; rank 0 shows progress from its output tasks' busy counters. */
+static int run_all(pipeline_t *pl)
+{
+    utc_task_t *tasks[2 + 2 * MAX_TASKS_PER_STAGE];
+    int n = 0, status = 0;
+    tasks[n++] = &pl->ray->base;
+    tasks[n++] = &pl->yuv->base;
+    for (int i = 0; i < pl->nrotate; i++) {
+        tasks[n++] = &pl->rotate[i]->base;
+        tasks[n++] = &pl->output[i]->base;
+    }
+    if (utc_task_init(&pl->ray->base, NULL))
+        return fail("initializing the raytrace task");
+    for (int i = 0; i < n; i++)
+        if (utc_task_run(tasks[i], NULL))
+            return fail("starting a task");
+    /* progress, where every output task is on this rank: planes written so far / 3 */
+    int all_local = 1;
+    for (int i = 0; i < pl->nrotate; i++)
+        all_local &= utc_task_is_local(&pl->output[i]->base) == 1;
+    if (all_local) {
+        ryr_progress_t progress;
+        ryr_progress_init(&progress, stderr, pl->pipe.frames);
+        int done;
+        while ((done = atomic_load(&pl->pipe.planes_done) / RYR_NPLANES) < pl->pipe.frames) {
+            ryr_progress_update(&progress, done);
+            struct timespec ts = {0, 20 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            if (atomic_load(&pl->pipe.stopped))
+                break;
+        }
+        ryr_progress_update(&progress, pl->pipe.frames);
+        ryr_progress_finish(&progress);
+    }
+    for (int i = 0; i < n; i++) {
+        utc_status_t rc = utc_task_wait(tasks[i]);
+        if (rc) {
+            fprintf(stderr, "ryr[%d]: %s\n", utc_rank(), utc_last_error());
+            status = 1;
+        }
+    }
+    return status;
+}
+
+static double stage_busy(pipeline_t *pl, ryr_stage_t s)
+{
+    double b = 0;
+    switch (s) {
+    case RYR_STAGE_RAYTRACE: b = pl->ray->busy; break;
+    case RYR_STAGE_YUV: b = pl->yuv->busy; break;
+    case RYR_STAGE_ROTATE:
+        for (int i = 0; i < pl->nrotate; i++)
+            b = pl->rotate[i]->busy > b ? pl->rotate[i]->busy : b;
+        break;
+    case RYR_STAGE_OUTPUT:
+        for (int i = 0; i < pl->nrotate; i++)
+            b = pl->output[i]->busy > b ? pl->output[i]->busy : b;
+        break;
+    default: break;
+    }
+    return b;
+}
+
+int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr_scene_t *scene)
+{
+    pipeline_t pl;
+    memset(&pl, 0, sizeof pl);
+    ryr_err_t err;
+    pl.pipe = (ryr_pipe_t){.opt = opt, .plan = plan, .scene = scene,
+                           .w = opt->width, .h = opt->height, .frames = opt->frames};
+    if (ryr_rotation_init(&pl.pipe.rot, opt->width, opt->height, opt->angle, &err)) {
+        fprintf(stderr, "ryr: %s\n", err.msg);
+        return 2;
+    }
+    int status = create_tasks(&pl);
+    if (!status) {
+        set_pipe(&pl);
+        status = connect_stages(&pl);
+    }
+    double seconds = 0;
+    if (!status) {
+        keep_for_verify(&pl);
+        utc_barrier();
+        double t0 = utc_wtime();
+        status = run_all(&pl);
+        /* on each rank, from the common start to its last output; the longest is the run */
+        double mine = atomic_load(&pl.pipe.t_end) > 0 ? atomic_load(&pl.pipe.t_end) - t0 : 0;
+        MPI_Allreduce(&mine, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+
+    /* every rank reports its tasks; rank 0 prints the summary */
+    double busy[RYR_NSTAGES] = {0}, max_busy[RYR_NSTAGES];
+    if (!status)
+        for (int s = 0; s < RYR_NSTAGES; s++)
+            busy[s] = stage_busy(&pl, s);
+    int bad = status ? 0 : verify_local(&pl), any_bad = 0, any_status = 0;
+    MPI_Reduce(busy, max_busy, RYR_NSTAGES, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&status, &any_status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (utc_rank() == 0 && !any_status) {
+        ryr_report_t rep;
+        memset(&rep, 0, sizeof rep);
+        rep.preset = ryr_preset_name(plan->preset);
+        rep.frames = opt->frames;
+        rep.width = opt->width;
+        rep.height = opt->height;
+        rep.seconds = seconds;
+        rep.verified = opt->verify && !any_bad;
+        int threads[RYR_NSTAGES] = {utc_task_nthreads(&pl.ray->base), plan->yuv_threads,
+                                    plan->rotate_threads * pl.nrotate, plan->output_threads * pl.nrotate};
+        int tasks[RYR_NSTAGES] = {1, 1, pl.nrotate, pl.nrotate};
+        for (int s = 0; s < RYR_NSTAGES; s++)
+            rep.stages[s] = (ryr_stage_report_t){tasks[s], threads[s], max_busy[s]};
+        ryr_report_print(opt->json ? stderr : stdout, &rep);
+        if (opt->json)
+            ryr_report_json(stdout, &rep);
+        if (!opt->no_output)
+            fprintf(opt->json ? stderr : stdout, "images: %s/frame_NNNNN_{y,u,v}.pgm\n", opt->out);
+    }
+    free_kept(&pl);
+    destroy_all(&pl);
+    return any_status ? 1 : any_bad ? 3 : 0;
+}

@@ -1,0 +1,94 @@
+/*
+ * The UTC pipeline of the RYR sample: raytrace -> yuv -> rotate (1 or 3) -> output (1 or 3),
+ * each stage a UTC task (task_*.c), joined by conduits. Frames cross the conduits as owned
+ * buffers (utc_buf_alloc): in-process only the pointer moves.
+ */
+#ifndef RYR_PIPELINE_H
+#define RYR_PIPELINE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <utc/utc.h>
+
+#include "options.h"
+#include "output.h"
+#include "rotate.h"
+#include "scene.h"
+
+/* What every stage knows: the same on every rank (built from the same options). */
+typedef struct ryr_pipe {
+    const ryr_options_t *opt;
+    const ryr_plan_t *plan;
+    const ryr_scene_t *scene;
+    ryr_rotation_t rot; /* of a w x h plane */
+    int w, h, frames;
+    atomic_int planes_done; /* planes handled by this rank's output tasks (progress) */
+    atomic_int stopped;     /* an output task of this rank stopped early */
+    _Atomic double t_end;   /* when this rank's last output task finished (utc_wtime) */
+} ryr_pipe_t;
+
+/* Conduit ends of a stage that handles planes: per plane, the conduit and the tag. */
+typedef struct ryr_plane_links {
+    int nplanes;                      /* planes this task handles: 3, or 1 */
+    int plane[RYR_NPLANES];           /* which planes */
+    utc_conduit_t *in[RYR_NPLANES];   /* where plane i comes from */
+    utc_conduit_t *out[RYR_NPLANES];  /* where plane i goes */
+    int tag[RYR_NPLANES];             /* tag of plane i on both conduits */
+} ryr_plane_links_t;
+
+/* The stage tasks. Each run processes every frame, then returns. */
+typedef struct ryr_ray_task {
+    utc_task_t base;
+    const ryr_pipe_t *pipe;
+    utc_conduit_t *out;      /* to yuv */
+    double busy;             /* seconds rendering (entry rank, thread 0) */
+    /* one rank: threads take row chunks from a shared counter */
+    atomic_int next_row;
+    uint8_t *frame;
+    /* several ranks: rows gathered in global shared data on the entry rank */
+    utc_gdata_t *gframe, *gcounter;
+} ryr_ray_task_t;
+
+typedef struct ryr_yuv_task {
+    utc_task_t base;
+    const ryr_pipe_t *pipe;
+    utc_conduit_t *in;                   /* from raytrace */
+    ryr_plane_links_t links;             /* planes out to rotate */
+    uint8_t *rgb, *plane[RYR_NPLANES];
+    double busy;
+    int error;                           /* first error of the --rgb writer */
+} ryr_yuv_task_t;
+
+typedef struct ryr_rotate_task {
+    utc_task_t base;
+    const ryr_pipe_t *pipe;
+    ryr_plane_links_t links;
+    uint8_t *src, *dst;
+    double busy;
+} ryr_rotate_task_t;
+
+typedef struct ryr_output_task {
+    utc_task_t base;
+    const ryr_pipe_t *pipe;
+    ryr_plane_links_t links;
+    double busy;
+    uint8_t **kept;          /* --verify: kept[frame * nplanes + i], else NULL */
+    char error[512];         /* first write error; the task drains the rest */
+} ryr_output_task_t;
+
+extern const utc_task_ops_t ryr_ray_cpu_ops;
+extern const utc_task_ops_t ryr_ray_gpu_ops;
+extern const utc_task_ops_t ryr_yuv_ops;
+extern const utc_task_ops_t ryr_rotate_ops;
+extern const utc_task_ops_t ryr_output_ops;
+
+/* Whether this build can raytrace on a GPU (CUDA built in and a device visible). */
+int ryr_gpu_available(void);
+
+/*
+ * Run the pipeline of `plan` on all ranks (collective). Rank 0 prints the summary.
+ * Returns the process exit status (0 success, 1 runtime failure, 3 verify mismatch).
+ */
+int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr_scene_t *scene);
+
+#endif /* RYR_PIPELINE_H */

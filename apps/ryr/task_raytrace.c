@@ -1,0 +1,135 @@
+/*
+ * The raytrace stage on CPU threads. On one rank the threads take chunks of rows from a
+ * shared counter and render into one frame buffer. When the task spans several ranks, the
+ * counter and the frame live in global shared data on the entry rank: threads of every
+ * rank take chunks with an atomic fetch-add and store their rows there remotely.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline.h"
+#include "render.h"
+
+#define ROWS_PER_CHUNK 4
+
+static int ray_init(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    ryr_ray_task_t *t = (ryr_ray_task_t *)self;
+    if (ctx->group_size == 1)
+        return 0;
+    size_t bytes = (size_t)t->pipe->w * (size_t)t->pipe->h * 3;
+    utc_status_t rc = utc_gdata_create(ctx, 1, bytes, &t->gframe);
+    if (rc == UTC_OK)
+        rc = utc_gdata_create(ctx, sizeof(int64_t), 1, &t->gcounter);
+    return rc;
+}
+
+static int alloc_frame(utc_ctx_t *ctx, void *arg)
+{
+    (void)ctx;
+    ryr_ray_task_t *t = arg;
+    size_t bytes = (size_t)t->pipe->w * (size_t)t->pipe->h * 3;
+    t->frame = utc_buf_alloc(bytes);
+    atomic_store(&t->next_row, 0);
+    return t->frame ? 0 : UTC_ERR_NO_MEMORY;
+}
+
+/* One rank: render into an owned buffer and hand it over. */
+static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx)
+{
+    const ryr_pipe_t *p = t->pipe;
+    size_t bytes = (size_t)p->w * (size_t)p->h * 3;
+    for (int f = 0; f < p->frames; f++) {
+        double t0 = utc_wtime();
+        int rc = utc_ctx_single(ctx, 0, alloc_frame, t);
+        if (rc)
+            return rc;
+        ryr_view_t view;
+        ryr_view_for_frame(&view, p->scene, f, p->opt->orbit);
+        int y0;
+        while ((y0 = atomic_fetch_add(&t->next_row, ROWS_PER_CHUNK)) < p->h) {
+            int y1 = y0 + ROWS_PER_CHUNK < p->h ? y0 + ROWS_PER_CHUNK : p->h;
+            ryr_render_rows(p->scene, &view, p->w, p->h, y0, y1, t->frame + (size_t)y0 * p->w * 3);
+        }
+        if ((rc = utc_ctx_barrier_local(ctx)))
+            return rc;
+        if (ctx->local_id == 0)
+            t->busy += utc_wtime() - t0;
+        if ((rc = utc_conduit_write_owned(t->out, t->frame, bytes, 0)))
+            return rc;
+    }
+    return 0;
+}
+
+/* Several ranks: rows go to the entry rank (group rank 0) through global shared data. */
+static int ray_run_spread(ryr_ray_task_t *t, utc_ctx_t *ctx)
+{
+    const ryr_pipe_t *p = t->pipe;
+    size_t row_bytes = (size_t)p->w * 3, bytes = row_bytes * (size_t)p->h;
+    int64_t nchunks = (p->h + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK;
+    uint8_t *rows = malloc(row_bytes * ROWS_PER_CHUNK);
+    uint8_t *entry_frame = utc_gdata_ptr(t->gframe);
+    int rc = rows ? 0 : UTC_ERR_NO_MEMORY;
+    for (int f = 0; f < p->frames && !rc; f++) {
+        double t0 = utc_wtime();
+        ryr_view_t view;
+        ryr_view_for_frame(&view, p->scene, f, p->opt->orbit);
+        int64_t k;
+        while (!rc && !(rc = utc_gdata_fetch_add(t->gcounter, 0, 0, 1, &k)) && k < nchunks) {
+            int y0 = (int)k * ROWS_PER_CHUNK;
+            int y1 = y0 + ROWS_PER_CHUNK < p->h ? y0 + ROWS_PER_CHUNK : p->h;
+            size_t off = (size_t)y0 * row_bytes, n = (size_t)(y1 - y0) * row_bytes;
+            if (ctx->group_rank == 0) {
+                ryr_render_rows(p->scene, &view, p->w, p->h, y0, y1, entry_frame + off);
+            } else {
+                ryr_render_rows(p->scene, &view, p->w, p->h, y0, y1, rows);
+                rc = utc_gdata_rstore_block(t->gframe, 0, off, n, rows);
+            }
+        }
+        /* every row has arrived once every thread of every rank is past this */
+        int brc = utc_gdata_barrier(t->gframe);
+        rc = rc ? rc : brc;
+        if (!rc && ctx->group_rank == 0) {
+            if (ctx->local_id == 0) {
+                t->busy += utc_wtime() - t0;
+                int64_t zero = 0;
+                rc = utc_gdata_store(t->gcounter, 0, &zero);
+                t->frame = utc_buf_alloc(bytes);
+                if (t->frame)
+                    memcpy(t->frame, entry_frame, bytes);
+                else if (!rc)
+                    rc = UTC_ERR_NO_MEMORY;
+            }
+            if ((brc = utc_ctx_barrier_local(ctx)) && !rc)
+                rc = brc;
+            if (!rc && t->frame)
+                rc = utc_conduit_write_owned(t->out, t->frame, bytes, 0);
+        }
+        /* nobody takes a chunk of the next frame before the counter is reset */
+        brc = utc_gdata_barrier(t->gframe);
+        rc = rc ? rc : brc;
+    }
+    free(rows);
+    return rc;
+}
+
+static int ray_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    ryr_ray_task_t *t = (ryr_ray_task_t *)self;
+    return ctx->group_size == 1 ? ray_run_local(t, ctx) : ray_run_spread(t, ctx);
+}
+
+static void ray_fini(utc_task_t *self, utc_ctx_t *ctx)
+{
+    ryr_ray_task_t *t = (ryr_ray_task_t *)self;
+    if (t->gcounter)
+        (void)utc_gdata_destroy(ctx, t->gcounter);
+    if (t->gframe)
+        (void)utc_gdata_destroy(ctx, t->gframe);
+}
+
+const utc_task_ops_t ryr_ray_cpu_ops = {
+    .name = "raytrace", .size = sizeof(ryr_ray_task_t),
+    .init = ray_init, .run = ray_run, .fini = ray_fini};
