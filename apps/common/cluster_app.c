@@ -420,7 +420,7 @@ static int check_job(capp_cfg_t *cfg, bool threads_given)
             snprintf(msg, sizeof msg, "out of memory");
             status = CAPP_EXIT_RUNTIME;
         } else if (device_counts(cfg->nranks, counts) == 0) {
-            int len = snprintf(msg, sizeof msg, "--impl gpu: no CUDA device is visible on rank");
+            int len = snprintf(msg, sizeof msg, "--impl gpu: no CUDA device is visible on rank(s)");
             for (int r = 0; r < cfg->nranks && len < (int)sizeof msg - 16; r++)
                 if (counts[r] == 0)
                     len += snprintf(msg + len, sizeof msg - (size_t)len, " %d", r);

@@ -5,6 +5,12 @@ if(NOT TARGET utc_cluster_app)
   target_include_directories(utc_cluster_app PUBLIC ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(utc_cluster_app PUBLIC utc m)
   utc_target_flags(utc_cluster_app)
+  if(UTC_WITH_CUDA)
+    # GPU helpers (cluster_gpu.h), for the apps' GPU tasks.
+    target_sources(utc_cluster_app PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cluster_gpu.cu)
+    set_target_properties(utc_cluster_app PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+    target_link_libraries(utc_cluster_app PUBLIC CUDA::cudart)
+  endif()
 endif()
 
 # utc_cluster_app(<name> SOURCES <c files> [GPU_SOURCES <c and cu files>])

@@ -16,10 +16,9 @@
 #include <stdint.h>
 
 #include "cluster_app.h"
+#include "heat_kernels.h" /* HEAT_ALPHA */
 
 enum { HEAT_P_ROWS = 0, HEAT_P_COLS = 1, HEAT_P_STEPS = 2 };
-
-#define HEAT_ALPHA 0.2f
 
 typedef struct heat_dims {
     int64_t rows, cols, steps;

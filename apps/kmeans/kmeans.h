@@ -19,11 +19,10 @@
 #include <stdint.h>
 
 #include "cluster_app.h"
+#include "kmeans_kernels.h" /* KM_SCALE, KM_ACC */
 
 enum { KM_P_POINTS = 0, KM_P_FEATURES = 1, KM_P_CLUSTERS = 2, KM_P_ITERS = 3 };
 
-#define KM_SCALE 65536.0f /* features are integer multiples of 1 / KM_SCALE */
-#define KM_ACC(k, f) ((k) * (f) + (k) + 2)
 
 typedef struct km_dims {
     int64_t n;

@@ -15,11 +15,9 @@
 #include <stdint.h>
 
 #include "cluster_app.h"
+#include "nbody_kernels.h" /* NB_EPS2, NB_DT */
 
 enum { NB_P_BODIES = 0, NB_P_STEPS = 1 };
-
-#define NB_EPS2 1e-4
-#define NB_DT 1e-3
 
 typedef struct nb_dims {
     int64_t n, steps;

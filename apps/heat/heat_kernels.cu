@@ -1,0 +1,33 @@
+// heat: one step of the 5-point stencil, the same expression as heat_row (the build passes
+// --fmad=false, so the rounding is the CPU's).
+#include <cuda_runtime.h>
+
+#include "heat_kernels.h"
+
+__global__ void heat_kernel(const float *__restrict__ cur, float *__restrict__ next,
+                            int64_t count, int64_t cols)
+{
+    const int64_t cells = count * cols;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < cells;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t i = e / cols + 1, j = e % cols;
+        const float *mid = cur + i * cols;
+        float v = mid[j];
+        if (j > 0 && j < cols - 1)
+            v = mid[j] + HEAT_ALPHA * ((mid[j - cols] + mid[j + cols]) + (mid[j - 1] + mid[j + 1]) -
+                                       4.0f * mid[j]);
+        next[i * cols + j] = v;
+    }
+}
+
+extern "C" int heat_gpu_launch(const float *cur, float *next, int64_t count, int64_t cols,
+                               void *stream)
+{
+    const int threads = 256;
+    int64_t blocks = (count * cols + threads - 1) / threads;
+    if (blocks > 65536)
+        blocks = 65536;
+    heat_kernel<<<(unsigned)blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>(cur, next,
+                                                                                     count, cols);
+    return static_cast<int>(cudaGetLastError());
+}
