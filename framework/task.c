@@ -340,6 +340,12 @@ static void destroy_locked(struct utc__task *t)
     for (int i = UTC__EXT_COUNT - 1; i >= 0; i--)
         if (exts[i]->destroy)
             exts[i]->destroy(t->self);
+    pthread_mutex_lock(&registry_lock);
+    struct utc__task *found;
+    HASH_FIND_PTR(registry, &t->self, found);
+    if (found)
+        HASH_DEL(registry, t);
+    pthread_mutex_unlock(&registry_lock);
     free_task(t);
 }
 
@@ -352,9 +358,16 @@ utc_status_t utc_task_destroy(utc_task_t *task)
     if (utc__ctx_of(task))
         return utc__error(UTC_ERR_STATE,
                           "utc_task_destroy: a task cannot be destroyed from its own thread");
-    pthread_mutex_lock(&registry_lock);
-    HASH_DEL(registry, t);
-    pthread_mutex_unlock(&registry_lock);
+    pthread_mutex_lock(&t->owner_lock);
+    if (t->destroying) {
+        pthread_mutex_unlock(&t->owner_lock);
+        return utc__error(UTC_ERR_INVALID_HANDLE, "utc_task_destroy: task '%s' is already being "
+                          "destroyed", t->ops->name ? t->ops->name : "?");
+    }
+    t->destroying = true;
+    pthread_mutex_unlock(&t->owner_lock);
+    /* the task stays registered while its threads run fini, so the accessors (name, memory
+     * kind, ...) still answer there; it leaves the registry just before it is freed */
     destroy_locked(t);
     return UTC_OK;
 }
@@ -364,12 +377,12 @@ void utc__task_destroy_all(void)
     utc__conduits_finalize();
     struct utc__task *t, *tmp, *rev = NULL;
     pthread_mutex_lock(&registry_lock);
-    HASH_ITER(hh, registry, t, tmp) { HASH_DEL(registry, t); t->hh.next = rev; rev = t; }
+    HASH_ITER(hh, registry, t, tmp) { t->destroy_next = rev; rev = t; }
     pthread_mutex_unlock(&registry_lock);
     /* newest first: later tasks may use earlier ones */
     while (rev) {
         t = rev;
-        rev = t->hh.next;
+        rev = t->destroy_next;
         utc_log(UTC_LOG_DEBUG, "utc_finalize: destroying task '%s' (id %d) left alive",
                 t->ops->name ? t->ops->name : "?", t->id);
         destroy_locked(t);

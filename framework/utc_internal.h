@@ -97,6 +97,8 @@ struct utc__task {
     atomic_int start_rc;
     pthread_mutex_t owner_lock; /* serializes init/run/wait/destroy calls on this rank */
     bool initialized;           /* init has run (or there is no init) */
+    bool destroying;            /* utc_task_destroy has begun */
+    struct utc__task *destroy_next; /* utc_finalize's list of tasks left alive */
     utc_task_t *self;           /* the rank instance (registry key) */
     UT_hash_handle hh;          /* registry of live tasks, keyed by self */
 };

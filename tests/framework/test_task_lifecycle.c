@@ -51,11 +51,17 @@ static int count_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 
 static atomic_int fini_total; /* fini calls of all count tasks: the struct is freed after */
 
+static atomic_int fini_bad_accessors; /* accessors that failed inside fini */
+
 static void count_fini(utc_task_t *self, utc_ctx_t *ctx)
 {
     (void)ctx;
     atomic_fetch_add(&((count_task_t *)self)->fini_calls, 1);
     atomic_fetch_add(&fini_total, 1);
+    /* the task is still a live task while its threads finish */
+    if (utc_task_nthreads(self) != ((count_task_t *)self)->nthreads ||
+        strcmp(utc_task_name(self), "count") != 0)
+        atomic_fetch_add(&fini_bad_accessors, 1);
 }
 
 static const utc_task_ops_t count_ops = {
@@ -148,6 +154,7 @@ static void test_fini_runs_on_destroy(void)
     int before = atomic_load(&fini_total);
     UTC_ASSERT_OK(utc_task_destroy(task));
     CU_ASSERT_EQUAL(atomic_load(&fini_total) - before, utc_rank() == 0 ? 3 : 0);
+    CU_ASSERT_EQUAL(atomic_load(&fini_bad_accessors), 0);
 }
 
 static void test_many_tasks_ids_agree(void)
