@@ -86,8 +86,11 @@ static char *gs_stage_slice(MPI_Win win, size_t len, int *err)
     return p;
 }
 
-static utc_status_t remote_check(const utc_gdata_t *gd, int rank, size_t start, size_t n,
-                                 const void *buf, const char *fn)
+/* The checks of remote_check, one by one with their messages (also says UTC_OK for an
+ * empty block, which the fast path does not let through). */
+__attribute__((cold, noinline)) static utc_status_t
+remote_check_slow(const utc_gdata_t *gd, int rank, size_t start, size_t n, const void *buf,
+                  const char *fn)
 {
     utc_status_t rc = utc__gdata_check(gd, fn);
     if (rc != UTC_OK)
@@ -104,6 +107,19 @@ static utc_status_t remote_check(const utc_gdata_t *gd, int rank, size_t start, 
     if (!buf)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: the buffer is NULL", fn);
     return UTC_OK;
+}
+
+/* Everything an access needs checked, before anything is issued: one inlined test on the
+ * hot path, the reasons out of line. */
+static inline __attribute__((always_inline)) utc_status_t
+remote_check(const utc_gdata_t *gd, int rank, size_t start, size_t n, const void *buf,
+             const char *fn)
+{
+    if (gd && gd->magic == UTC__GDATA_MAGIC && utc__gs_in_task(gd->task) &&
+        (unsigned)rank < (unsigned)gd->nranks && start < gd->count && n >= 1 &&
+        n <= gd->count - start && buf)
+        return UTC_OK;
+    return remote_check_slow(gd, rank, start, n, buf, fn);
 }
 
 static utc_status_t remote_get(const utc_gdata_t *gd, int rank, size_t start, size_t n,
