@@ -269,8 +269,249 @@ PYEOF
     rm -rf "$out"
 }
 
+# ---- cluster mode (the cluster apps: mm, heat, kmeans, nbody, mc) ----
+#
+#   scripts/bench-apps.sh cluster [--build DIR] [--quick] [--rounds N] [--no-write]
+#
+# cluster: the cluster apps at size M (appendix A, table A.6) with seq, mpi on 2 processes,
+#   and utc as 1 rank x 2 threads and as 2 ranks x 1 thread: the same two cores each time
+#   (figure 4.3's comparison on one node). Prints each time with its speedup over seq,
+#   utc's time over mpi's, and the share of the run spent in communication (figure 4.5);
+#   writes them, the machine's load and the lines of code per version into the "Cluster
+#   apps" section of doc/PERFORMANCE.md (between its bench-apps cluster markers) and draws
+#   doc/img/apps-cluster.png (python3 with matplotlib).
+#   --build DIR   the build folder (default build-cluster; made with -DUTC_WITH_CUDA=OFF if absent)
+#   --quick       one round (a smoke run: figures are not written)
+#   --rounds N    run the whole set N times, interleaved, keeping each configuration's
+#                 fastest run (default 5)
+#   --no-write    print only; leave doc/ alone
+usage_cluster() {
+    sed -n '/^# ---- cluster mode/,/^#   --no-write/p' "$0" | sed '1,2d; s/^# \{0,1\}//'
+}
+
+bench_cluster() {
+    local build=$root/build-cluster quick=0 rounds=5 write=1
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --build) build=$(cd "$2" 2>/dev/null && pwd || echo "$2"); shift 2 ;;
+            --quick) quick=1; shift ;;
+            --rounds) rounds=${2:-}; shift 2 ;;
+            --no-write) write=0; shift ;;
+            -h|--help) usage_cluster; exit 0 ;;
+            *) echo "bench-apps: cluster: unknown option '$1'" >&2; exit 2 ;;
+        esac
+    done
+    case "$rounds" in ''|*[!0-9]*|0) echo "bench-apps: --rounds needs a positive number" >&2; exit 2 ;; esac
+    [ "$quick" = 1 ] && write=0 && rounds=1
+
+    local apps="mm heat kmeans nbody mc"
+    if [ ! -f "$build/CMakeCache.txt" ]; then
+        echo "bench-apps: configuring $build" >&2
+        cmake -S "$root" -B "$build" -DUTC_WITH_CUDA=OFF >/dev/null
+    fi
+    # shellcheck disable=SC2086
+    cmake --build "$build" -j "$(nproc)" --target $apps >/dev/null
+
+    # impl:ranks:threads, all on the same two cores
+    local configs="seq:1:1 mpi:2:1 utc:1:2 utc:2:1"
+    local out
+    out=$(mktemp -d /tmp/bench-apps-XXXXXX)
+    local results=$out/cluster.jsonl
+    : >"$results"
+    local load_before host
+    load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+    host="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(uname -sr)"
+    echo "bench-apps cluster: $host; load average $load_before" >&2
+
+    local round app cfg impl np threads line
+    for round in $(seq 1 "$rounds"); do
+        for app in $apps; do
+            for cfg in $configs; do
+                IFS=: read -r impl np threads <<<"$cfg"
+                local cmd=("$utcrun" -np "$np" "$build/apps/$app/$app" --impl "$impl" --size M --json)
+                [ "$impl" = utc ] && cmd+=(--threads "$threads")
+                if line=$("${cmd[@]}" </dev/null 2>"$out/err" | grep '^{"app"' | tail -n 1) &&
+                    [ -n "$line" ]; then
+                    echo "$line" >>"$results"
+                    printf '  round %d  %-7s %s %d x %d: %s\n' "$round" "$app" "$impl" "$np" "$threads" \
+                        "$(echo "$line" | sed 's/.*"seconds":\([0-9.]*\).*"comm_share":\([0-9.]*\).*/\1 s, comm share \2/')" >&2
+                else
+                    echo "  $app $impl $np x $threads FAILED: $(head -c 300 "$out/err")" >&2
+                fi
+            done
+        done
+    done
+    local load_after
+    load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+    local py
+    py=$(find_python)
+    [ -n "$py" ] || { echo "bench-apps: no python3" >&2; exit 1; }
+    RESULTS=$results ROOT=$root WRITE=$write HOST=$host ROUNDS=$rounds \
+        LOAD_BEFORE=$load_before LOAD_AFTER=$load_after DATE=$(date -u +%Y-%m-%d) \
+        "$py" - <<'PYEOF'
+import json, os, statistics
+
+root = os.environ["ROOT"]
+rows = [json.loads(l) for l in open(os.environ["RESULTS"]) if l.strip()]
+runs = {}  # (app, impl, ranks, threads) -> [run, ...]
+for r in rows:
+    runs.setdefault((r["app"], r["impl"], r["ranks"], r["threads"]), []).append(r)
+best = {k: min(v, key=lambda r: r["seconds"]) for k, v in runs.items()}
+median = {k: statistics.median(r["seconds"] for r in v) for k, v in runs.items()}
+
+apps = [a for a in ["mm", "heat", "kmeans", "nbody", "mc"] if (a, "seq", 1, 1) in best]
+cfgs = [("mpi", 2, 1), ("utc", 1, 2), ("utc", 2, 1)]
+names = {("mpi", 2, 1): "mpi, 2 processes", ("utc", 1, 2): "utc, 1 rank x 2 threads",
+         ("utc", 2, 1): "utc, 2 ranks x 1 thread"}
+dims = {a: best[(a, "seq", 1, 1)].get("dims", "") for a in apps}
+
+def fmt(x):
+    return "%.4f" % x if x < 1 else "%.3f" % x
+
+def ratio(a, c, table):
+    m, u = table.get((a, "mpi", 2, 1)), table.get((a,) + c)
+    if isinstance(m, dict):
+        m, u = m["seconds"], u["seconds"] if u else None
+    return "-" if not m or not u else "%.3f" % (u / m)
+
+lines = ["| app (size M) | seq | mpi 2 proc | utc 1x2 | utc 2x1 | utc/mpi 1x2 | utc/mpi 2x1 |",
+         "|---|---|---|---|---|---|---|"]
+for a in apps:
+    seq = best[(a, "seq", 1, 1)]["seconds"]
+    cells = []
+    for c in cfgs:
+        r = best.get((a,) + c)
+        cells.append("-" if r is None else "%s s (%.2fx)" % (fmt(r["seconds"]), seq / r["seconds"]))
+    lines.append("| %s: %s | %s s | %s | %s | %s |" % (a, dims[a], fmt(seq), " | ".join(cells),
+                 ratio(a, ("utc", 1, 2), best), ratio(a, ("utc", 2, 1), best)))
+table = "\n".join(lines)
+
+comm_lines = ["| app | mpi 2 proc | utc 1x2 | utc 2x1 | utc/mpi 1x2, median of rounds | utc/mpi 2x1, median of rounds |",
+              "|---|---|---|---|---|---|"]
+for a in apps:
+    cells = []
+    for c in cfgs:
+        r = best.get((a,) + c)
+        cells.append("-" if r is None else "%.1f%% (%s s)" % (100 * r["comm_share"], fmt(r["comm_seconds"])))
+    comm_lines.append("| %s | %s | %s | %s |" % (a, " | ".join(cells), ratio(a, ("utc", 1, 2), median),
+                      ratio(a, ("utc", 2, 1), median)))
+comm_table = "\n".join(comm_lines)
+print(table)
+print()
+print(comm_table)
+
+# ---- lines of code per version (table 4.2): non-blank lines that are not only comment ----
+def loc(path):
+    n, in_block = 0, False
+    for raw in open(path, encoding="utf-8", errors="replace"):
+        s, code, i = raw.strip(), "", 0
+        while i < len(s):
+            if in_block:
+                j = s.find("*/", i)
+                if j < 0:
+                    i = len(s)
+                else:
+                    in_block, i = False, j + 2
+            elif s.startswith("/*", i):
+                in_block, i = True, i + 2
+            elif s.startswith("//", i):
+                break
+            else:
+                code += s[i]
+                i += 1
+        n += bool(code.strip())
+    return n
+
+loc_lines = ["| app | main | shared (data, kernel, verify) | seq | mpi | utc (CPU task) | gpu (GPU task + kernel) |",
+             "|---|---|---|---|---|---|---|"]
+for a in apps:
+    d = os.path.join(root, "apps", a)
+    part = {}
+    for f in sorted(os.listdir(d)):
+        if not f.endswith((".c", ".h", ".cu")):
+            continue
+        v = "main" if f.endswith("_main.c") else "mpi" if f.endswith("_mpi.c") else \
+            "utc" if f.endswith("_utc.c") else "gpu" if ("_gpu." in f or "_kernels." in f) else "shared"
+        part[v] = part.get(v, 0) + loc(os.path.join(d, f))
+    # seq is part of the shared file (data, kernel, seq run, verification)
+    loc_lines.append("| %s | %d | %d | (in shared) | %d | %d | %d |" % (
+        a, part.get("main", 0), part.get("shared", 0), part.get("mpi", 0), part.get("utc", 0),
+        part.get("gpu", 0)))
+common = sum(loc(os.path.join(root, "apps/common", f)) for f in sorted(os.listdir(os.path.join(root, "apps/common")))
+             if f.startswith("cluster_") and f.endswith((".c", ".h", ".cu")))
+loc_table = "\n".join(loc_lines)
+print()
+print(loc_table)
+
+if os.environ["WRITE"] != "1":
+    raise SystemExit(0)
+
+# ---- chart: speedup over seq (as figure 4.3 on one node) and communication share (4.5) ----
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+width = 0.26
+colors = {("mpi", 2, 1): "#3182bd", ("utc", 1, 2): "#e6550d", ("utc", 2, 1): "#fdae6b"}
+for k, c in enumerate(cfgs):
+    xs = [g + (k - 1) * width for g, a in enumerate(apps) if (a,) + c in best]
+    sp = [best[(a, "seq", 1, 1)]["seconds"] / best[(a,) + c]["seconds"] for a in apps if (a,) + c in best]
+    cs = [100 * best[(a,) + c]["comm_share"] for a in apps if (a,) + c in best]
+    ax1.bar(xs, sp, width, label=names[c], color=colors[c])
+    ax2.bar(xs, cs, width, label=names[c], color=colors[c])
+ax1.axhline(1.0, color="black", linewidth=0.8)
+ax1.set_ylabel("speedup over seq (2 cores)")
+ax1.set_title("Cluster apps, size M: speedup over seq")
+ax2.set_ylabel("% of run time in communication")
+ax2.set_title("Share of time in communication (rank 0)")
+for ax in (ax1, ax2):
+    ax.set_xticks(range(len(apps)))
+    ax.set_xticklabels(apps)
+ax1.legend(fontsize=8, loc="upper center", bbox_to_anchor=(1.1, -0.08), ncol=3)
+fig.suptitle("%s, %s (shared machine; fastest of %s rounds)" % (os.environ["DATE"], os.environ["HOST"].split(",")[0], os.environ["ROUNDS"]), fontsize=9)
+fig.tight_layout()
+os.makedirs(os.path.join(root, "doc/img"), exist_ok=True)
+fig.savefig(os.path.join(root, "doc/img/apps-cluster.png"), dpi=110)
+
+# ---- doc/PERFORMANCE.md: replace what is between the markers ----
+begin, end = "<!-- bench-apps cluster: begin -->", "<!-- bench-apps cluster: end -->"
+block = "\n".join([
+    begin,
+    "Generated by `scripts/bench-apps.sh cluster` on %s: %s. Load average (1, 5, 15 min) "
+    "before %s, after %s: the machine is shared with other engineers' builds and runs, so "
+    "each figure is the fastest of %s rounds, the configurations interleaved within each "
+    "round.\n" % (os.environ["DATE"], os.environ["HOST"], os.environ["LOAD_BEFORE"],
+                  os.environ["LOAD_AFTER"], os.environ["ROUNDS"]),
+    "Run time (rank 0, from the first distribution to the result on rank 0) and speedup "
+    "over seq in brackets; the last two columns are utc's time over mpi's on the same two "
+    "cores (target: at most 1.05).\n",
+    table, "",
+    "Share of the run spent in communication (rank 0's time in the communication phases "
+    "over its run time, as figure 4.5), of the same runs; and utc/mpi again from the "
+    "median run of each configuration instead of the fastest:\n",
+    comm_table, "",
+    "![cluster apps](img/apps-cluster.png)", "",
+    "Lines of code (non-blank, not only comment) per version, as table 4.2: `main` is the "
+    "app's table for the driver, `shared` the data, the CPU kernel, seq and the verifier; "
+    "apps/common/cluster_* (the driver, %d lines) is not counted.\n" % common,
+    loc_table,
+    end])
+path = os.path.join(root, "doc/PERFORMANCE.md")
+text = open(path).read()
+if begin in text and end in text:
+    text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+else:
+    text = text.rstrip("\n") + "\n\n## Cluster apps\n\n" + block + "\n"
+open(path, "w").write(text)
+print("\nwrote doc/PERFORMANCE.md (section 'Cluster apps') and doc/img/apps-cluster.png")
+PYEOF
+    rm -rf "$out"
+}
+
 case "${1:-}" in
     node) shift; bench_node "$@" ;;
+    cluster) shift; bench_cluster "$@" ;;
     -h|--help|"") usage; [ -n "${1:-}" ] || exit 2 ;;
     *) echo "bench-apps: unknown mode '$1' (see scripts/bench-apps.sh --help)" >&2; exit 2 ;;
 esac
