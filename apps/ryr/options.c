@@ -289,7 +289,7 @@ static const struct {
 
 static int apply(int id, const char *name, const char *v, ryr_options_t *opt, ryr_err_t *err)
 {
-    int iv;
+    int iv = 0;
     switch (id) {
     case O_SCENE:
     case O_OUT:
@@ -388,7 +388,8 @@ int ryr_options_parse(int argc, char **argv, ryr_options_t *opt, ryr_err_t *err)
             if (eq) {
                 value = eq + 1;
             } else {
-                if (i + 1 >= argc)
+                /* "--frames --json": the value is missing, not "--json" */
+                if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)
                     return ryr_err_set(err, "%s needs a value (see --help)", name);
                 value = argv[++i];
             }

@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** @brief A converted value to a byte: below 0 gives 0, above 255 gives 255. */
+uint8_t ryr_yuv_clamp(double v);
+
 /** @brief Convert one pixel. */
 void ryr_yuv_pixel(uint8_t r, uint8_t g, uint8_t b, uint8_t *y, uint8_t *u, uint8_t *v);
 

@@ -1,0 +1,248 @@
+/* RYR command line: every option, the presets of table 4.6, --place, and a clear error
+ * for each bad argument. */
+#include <stdarg.h>
+#include <string.h>
+
+#include "options.h"
+#include "utc_test.h"
+
+/* Parse a NULL-terminated list of arguments. */
+static int parse_list(ryr_options_t *o, ryr_err_t *err, const char *first, ...)
+{
+    char *argv[64] = {"ryr"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    argv[argc] = NULL;
+    err->msg[0] = '\0';
+    return ryr_options_parse(argc, argv, o, err);
+}
+
+#define PARSE(o, err, ...) parse_list(o, err, __VA_ARGS__, (const char *)NULL)
+
+static void expect_bad(const char *what, const char *a, const char *b)
+{
+    ryr_options_t o;
+    ryr_err_t err;
+    int rc = b ? PARSE(&o, &err, a, b) : PARSE(&o, &err, a);
+    CU_ASSERT_EQUAL(rc, -1);
+    if (rc != -1 || !strstr(err.msg, what))
+        fprintf(stderr, "'%s %s': rc %d, message '%s' lacks '%s'\n", a, b ? b : "", rc,
+                err.msg, what);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, what));
+}
+
+static void test_defaults(void)
+{
+    ryr_options_t o;
+    ryr_err_t err;
+    char *argv[] = {"ryr", NULL};
+    UTC_ASSERT_OK(ryr_options_parse(1, argv, &o, &err));
+    CU_ASSERT_PTR_NULL(o.scene);
+    CU_ASSERT_EQUAL(o.width, 800);
+    CU_ASSERT_EQUAL(o.height, 600);
+    CU_ASSERT_EQUAL(o.frames, 10);
+    CU_ASSERT_STRING_EQUAL(o.out, "ryr-out");
+    CU_ASSERT_EQUAL(o.angle, 30.0);
+    CU_ASSERT_EQUAL(o.orbit, 0.0);
+    CU_ASSERT_EQUAL(o.preset, RYR_PRESET_AUTO);
+    CU_ASSERT_EQUAL(o.memtype, RYR_MEM_PAGEABLE);
+    CU_ASSERT_EQUAL(o.yuv_repeat, 1);
+    CU_ASSERT(!o.gpu && !o.verify && !o.json && !o.no_output && !o.rgb);
+    for (int s = 0; s < RYR_NSTAGES; s++)
+        CU_ASSERT_EQUAL(o.place[s].nranks, 0);
+}
+
+static void test_all_options(void)
+{
+    ryr_options_t o;
+    ryr_err_t err;
+    int rc = PARSE(&o, &err, "--scene", "a.scene", "--size", "96x64", "--frames=7", "--out",
+                   "dir", "--angle", "-12.5", "--orbit=4", "--preset", "v3",
+                   "--ray-threads", "6", "--yuv-threads=2", "--rotate-tasks", "1",
+                   "--rotate-threads", "4", "--gpu", "--memtype", "pinned", "--place",
+                   "raytrace=0,1,2,yuv=1", "--verify", "--json", "--no-output", "--rgb",
+                   "--yuv-repeat", "5");
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_STRING_EQUAL(o.scene, "a.scene");
+    CU_ASSERT(o.width == 96 && o.height == 64);
+    CU_ASSERT_EQUAL(o.frames, 7);
+    CU_ASSERT_STRING_EQUAL(o.out, "dir");
+    CU_ASSERT_EQUAL(o.angle, -12.5);
+    CU_ASSERT_EQUAL(o.orbit, 4.0);
+    CU_ASSERT_EQUAL(o.preset, RYR_PRESET_V3);
+    CU_ASSERT_EQUAL(o.ray_threads, 6);
+    CU_ASSERT_EQUAL(o.yuv_threads, 2);
+    CU_ASSERT_EQUAL(o.rotate_tasks, 1);
+    CU_ASSERT_EQUAL(o.rotate_threads, 4);
+    CU_ASSERT(o.gpu && o.memtype == RYR_MEM_PINNED && o.memtype_given);
+    CU_ASSERT_EQUAL(o.place[RYR_STAGE_RAYTRACE].nranks, 3);
+    CU_ASSERT_EQUAL(o.place[RYR_STAGE_RAYTRACE].ranks[2], 2);
+    CU_ASSERT_EQUAL(o.place[RYR_STAGE_YUV].nranks, 1);
+    CU_ASSERT_EQUAL(o.place[RYR_STAGE_YUV].ranks[0], 1);
+    CU_ASSERT_EQUAL(o.place[RYR_STAGE_ROTATE].nranks, 0);
+    CU_ASSERT(o.verify && o.json && o.no_output && o.rgb);
+    CU_ASSERT_EQUAL(o.yuv_repeat, 5);
+
+    CU_ASSERT_EQUAL(PARSE(&o, &err, "--help"), 1);
+    CU_ASSERT_EQUAL(PARSE(&o, &err, "-h", "--size", "3x3"), 1);
+    CU_ASSERT_EQUAL(PARSE(&o, &err, "--size", "16384X1"), 0);
+    CU_ASSERT(o.width == 16384 && o.height == 1);
+    const char *presets[] = {"seq", "v1", "v2", "v3", "v4", "v5", "auto"};
+    for (int i = 0; i < 7; i++) {
+        CU_ASSERT_EQUAL(PARSE(&o, &err, "--preset", presets[i]), 0);
+        CU_ASSERT_EQUAL((int)o.preset, i);
+        CU_ASSERT_STRING_EQUAL(ryr_preset_name(o.preset), presets[i]);
+    }
+}
+
+static void test_bad_arguments(void)
+{
+    expect_bad("must be positive", "--size", "0x64");
+    expect_bad("must be positive", "--size", "96x0");
+    expect_bad("must be positive", "--size", "-96x64");
+    expect_bad("must be positive", "--size", "96x-64");
+    expect_bad("too large (at most 16384)", "--size", "16385x10");
+    expect_bad("too large", "--size", "10x99999999999999999999");
+    expect_bad("expected WxH", "--size", "96");
+    expect_bad("not an integer", "--size", "axb");
+    expect_bad("not an integer", "--size", "9.5x4");
+    expect_bad("expected WxH", "--size", "x4");
+    expect_bad("unknown value 'v9'", "--preset", "v9");
+    expect_bad("expected seq, v1, v2, v3, v4, v5 or auto", "--preset", "fast");
+    expect_bad("unknown option '--bogus'", "--bogus", NULL);
+    expect_bad("unknown option '--siz'", "--siz=3x3", NULL);
+    expect_bad("unknown option '-s'", "-s", "3x3");
+    expect_bad("unexpected argument 'scene.txt'", "scene.txt", NULL);
+    expect_bad("--frames needs a value", "--frames", NULL);
+    expect_bad("--size needs a value", "--size", NULL);
+    expect_bad("--frames needs a value", "--frames", "--json");
+    expect_bad("'ten' is not an integer", "--frames", "ten");
+    expect_bad("'3.5' is not an integer", "--frames", "3.5");
+    expect_bad("out of range (1..100000)", "--frames", "0");
+    expect_bad("out of range", "--frames", "-2");
+    expect_bad("out of range", "--frames", "100001");
+    expect_bad("'' is not an integer", "--ray-threads", "");
+    expect_bad("out of range", "--ray-threads", "0");
+    expect_bad("out of range", "--yuv-threads", "5000");
+    expect_bad("expected 1 or 3", "--rotate-tasks", "2");
+    expect_bad("out of range", "--rotate-tasks", "4");
+    expect_bad("out of range", "--rotate-threads", "-1");
+    expect_bad("'abc' is not a number", "--angle", "abc");
+    expect_bad("not a finite number", "--angle", "inf");
+    expect_bad("not a finite number", "--orbit", "nan");
+    expect_bad("not a number", "--orbit", "");
+    expect_bad("expected pageable, pinned or unified", "--memtype", "shared");
+    expect_bad("out of range (1..1000)", "--yuv-repeat", "0");
+    expect_bad("--gpu takes no value", "--gpu=1", NULL);
+    expect_bad("--scene: the value is empty", "--scene", "");
+    expect_bad("--out: the value is empty", "--out=", NULL);
+}
+
+static void test_place(void)
+{
+    ryr_options_t o;
+    ryr_err_t err;
+    UTC_ASSERT_OK(PARSE(&o, &err, "--place", "ray=0-3,output=2", "--place", "rotate=1,0"));
+    CU_ASSERT_EQUAL(o.place[RYR_STAGE_RAYTRACE].nranks, 4);
+    CU_ASSERT_EQUAL(o.place[RYR_STAGE_RAYTRACE].ranks[3], 3);
+    CU_ASSERT_EQUAL(o.place[RYR_STAGE_OUTPUT].ranks[0], 2);
+    CU_ASSERT_EQUAL(o.place[RYR_STAGE_ROTATE].nranks, 2);
+    CU_ASSERT_EQUAL(o.place[RYR_STAGE_ROTATE].ranks[0], 1); /* first = entry rank */
+    UTC_ASSERT_OK(ryr_options_check_ranks(&o, 4, &err));
+    CU_ASSERT_EQUAL(ryr_options_check_ranks(&o, 3, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "rank 3 of raytrace does not exist"));
+    UTC_ASSERT_OK(PARSE(&o, &err, "--place", "yuv=5"));
+    CU_ASSERT_EQUAL(ryr_options_check_ranks(&o, 1, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "rank 5 of yuv"));
+
+    expect_bad("unknown stage 'gpu'", "--place", "gpu=0");
+    expect_bad("expected STAGE=RANKS", "--place", "0,1");
+    expect_bad("expected STAGE=RANKS", "--place", ",");
+    expect_bad("no ranks after '='", "--place", "yuv=");
+    expect_bad("'x' is not a rank", "--place", "yuv=x");
+    expect_bad("'-1' is not a rank", "--place", "yuv=-1");
+    expect_bad("'1-' is not a rank", "--place", "yuv=1-");
+    expect_bad("empty range '3-1'", "--place", "yuv=3-1");
+    expect_bad("rank 1 named twice", "--place", "yuv=0,1,1");
+    expect_bad("stage yuv given twice", "--place", "yuv=0,yuv=1");
+    expect_bad("too large", "--place", "yuv=99999");
+}
+
+static void test_presets(void)
+{
+    ryr_options_t o;
+    ryr_err_t err;
+    ryr_plan_t p;
+    struct {
+        const char *preset;
+        ryr_plan_t want;
+    } table[] = {
+        {"v1", {RYR_PRESET_V1, 0, 1, 1, 1, 1, 1, 1}},
+        {"v2", {RYR_PRESET_V2, 0, 10, 1, 1, 1, 1, 1}},
+        {"v3", {RYR_PRESET_V3, 0, 10, 1, 3, 1, 3, 1}},
+        {"v4", {RYR_PRESET_V4, 1, 1, 1, 3, 1, 3, 1}},
+        {"v5", {RYR_PRESET_V5, 1, 1, 3, 3, 3, 3, 1}},
+    };
+    for (int i = 0; i < 5; i++) {
+        UTC_ASSERT_OK(PARSE(&o, &err, "--preset", table[i].preset));
+        UTC_ASSERT_OK(ryr_options_plan(&o, 16, 1, &p, &err));
+        CU_ASSERT_EQUAL(memcmp(&p, &table[i].want, sizeof p), 0);
+    }
+    /* the GPU presets need a GPU */
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "v4"));
+    CU_ASSERT_EQUAL(ryr_options_plan(&o, 16, 0, &p, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--preset v4 needs a GPU"));
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "v2", "--gpu"));
+    CU_ASSERT_EQUAL(ryr_options_plan(&o, 16, 0, &p, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--gpu needs a GPU"));
+    UTC_ASSERT_OK(ryr_options_plan(&o, 16, 1, &p, &err));
+    CU_ASSERT(p.ray_gpu && p.ray_threads == 1);
+
+    /* overrides */
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "v3", "--ray-threads", "4", "--rotate-tasks",
+                        "1", "--rotate-threads", "2", "--yuv-threads", "2"));
+    UTC_ASSERT_OK(ryr_options_plan(&o, 2, 0, &p, &err));
+    CU_ASSERT(p.ray_threads == 4 && p.yuv_threads == 2 && p.rotate_tasks == 1 &&
+              p.rotate_threads == 2 && p.output_tasks == 1);
+
+    /* auto: sized to the cores, GPU when present */
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "auto"));
+    UTC_ASSERT_OK(ryr_options_plan(&o, 2, 0, &p, &err));
+    CU_ASSERT(p.preset == RYR_PRESET_AUTO && !p.ray_gpu && p.ray_threads == 2 &&
+              p.yuv_threads == 1 && p.rotate_tasks == 1 && p.output_tasks == 1);
+    UTC_ASSERT_OK(ryr_options_plan(&o, 16, 1, &p, &err));
+    CU_ASSERT(p.ray_gpu && p.ray_threads == 1 && p.yuv_threads == 3 && p.rotate_tasks == 3 &&
+              p.rotate_threads == 3 && p.output_tasks == 3);
+    UTC_ASSERT_OK(ryr_options_plan(&o, 0, 0, &p, &err));
+    CU_ASSERT_EQUAL(p.ray_threads, 1);
+
+    /* seq has no tasks: pipeline options are refused */
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "seq"));
+    UTC_ASSERT_OK(ryr_options_plan(&o, 2, 0, &p, &err));
+    CU_ASSERT_EQUAL(p.preset, RYR_PRESET_SEQ);
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "seq", "--ray-threads", "3"));
+    CU_ASSERT_EQUAL(ryr_options_plan(&o, 2, 0, &p, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--ray-threads does not apply to --preset seq"));
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "seq", "--place", "yuv=0"));
+    CU_ASSERT_EQUAL(ryr_options_plan(&o, 2, 0, &p, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--place does not apply"));
+}
+
+int main(int argc, char **argv)
+{
+    static const utc_test_case_t cases[] = {
+        {"defaults", test_defaults},
+        {"every option", test_all_options},
+        {"bad arguments", test_bad_arguments},
+        {"--place", test_place},
+        {"presets (table 4.6)", test_presets},
+        UTC_TEST_END,
+    };
+    return utc_test_main(argc, argv, "ryr_options", cases);
+}
