@@ -14,6 +14,7 @@
 
 #include "conduit_internal.h"
 #include "trace.h"
+#include "watchdog.h"
 
 /* How long a blocked thread spins before it sleeps on a futex: covers a ping-pong round
  * trip through the ring (well under a microsecond) with a wide margin. */
@@ -80,46 +81,75 @@ void utc__poll_step(utc__poll_t *p)
 
 /* ---- owned buffers ---- */
 
-#define BUF_MAGIC 0x5554434f574e4544ull /* "UTCOWNED" */
-
-/* 64 bytes in front of every buffer, so the data stays 64-byte aligned. */
+/*
+ * A header in front of every buffer, and a registry of live buffers (sharded by address,
+ * the hash handle kept in the header): utc__buf_size and utc_buf_free look a pointer up
+ * instead of reading memory in front of it, so a foreign pointer is refused safely.
+ */
 typedef struct buf_hdr {
-    uint64_t magic;
+    void *key;  /* the data pointer: the registry key */
     size_t size;
-    unsigned char pad[64 - sizeof(uint64_t) - sizeof(size_t)];
+    UT_hash_handle hh;
 } buf_hdr_t;
 
-static_assert(sizeof(buf_hdr_t) == 64, "buffer header keeps 64-byte alignment");
+#define BUF_HDR 128 /* keeps the data 64-byte aligned */
+static_assert(sizeof(buf_hdr_t) <= BUF_HDR, "buffer header fits its slot");
+
+#define BUF_SHARDS 16
+static struct {
+    pthread_mutex_t lock;
+    buf_hdr_t *set;
+} buf_reg[BUF_SHARDS] = {[0 ... BUF_SHARDS - 1] = {PTHREAD_MUTEX_INITIALIZER, NULL}};
+
+static unsigned buf_shard(const void *p)
+{
+    return (unsigned)((((uintptr_t)p >> 7) * 0x9e3779b97f4a7c15ull) >> 60) % BUF_SHARDS;
+}
 
 void *utc_buf_alloc(size_t size)
 {
     void *p;
-    if (size > SIZE_MAX - sizeof(buf_hdr_t) || posix_memalign(&p, 64, sizeof(buf_hdr_t) + size))
+    if (size > SIZE_MAX - BUF_HDR || posix_memalign(&p, 64, BUF_HDR + size))
         return NULL;
     buf_hdr_t *h = p;
-    h->magic = BUF_MAGIC;
+    h->key = (unsigned char *)p + BUF_HDR;
     h->size = size;
-    return h + 1;
+    unsigned k = buf_shard(h->key);
+    pthread_mutex_lock(&buf_reg[k].lock);
+    HASH_ADD_PTR(buf_reg[k].set, key, h);
+    pthread_mutex_unlock(&buf_reg[k].lock);
+    return h->key;
+}
+
+static buf_hdr_t *buf_find(const void *buf, bool remove)
+{
+    unsigned k = buf_shard(buf);
+    buf_hdr_t *h;
+    pthread_mutex_lock(&buf_reg[k].lock);
+    HASH_FIND_PTR(buf_reg[k].set, &buf, h);
+    if (h && remove)
+        HASH_DEL(buf_reg[k].set, h);
+    pthread_mutex_unlock(&buf_reg[k].lock);
+    return h;
 }
 
 void utc_buf_free(void *buf)
 {
     if (!buf)
         return;
-    buf_hdr_t *h = (buf_hdr_t *)buf - 1;
-    if (h->magic != BUF_MAGIC) {
+    buf_hdr_t *h = buf_find(buf, true);
+    if (!h) {
         utc_log(UTC_LOG_ERROR, "utc_buf_free: %p is not a buffer from utc_buf_alloc (or was "
                 "freed already); ignored", buf);
         return;
     }
-    h->magic = 0;
     free(h);
 }
 
 bool utc__buf_size(const void *buf, size_t *size)
 {
-    const buf_hdr_t *h = (const buf_hdr_t *)buf - 1;
-    if (!buf || h->magic != BUF_MAGIC)
+    buf_hdr_t *h = buf ? buf_find(buf, false) : NULL;
+    if (!h)
         return false;
     *size = h->size;
     return true;
@@ -289,7 +319,8 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
                 members[nmembers++] = r;
     }
     if (need_remote &&
-        (rc = utc__mpi_transport_create(c, members, nmembers, &c->remote)) != UTC_OK)
+        (rc = UTC__WD_CALL(UTC__WAIT_CONDUIT_SETUP, c->id, -1, -1, NULL,
+                           utc__mpi_transport_create(c, members, nmembers, &c->remote))) != UTC_OK)
         goto fail;
     if (need_local && (rc = utc__shm_transport_create(c, &c->local)) != UTC_OK)
         goto fail;
@@ -565,7 +596,9 @@ static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
     req_init(&req, c, x, r);
     utc__transport_t *tp = r->tp;
     utc_status_t rc = tp->ops->start(tp, &req);
-    if (rc == UTC_OK && !tp->ops->wait(tp, &req, x->timed ? x->timeout : -1)) {
+    utc__wait_kind_t wk = x->op == UTC__OP_SEND ? UTC__WAIT_CONDUIT_WRITE : UTC__WAIT_CONDUIT_READ;
+    if (rc == UTC_OK && !UTC__WD_CALL(wk, c->id, x->tag, r->peer, NULL,
+                                      tp->ops->wait(tp, &req, x->timed ? x->timeout : -1))) {
         if (tp->ops->cancel(tp, &req))
             rc = utc__error(UTC_ERR_TIMEOUT, "%s: no message with tag %d arrived within %.3f s",
                             x->fn, x->tag, x->timeout);
@@ -606,7 +639,9 @@ static utc_status_t run_op(utc_conduit_t *c, const xfer_t *x, size_t *received, 
             snprintf(e->errmsg[k], sizeof e->errmsg[k], "%s", utc_last_error());
     }
     uint64_t t0 = utc__prof_start();
-    utc__barrier_wait(&e->barrier); /* orders thread 0's results before our reads */
+    /* orders thread 0's results before our reads */
+    UTC__WD_CALL(x->op == UTC__OP_SEND ? UTC__WAIT_CONDUIT_WRITE : UTC__WAIT_CONDUIT_READ, c->id,
+                 x->tag, r.peer, NULL, utc__barrier_wait(&e->barrier));
     UTC__PROF_END(UTC__EV_CONDUIT_WAIT, t0, c->id, 0, x->tag, r.peer);
     rc = e->rc[k];
     if (rc == UTC_OK || rc == UTC_ERR_TRUNCATE) {
@@ -784,7 +819,8 @@ utc_status_t utc_request_wait(utc_request_t **req, size_t *received)
         return rc;
     utc_request_t *r = *req;
     uint64_t t0 = utc__prof_start();
-    r->tp->ops->wait(r->tp, r, -1);
+    UTC__WD_CALL(UTC__WAIT_CONDUIT_REQ, r->conduit->id, r->tag, r->peer,
+                 r->op == UTC__OP_SEND ? "write" : "read", r->tp->ops->wait(r->tp, r, -1));
     UTC__PROF_END(prof_event(r, r->status), t0, r->conduit->id, prof_bytes(r, r->status), r->tag,
                   r->peer);
     return complete_async(req, "utc_request_wait", received);

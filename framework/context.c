@@ -7,6 +7,7 @@
 
 #include "framework_private.h"
 #include "trace.h"
+#include "watchdog.h"
 
 enum { STATE_NEW = 0, STATE_RUNNING = 1, STATE_FINALIZED = 2 };
 
@@ -81,6 +82,7 @@ utc_status_t utc_init(int *argc, char ***argv)
     }
     atomic_store(&state, STATE_RUNNING);
     utc__prof_init(); /* UTC_TRACE, UTC_STATS: collective */
+    utc__wd_start();  /* UTC_WATCHDOG */
     utc_log(UTC_LOG_DEBUG, "initialized: %d ranks, node-local rank %d", world_size, local_rank);
     return UTC_OK;
 
@@ -102,6 +104,7 @@ utc_status_t utc_finalize(void)
     utc__prof_finalize(); /* statistics and trace: collective, needs the world */
     /* every rank must be done with the runtime's communicators before they go */
     MPI_Barrier(world);
+    utc__wd_stop();
     atomic_store(&state, STATE_FINALIZED);
     hwloc_topology_destroy(topology);
     MPI_Comm_free(&world);
@@ -132,5 +135,6 @@ utc_status_t utc_barrier(void)
     if (err != MPI_SUCCESS)
         return utc__mpi_error(err, "MPI_Ibarrier");
     return UTC__PROF_CALL(UTC__EV_WORLD_BARRIER, -1, -1, -1, -1,
-                          utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1));
+                          UTC__WD_CALL(UTC__WAIT_WORLD_BARRIER, -1, -1, -1, NULL,
+                                       utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1)));
 }

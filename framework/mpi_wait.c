@@ -1,7 +1,8 @@
 /* Waiting for MPI requests without holding a core (Open MPI's MPI_Wait busy-polls). */
 #include "utc_internal.h"
+#include "watchdog.h"
 
-utc_status_t utc__mpi_wait(MPI_Request *req, MPI_Status *status, double timeout_s)
+static utc_status_t test_with_backoff(MPI_Request *req, MPI_Status *status, double timeout_s)
 {
     utc__backoff_t b = UTC__BACKOFF_INIT;
     double start = timeout_s >= 0 ? MPI_Wtime() : 0;
@@ -17,4 +18,11 @@ utc_status_t utc__mpi_wait(MPI_Request *req, MPI_Status *status, double timeout_
             return utc__error(UTC_ERR_TIMEOUT, "MPI request not complete after %.3f s", timeout_s);
         utc__backoff_step(&b);
     }
+}
+
+utc_status_t utc__mpi_wait(MPI_Request *req, MPI_Status *status, double timeout_s)
+{
+    /* the watchdog sees the caller's own description when it has one (outermost wait) */
+    return UTC__WD_CALL(UTC__WAIT_MPI, -1, -1, -1, NULL,
+                        test_with_backoff(req, status, timeout_s));
 }

@@ -5,6 +5,7 @@
 
 #include "framework_private.h"
 #include "trace.h"
+#include "watchdog.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct utc__task *registry; /* live tasks by rank instance, in creation order */
@@ -283,7 +284,8 @@ utc_status_t utc_task_init(utc_task_t *task, void *arg)
     } else {
         if ((rc = utc__mailbox_wait_all(t->mailbox)) == UTC_OK) {
             utc__mailbox_post(t->mailbox, UTC__CMD_INIT, arg);
-            rc = utc__mailbox_wait_all(t->mailbox);
+            rc = UTC__WD_CALL(UTC__WAIT_TASK, t->id, -1, -1, t->ops->name,
+                              utc__mailbox_wait_all(t->mailbox));
         }
         if (rc == UTC_OK)
             t->initialized = true;
@@ -323,7 +325,9 @@ utc_status_t utc_task_wait(utc_task_t *task)
     if (t->nlocal == 0)
         return UTC_OK;
     pthread_mutex_lock(&t->owner_lock);
-    rc = UTC__PROF_CALL(UTC__EV_TASK_WAIT, t->id, -1, -1, -1, utc__mailbox_wait_all(t->mailbox));
+    rc = UTC__PROF_CALL(UTC__EV_TASK_WAIT, t->id, -1, -1, -1,
+                        UTC__WD_CALL(UTC__WAIT_TASK, t->id, -1, -1, t->ops->name,
+                                     utc__mailbox_wait_all(t->mailbox)));
     pthread_mutex_unlock(&t->owner_lock);
     if (rc != UTC_OK)
         utc__error(rc, "utc_task_wait: a run of task '%s' returned %d (%s)",

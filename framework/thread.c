@@ -3,6 +3,7 @@
 
 #include "framework_private.h"
 #include "trace.h"
+#include "watchdog.h"
 
 static _Thread_local utc_ctx_t *self_ctx;
 
@@ -110,8 +111,10 @@ utc_status_t utc_ctx_barrier_local(utc_ctx_t *ctx)
     utc_status_t rc = utc__ctx_check(ctx, "utc_ctx_barrier_local");
     if (rc != UTC_OK)
         return rc;
-    UTC__PROF_CALL(UTC__EV_BARRIER_LOCAL, ctx->impl->task->id, -1, -1, -1,
-                   utc__barrier_wait(&ctx->impl->task->barrier));
+    struct utc__task *t = ctx->impl->task;
+    UTC__PROF_CALL(UTC__EV_BARRIER_LOCAL, t->id, -1, -1, -1,
+                   UTC__WD_CALL(UTC__WAIT_BARRIER_LOCAL, t->id, -1, -1, t->ops->name,
+                                utc__barrier_wait(&t->barrier)));
     return UTC_OK;
 }
 
@@ -156,6 +159,9 @@ utc_status_t utc_ctx_barrier(utc_ctx_t *ctx)
     utc_status_t rc = utc__ctx_check(ctx, "utc_ctx_barrier");
     if (rc != UTC_OK)
         return rc;
-    return UTC__PROF_CALL(UTC__EV_BARRIER, ctx->impl->task->id, -1, -1, -1,
-                          (utc_status_t)utc_ctx_single(ctx, 0, group_barrier, NULL));
+    struct utc__task *t = ctx->impl->task;
+    return UTC__PROF_CALL(UTC__EV_BARRIER, t->id, -1, -1, -1,
+                          UTC__WD_CALL(UTC__WAIT_BARRIER, t->id, -1, -1, t->ops->name,
+                                       (utc_status_t)utc_ctx_single(ctx, 0, group_barrier,
+                                                                    NULL)));
 }

@@ -1,0 +1,316 @@
+/*
+ * The watchdog: per-thread "what I wait on" records and the monitor thread that reports
+ * long waits (UTC_WATCHDOG=SECONDS). See watchdog.h.
+ *
+ * Records live in a list that only grows (a record is reused once its thread has exited);
+ * the monitor walks it without a lock. Each record is written by its own thread only and
+ * read by the monitor as a seqlock: the owner writes the fields, then publishes `since`;
+ * the monitor reads `since`, the fields, and `since` again, and skips the record if it
+ * changed meanwhile.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "utc_internal.h"
+#include "watchdog.h"
+
+atomic_bool utc__wd_on;
+
+typedef struct wd_rec {
+    /* written by the owner thread, read by the monitor */
+    atomic_ullong since_ns;  /* CLOCK_MONOTONIC at the start of the wait; 0: not waiting */
+    atomic_uint serial;      /* counts the owner's waits: tells the monitor a new one began */
+    atomic_int kind, obj, tag, peer;
+    _Atomic(const char *) name;
+    atomic_int task_id, thread_id;   /* the waiting thread's task and global id; -1: none */
+    _Atomic(const char *) task_name;
+    atomic_int tid;          /* the owner's kernel thread id */
+    atomic_bool in_use;      /* owned by a live thread */
+    struct wd_rec *next;     /* set before the record is published; never changes */
+    /* the owner's alone */
+    int depth;
+    /* the monitor's alone */
+    unsigned mon_serial;
+    double mon_next;         /* report again once the wait is this long (seconds) */
+} wd_rec_t;
+
+static _Atomic(wd_rec_t *) wd_head;
+static _Thread_local wd_rec_t *wd_self;
+static pthread_key_t wd_key;
+
+static double wd_threshold;
+static int wd_rank = -1;
+static pthread_t wd_thread;
+static bool wd_running;
+static bool wd_stop_flag;
+static pthread_mutex_t wd_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wd_cond;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Thread exit (pthread key destructor): the record may serve another thread. */
+static void wd_release(void *p)
+{
+    wd_rec_t *r = p;
+    atomic_store_explicit(&r->since_ns, 0, memory_order_relaxed);
+    r->depth = 0;
+    /* release: the next owner's writes come after ours */
+    atomic_store_explicit(&r->in_use, false, memory_order_release);
+}
+
+static wd_rec_t *wd_acquire(void)
+{
+    wd_rec_t *r;
+    /* acquire: pairs with the release CAS that published each record */
+    for (r = atomic_load_explicit(&wd_head, memory_order_acquire); r; r = r->next) {
+        bool expected = false;
+        if (!atomic_load_explicit(&r->in_use, memory_order_relaxed) &&
+            atomic_compare_exchange_strong(&r->in_use, &expected, true))
+            break;
+    }
+    if (!r) {
+        if (!(r = calloc(1, sizeof *r)))
+            return NULL; /* this thread goes unwatched */
+        atomic_init(&r->in_use, true);
+        wd_rec_t *old = atomic_load_explicit(&wd_head, memory_order_relaxed);
+        do
+            r->next = old;
+        /* release: the record's initial state is visible to whoever finds it */
+        while (!atomic_compare_exchange_weak_explicit(&wd_head, &old, r, memory_order_release,
+                                                      memory_order_relaxed));
+    }
+    atomic_store_explicit(&r->tid, (int)syscall(SYS_gettid), memory_order_relaxed);
+    r->depth = 0;
+    wd_self = r;
+    pthread_setspecific(wd_key, r);
+    return r;
+}
+
+void utc__wd_begin_slow(utc__wait_kind_t kind, int obj, int tag, int peer, const char *name)
+{
+    wd_rec_t *r = wd_self ? wd_self : wd_acquire();
+    if (!r || r->depth++ > 0)
+        return; /* only the outermost wait is recorded */
+    utc_ctx_t *ctx = utc_ctx_self();
+    /* relaxed stores: published by the release store of since_ns below */
+    atomic_store_explicit(&r->kind, (int)kind, memory_order_relaxed);
+    atomic_store_explicit(&r->obj, obj, memory_order_relaxed);
+    atomic_store_explicit(&r->tag, tag, memory_order_relaxed);
+    atomic_store_explicit(&r->peer, peer, memory_order_relaxed);
+    atomic_store_explicit(&r->name, name, memory_order_relaxed);
+    atomic_store_explicit(&r->task_id, ctx ? ctx->impl->task->id : -1, memory_order_relaxed);
+    atomic_store_explicit(&r->thread_id, ctx ? ctx->global_id : -1, memory_order_relaxed);
+    atomic_store_explicit(&r->task_name, ctx ? ctx->impl->task->ops->name : NULL,
+                          memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->serial, 1, memory_order_relaxed);
+    atomic_store_explicit(&r->since_ns, now_ns(), memory_order_release);
+}
+
+void utc__wd_end_slow(void)
+{
+    wd_rec_t *r = wd_self;
+    if (!r || r->depth == 0)
+        return;
+    if (--r->depth == 0)
+        /* release: the monitor's second read of since_ns sees the wait is over before it
+         * could see the next wait's fields */
+        atomic_store_explicit(&r->since_ns, 0, memory_order_release);
+}
+
+static const char *str_or(const char *s, const char *dflt) { return s ? s : dflt; }
+
+static void describe(char *buf, size_t n, int kind, int obj, int tag, int peer,
+                     const char *name)
+{
+    switch ((utc__wait_kind_t)kind) {
+    case UTC__WAIT_TASK:
+        snprintf(buf, n, "utc_task_init/wait of task '%s' (id %d): its threads are still busy",
+                 str_or(name, "?"), obj);
+        break;
+    case UTC__WAIT_BARRIER_LOCAL:
+        snprintf(buf, n, "the local barrier of task '%s' (id %d)", str_or(name, "?"), obj);
+        break;
+    case UTC__WAIT_BARRIER:
+        snprintf(buf, n, "the task barrier of task '%s' (id %d), across its ranks",
+                 str_or(name, "?"), obj);
+        break;
+    case UTC__WAIT_WORLD_BARRIER:
+        snprintf(buf, n, "utc_barrier (all ranks)");
+        break;
+    case UTC__WAIT_MPI:
+        snprintf(buf, n, "an MPI request%s%s", name ? " of " : "", str_or(name, ""));
+        break;
+    case UTC__WAIT_CONDUIT_READ:
+        snprintf(buf, n, "conduit %d: a read of tag %d from rank %d", obj, tag, peer);
+        break;
+    case UTC__WAIT_CONDUIT_WRITE:
+        snprintf(buf, n, "conduit %d: a write of tag %d to rank %d (the reader has not taken "
+                 "it)", obj, tag, peer);
+        break;
+    case UTC__WAIT_CONDUIT_REQ:
+        snprintf(buf, n, "conduit %d: utc_request_wait on a %s of tag %d, peer rank %d", obj,
+                 str_or(name, "transfer"), tag, peer);
+        break;
+    case UTC__WAIT_CONDUIT_SETUP:
+        snprintf(buf, n, "conduit %d: utc_conduit_create, waiting for the other ranks to "
+                 "create it too", obj);
+        break;
+    case UTC__WAIT_RMA:
+        snprintf(buf, n, "RMA: global shared data of task '%s' (id %d) on rank %d",
+                 str_or(name, "?"), obj, peer);
+        break;
+    case UTC__WAIT_RMA_BARRIER:
+        snprintf(buf, n, "RMA: the global shared data barrier of task '%s' (id %d)",
+                 str_or(name, "?"), obj);
+        break;
+    case UTC__WAIT_COLLECTIVE:
+        snprintf(buf, n, "a task collective of task '%s' (id %d)", str_or(name, "?"), obj);
+        break;
+    default:
+        snprintf(buf, n, "(unknown wait %d)", kind);
+        break;
+    }
+}
+
+static void scan(void)
+{
+    uint64_t now = now_ns();
+    /* acquire: pairs with the release CAS publishing records */
+    for (wd_rec_t *r = atomic_load_explicit(&wd_head, memory_order_acquire); r; r = r->next) {
+        /* acquire: pairs with the owner's release store; the fields are then current */
+        uint64_t since = atomic_load_explicit(&r->since_ns, memory_order_acquire);
+        if (!since || since > now)
+            continue;
+        int kind = atomic_load_explicit(&r->kind, memory_order_relaxed);
+        int obj = atomic_load_explicit(&r->obj, memory_order_relaxed);
+        int tag = atomic_load_explicit(&r->tag, memory_order_relaxed);
+        int peer = atomic_load_explicit(&r->peer, memory_order_relaxed);
+        const char *name = atomic_load_explicit(&r->name, memory_order_relaxed);
+        int task_id = atomic_load_explicit(&r->task_id, memory_order_relaxed);
+        int thread_id = atomic_load_explicit(&r->thread_id, memory_order_relaxed);
+        const char *task_name = atomic_load_explicit(&r->task_name, memory_order_relaxed);
+        int tid = atomic_load_explicit(&r->tid, memory_order_relaxed);
+        unsigned serial = atomic_load_explicit(&r->serial, memory_order_relaxed);
+        /* the seqlock's second read: ordered after the field reads */
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&r->since_ns, memory_order_relaxed) != since)
+            continue; /* that wait ended (or another began) while we looked */
+        double waited = (double)(now - since) * 1e-9;
+        if (serial != r->mon_serial || r->mon_next <= 0) {
+            r->mon_serial = serial;
+            r->mon_next = wd_threshold;
+        }
+        if (waited < r->mon_next)
+            continue;
+        /* report again each time the wait doubles: a hang stays visible, but quietly */
+        while (r->mon_next <= waited)
+            r->mon_next *= 2;
+        char who[192], what[256], line[600];
+        if (task_id >= 0)
+            snprintf(who, sizeof who, "task '%s' (id %d) thread %d (tid %d)",
+                     str_or(task_name, "(unnamed)"), task_id, thread_id, tid);
+        else
+            snprintf(who, sizeof who, "%s (tid %d)",
+                     tid == (int)getpid() ? "the main thread" : "a non-task thread", tid);
+        describe(what, sizeof what, kind, obj, tag, peer, name);
+        snprintf(line, sizeof line, "utc[%d] watchdog: %s has waited %.1f s on %s\n", wd_rank,
+                 who, waited, what);
+        fputs(line, stderr); /* one call per line: lines of ranks and threads stay whole */
+    }
+    fflush(stderr);
+}
+
+static void *monitor_main(void *arg)
+{
+    (void)arg;
+    double interval = wd_threshold / 4;
+    if (interval < 0.01)
+        interval = 0.01;
+    pthread_mutex_lock(&wd_lock);
+    while (!wd_stop_flag) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        long long ns = (long long)ts.tv_nsec + (long long)(interval * 1e9);
+        ts.tv_sec += (time_t)(ns / 1000000000);
+        ts.tv_nsec = (long)(ns % 1000000000);
+        while (!wd_stop_flag && pthread_cond_timedwait(&wd_cond, &wd_lock, &ts) != ETIMEDOUT)
+            ;
+        if (wd_stop_flag)
+            break;
+        pthread_mutex_unlock(&wd_lock);
+        scan();
+        pthread_mutex_lock(&wd_lock);
+    }
+    pthread_mutex_unlock(&wd_lock);
+    return NULL;
+}
+
+void utc__wd_start(void)
+{
+    const char *env = getenv("UTC_WATCHDOG");
+    if (!env || !*env)
+        return;
+    char *end;
+    errno = 0;
+    double s = strtod(env, &end);
+    if (end == env || *end || errno || !isfinite(s) || s < 0 || s > 1e6) {
+        utc_log(UTC_LOG_WARN, "UTC_WATCHDOG='%s' is not a number of seconds (0 .. 1000000); "
+                "no watchdog", env);
+        return;
+    }
+    if (s == 0)
+        return; /* UTC_WATCHDOG=0: off */
+    static bool key_made;
+    if (!key_made) {
+        if (pthread_key_create(&wd_key, wd_release) != 0) {
+            utc_log(UTC_LOG_WARN, "UTC_WATCHDOG: no thread-specific key; no watchdog");
+            return;
+        }
+        key_made = true;
+    }
+    wd_threshold = s;
+    wd_rank = utc_rank();
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&wd_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    wd_stop_flag = false;
+    atomic_store(&utc__wd_on, true);
+    int err = pthread_create(&wd_thread, NULL, monitor_main, NULL);
+    if (err != 0) {
+        utc_log(UTC_LOG_WARN, "UTC_WATCHDOG: cannot start the monitor thread (%s)",
+                strerror(err));
+        pthread_cond_destroy(&wd_cond);
+        return; /* records are still kept: cheap, and nothing reads them */
+    }
+    wd_running = true;
+    utc_log(UTC_LOG_DEBUG, "watchdog: reporting waits longer than %g s", s);
+}
+
+void utc__wd_stop(void)
+{
+    if (!wd_running)
+        return;
+    pthread_mutex_lock(&wd_lock);
+    wd_stop_flag = true;
+    pthread_cond_signal(&wd_cond);
+    pthread_mutex_unlock(&wd_lock);
+    pthread_join(wd_thread, NULL);
+    pthread_cond_destroy(&wd_cond);
+    wd_running = false;
+}
