@@ -133,18 +133,20 @@ def to_byte(c):
     return int(v) & 0xff          # int() truncates toward zero, as C's (int)
 
 
-def render(text, w, h, frame=0, orbit=0.0):
+def render(text, w, h, frame=0, orbit=0.0, pixels=None):
+    """The frame's RGB bytes, or with pixels = [(x, y), ...] those pixels' bytes only."""
     scene = read_scene(text)
     pos, targ = orbit_camera(scene[2], frame, orbit)
     m = camera_matrix(pos, targ)
     aspect = w / h
     out = bytearray()
-    for y in range(h):
-        for x in range(w):
-            dx = (x / w - 0.5) * M
-            dy = (-(y / h - 0.65) / aspect) * M
-            dz = (1.0 / HALF_FOV) * M
-            d = tuple(dx * m[r][0] + dy * m[r][1] + dz * m[r][2] + pos[r] for r in range(3))
-            for c in trace(scene, pos, d, 0):
-                out.append(to_byte(c))
+    if pixels is None:
+        pixels = [(x, y) for y in range(h) for x in range(w)]
+    for x, y in pixels:
+        dx = (x / w - 0.5) * M
+        dy = (-(y / h - 0.65) / aspect) * M
+        dz = (1.0 / HALF_FOV) * M
+        d = tuple(dx * m[r][0] + dy * m[r][1] + dz * m[r][2] + pos[r] for r in range(3))
+        for c in trace(scene, pos, d, 0):
+            out.append(to_byte(c))
     return bytes(out)
