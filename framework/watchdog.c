@@ -174,7 +174,8 @@ static void describe(char *buf, size_t n, int kind, int obj, int tag, int peer,
                  str_or(name, "?"), obj, peer);
         break;
     case UTC__WAIT_RMA_BARRIER:
-        snprintf(buf, n, "RMA: the global shared data barrier of task '%s' (id %d)",
+        snprintf(buf, n, "RMA: a global shared data team step of task '%s' (id %d) "
+                 "(utc_gdata_barrier, a collective, utc_gdata_create/destroy)",
                  str_or(name, "?"), obj);
         break;
     case UTC__WAIT_COLLECTIVE:

@@ -8,6 +8,7 @@
 
 #include "gshared_internal.h"
 #include "trace.h"
+#include "watchdog.h"
 
 typedef enum { COLL_BCAST, COLL_GATHER, COLL_SCATTER, COLL_REDUCE, COLL_ALLREDUCE } coll_kind_t;
 
@@ -124,7 +125,8 @@ static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c)
     }
     if (err != MPI_SUCCESS)
         return utc__mpi_error(err, what);
-    return utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0);
+    return UTC__WD_CALL(UTC__WAIT_COLLECTIVE, gs->task->impl->id, -1, -1,
+                        gs->task->impl->ops->name, utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0));
 }
 
 /* Every local thread calls; one makes the MPI call. */

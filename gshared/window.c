@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gshared_internal.h"
+#include "watchdog.h"
 
 UTC__GS_TLS const utc_task_t *utc__gs_thread_task;
 
@@ -42,7 +43,8 @@ utc_status_t utc__gs_ctx_state(utc_ctx_t *ctx, const char *fn, utc__gs_task_t **
 
 bool utc__gs_team_enter(utc__gs_task_t *gs)
 {
-    return utc__barrier_wait(&gs->barrier) != 0;
+    return UTC__WD_CALL(UTC__WAIT_RMA_BARRIER, gs->task->impl->id, -1, -1,
+                        gs->task->impl->ops->name, utc__barrier_wait(&gs->barrier)) != 0;
 }
 
 utc_status_t utc__gs_team_leave(utc__gs_task_t *gs, bool leader, utc_status_t rc)
@@ -52,7 +54,8 @@ utc_status_t utc__gs_team_leave(utc__gs_task_t *gs, bool leader, utc_status_t rc
         if (rc != UTC_OK)
             snprintf(gs->team_msg, sizeof gs->team_msg, "%s", utc_last_error());
     }
-    utc__barrier_wait(&gs->barrier);
+    UTC__WD_CALL(UTC__WAIT_RMA_BARRIER, gs->task->impl->id, -1, -1, gs->task->impl->ops->name,
+                 utc__barrier_wait(&gs->barrier));
     /* No thread can write team_rc again before every thread has passed the next enter,
      * i.e. after this read. */
     rc = gs->team_rc;
