@@ -90,7 +90,8 @@ static char trace_path[4096];
 static size_t max_events = DEFAULT_MAX_EVENTS;
 static uint64_t init_ns;  /* this rank's clock at utc_init */
 static uint64_t epoch_ns; /* this rank's clock at the trace's time 0 (aligned over ranks) */
-static int clock_synced;
+static const char *clock_sync = "none";
+static uint64_t sync_rtt_ns; /* largest best round trip of the ping-pongs (rank 0) */
 
 uint64_t utc__prof_clock(void)
 {
@@ -187,42 +188,81 @@ void utc__prof_leaf(utc__ev_t ev, uint64_t t0, int obj, int64_t bytes, int tag, 
 /* ---- start: settings and clocks ---- */
 
 /*
- * Estimate each rank's clock offset from rank 0's by ping-pong (the exchange with the
- * smallest round trip wins: offset = remote time - midpoint of the round trip), then agree
- * on a time 0. Precise to about half a round trip (microseconds on one node).
+ * Align the ranks' clocks on rank 0's. Ranks on rank 0's node share its clock
+ * (CLOCK_MONOTONIC is the kernel's): offset 0. For the others, rank 0 estimates the offset
+ * by ping-pong, keeping the exchange with the smallest round trip (offset = remote time -
+ * midpoint of the round trip): precise to half that round trip, which is recorded.
+ * UTC_TRACE_SYNC=pingpong uses ping-pong for every rank (to test it on one node).
  */
-static void sync_clocks(MPI_Comm comm, int rank, int nranks)
+static void sync_clocks(MPI_Comm comm, int rank, int nranks, bool force_pingpong)
 {
-    enum { ROUNDS = 8, TAG = 0x7ace };
+    enum { MIN_ROUNDS = 4, MAX_ROUNDS = 64, TAG = 0x7ace };
+    const uint64_t good_rtt_ns = 20000, max_sync_ns = 200000000; /* 20 us; 0.2 s a rank */
     int64_t offset = 0; /* this rank's clock minus rank 0's */
-    if (rank == 0) {
-        for (int r = 1; r < nranks; r++) {
-            uint64_t best = UINT64_MAX;
+    uint64_t worst_rtt = 0;
+
+    /* who shares rank 0's node: the smallest world rank of each node's group */
+    int on_zero_node = 1;
+    MPI_Comm node;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        int lowest;
+        MPI_Allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+        on_zero_node = lowest == 0;
+        MPI_Comm_free(&node);
+    }
+    int need = force_pingpong || !on_zero_node;
+    for (int r = 1; r < nranks; r++) {
+        int r_need = 0;
+        /* rank 0 learns, rank by rank, who needs an exchange (no array to allocate) */
+        if (rank == r)
+            MPI_Send(&need, 1, MPI_INT, 0, TAG, comm);
+        else if (rank == 0)
+            MPI_Recv(&r_need, 1, MPI_INT, r, TAG, comm, MPI_STATUS_IGNORE);
+        if (rank == 0 && r_need) {
+            uint64_t best = UINT64_MAX, begin = utc__prof_clock();
             int64_t off_r = 0;
-            for (int k = 0; k < ROUNDS; k++) {
+            int go = 1;
+            for (int k = 0; go; k++) {
                 uint64_t remote, a = utc__prof_clock();
-                MPI_Send(NULL, 0, MPI_BYTE, r, TAG, comm);
+                MPI_Send(&go, 1, MPI_INT, r, TAG, comm);
                 MPI_Recv(&remote, 1, MPI_UINT64_T, r, TAG, comm, MPI_STATUS_IGNORE);
                 uint64_t b = utc__prof_clock();
                 if (b - a < best) {
                     best = b - a;
                     off_r = (int64_t)remote - (int64_t)(a + (b - a) / 2);
                 }
+                /* enough once a round trip was short, or after the bounds */
+                go = k + 1 < MAX_ROUNDS && b - begin < max_sync_ns &&
+                     (k + 1 < MIN_ROUNDS || best > good_rtt_ns);
             }
-            MPI_Send(&off_r, 1, MPI_INT64_T, r, TAG, comm);
+            MPI_Send(&go, 1, MPI_INT, r, TAG, comm); /* 0: done */
+            int64_t result[2] = {off_r, (int64_t)best};
+            MPI_Send(result, 2, MPI_INT64_T, r, TAG, comm);
+        } else if (rank == r && need) {
+            for (;;) {
+                int go;
+                MPI_Recv(&go, 1, MPI_INT, 0, TAG, comm, MPI_STATUS_IGNORE);
+                if (!go)
+                    break;
+                uint64_t now = utc__prof_clock();
+                MPI_Send(&now, 1, MPI_UINT64_T, 0, TAG, comm);
+            }
+            int64_t result[2];
+            MPI_Recv(result, 2, MPI_INT64_T, 0, TAG, comm, MPI_STATUS_IGNORE);
+            offset = result[0];
+            worst_rtt = (uint64_t)result[1];
         }
-    } else {
-        for (int k = 0; k < ROUNDS; k++) {
-            MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG, comm, MPI_STATUS_IGNORE);
-            uint64_t now = utc__prof_clock();
-            MPI_Send(&now, 1, MPI_UINT64_T, 0, TAG, comm);
-        }
-        MPI_Recv(&offset, 1, MPI_INT64_T, 0, TAG, comm, MPI_STATUS_IGNORE);
     }
+    MPI_Reduce(rank == 0 ? MPI_IN_PLACE : &worst_rtt, &worst_rtt, 1, MPI_UINT64_T, MPI_MAX, 0,
+               comm);
     uint64_t zero = utc__prof_clock(); /* rank 0's is the one kept */
     MPI_Bcast(&zero, 1, MPI_UINT64_T, 0, comm);
     epoch_ns = (uint64_t)((int64_t)zero + offset);
-    clock_synced = nranks > 1;
+    sync_rtt_ns = worst_rtt;
+    clock_sync = nranks == 1 ? "none (one rank)"
+                 : force_pingpong ? "ping-pong offset to rank 0 (forced)"
+                                  : "shared clock on rank 0's node, ping-pong offset elsewhere";
 }
 
 void utc__prof_init(void)
@@ -235,12 +275,14 @@ void utc__prof_init(void)
      * launch does not always pass the environment on. */
     struct {
         int flags;
+        int force_pingpong;
         long long max_events;
         char path[sizeof trace_path];
-    } cfg = {0, (long long)DEFAULT_MAX_EVENTS, ""};
+    } cfg = {0, 0, (long long)DEFAULT_MAX_EVENTS, ""};
     if (rank == 0) {
         const char *trace = getenv("UTC_TRACE"), *stats = getenv("UTC_STATS");
-        const char *maxev = getenv("UTC_TRACE_EVENTS");
+        const char *maxev = getenv("UTC_TRACE_EVENTS"), *sync = getenv("UTC_TRACE_SYNC");
+        cfg.force_pingpong = sync && strcmp(sync, "pingpong") == 0;
         if (trace && *trace) {
             if (strlen(trace) >= sizeof cfg.path)
                 utc_log(UTC_LOG_WARN, "UTC_TRACE: path too long; not tracing");
@@ -269,7 +311,7 @@ void utc__prof_init(void)
     max_events = (size_t)cfg.max_events;
     memcpy(trace_path, cfg.path, sizeof trace_path);
     if (cfg.flags & UTC__PROF_TRACE)
-        sync_clocks(comm, rank, nranks);
+        sync_clocks(comm, rank, nranks, cfg.force_pingpong);
     utc__prof_flags = cfg.flags; /* before any task thread exists: see trace.h */
 }
 
@@ -439,10 +481,10 @@ static void write_trace(MPI_Comm comm, int rank, int nranks)
     if (!f)
         return;
     fprintf(f, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"utc_version\":\"%s\","
-               "\"ranks\":%d,\"clock_sync\":\"%s\",\"events\":%" PRIu64
-               ",\"dropped_events\":%" PRIu64 "}}\n",
-            utc_version_string(), nranks, clock_synced ? "ping-pong offset to rank 0" : "none",
-            total_nev, total_dropped);
+               "\"ranks\":%d,\"clock_sync\":\"%s\",\"clock_sync_rtt_us\":%.3f,"
+               "\"events\":%" PRIu64 ",\"dropped_events\":%" PRIu64 "}}\n",
+            utc_version_string(), nranks, clock_sync, (double)sync_rtt_ns * 1e-3, total_nev,
+            total_dropped);
     if (fclose(f) != 0)
         utc_log(UTC_LOG_WARN, "trace: writing '%s' failed (%s)", trace_path, strerror(errno));
     else

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Profiling tests (tests/trace/CMakeLists.txt):
-#   run_trace_test.sh trace UTCRUN NP PROGRAM WORK EXPECT   UTC_TRACE, then check_trace.py
+#   run_trace_test.sh trace UTCRUN NP PROGRAM WORK EXPECT [SYNC]
+#                                          UTC_TRACE (UTC_TRACE_SYNC=SYNC), then check_trace.py
 #   run_trace_test.sh stats UTCRUN NP PROGRAM WORK EXPECT   UTC_STATS=1, then check_stats.py
 #   run_trace_test.sh off   UTCRUN NP PROGRAM WORK          neither: no trace, no table
 #   run_trace_test.sh plot  PLOTTER TRACE WORK              utc-trace-plot draws a trace
@@ -9,13 +10,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 mode=$1; shift
 case "$mode" in
 trace|stats|off)
-    utcrun=$1 np=$2 prog=$3 work=$4 expect=${5:-}
+    utcrun=$1 np=$2 prog=$3 work=$4 expect=${5:-} sync=${6:-}
     mkdir -p "$work"
-    out="$work/$mode-np$np"
+    out="$work/$mode-np$np${sync:+-$sync}"
     rm -f "$out.json" "$out.txt"
     unset UTC_TRACE UTC_STATS
     case "$mode" in
-    trace) UTC_TRACE="$out.json" "$utcrun" -np "$np" "$prog" > "$out.txt" 2>&1 \
+    trace) UTC_TRACE="$out.json" UTC_TRACE_SYNC="$sync" "$utcrun" -np "$np" "$prog" > "$out.txt" 2>&1 \
                || { cat "$out.txt"; exit 1; }
            python3 "$here/check_trace.py" "$out.json" "$np" --expect "$expect" ;;
     stats) UTC_STATS=1 "$utcrun" -np "$np" "$prog" > "$out.txt" 2>&1 \
