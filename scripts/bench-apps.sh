@@ -468,9 +468,10 @@ ax2.set_title("Share of time in communication (rank 0)")
 for ax in (ax1, ax2):
     ax.set_xticks(range(len(apps)))
     ax.set_xticklabels(apps)
-ax1.legend(fontsize=8, loc="upper center", bbox_to_anchor=(1.1, -0.08), ncol=3)
+handles, labels = ax1.get_legend_handles_labels()
+fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=3)
 fig.suptitle("%s, %s (shared machine; fastest of %s rounds)" % (os.environ["DATE"], os.environ["HOST"].split(",")[0], os.environ["ROUNDS"]), fontsize=9)
-fig.tight_layout()
+fig.tight_layout(rect=(0, 0.07, 1, 0.97))
 os.makedirs(os.path.join(root, "doc/img"), exist_ok=True)
 fig.savefig(os.path.join(root, "doc/img/apps-cluster.png"), dpi=110)
 
