@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# check_watchdog.sh UTCRUN NP PROG: the watchdog names what long waits wait on.
+#  - UTC_WATCHDOG=1 and 3 s waits: stderr names the conduit, tag and peer rank of a blocked
+#    read, the main thread's task wait, the task barrier and the global shared data barrier;
+#  - without UTC_WATCHDOG: no watchdog line at all;
+#  - UTC_WATCHDOG=soon: a warning, and the program still runs.
+set -u
+utcrun=$1 np=$2 prog=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAILED: $*"; fails=$((fails + 1)); }
+
+UTC_WATCHDOG=1 timeout 120 "$utcrun" -np "$np" "$prog" 3 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+cat "$tmp/err"
+[ $rc = 0 ] || fail "UTC_WATCHDOG=1: exit status $rc"
+grep -q "rob_watchdog: done" "$tmp/out" || fail "the program did not finish its steps"
+writer=0 reader=$((np - 1))
+expect() { # expect REGEX WHAT
+    grep -Eq "$1" "$tmp/err" || fail "no watchdog line for $2 (wanted /$1/)"
+}
+expect "^utc\[$reader\] watchdog: task 'wd_reader' \(id [0-9]+\) thread 0 \(tid [0-9]+\) has waited [0-9.]+ s on conduit 0: a read of tag 7 from rank $writer\$" \
+    "the reader's thread 0 in utc_conduit_read"
+expect "^utc\[$reader\] watchdog: task 'wd_reader' \(id [0-9]+\) thread 1 .* on conduit 0: a read of tag 7 from rank $writer\$" \
+    "the reader's thread 1 (waiting for thread 0's transfer)"
+expect "^utc\[$reader\] watchdog: the main thread \(tid [0-9]+\) has waited .* utc_task_init/wait of task 'wd_reader'" \
+    "the main thread in utc_task_wait"
+expect "watchdog: task 'wd_barrier' .* the task barrier of task 'wd_barrier'" "a task barrier"
+expect "watchdog: task 'wd_gdata' .* RMA: a global shared data team step of task 'wd_gdata'" \
+    "a global shared data barrier"
+# a 3 s wait with a 1 s threshold is reported at 1 s and 2 s, never with less than 1 s
+if grep -E "watchdog: .* has waited 0\.[0-9] s" "$tmp/err"; then
+    fail "a wait shorter than the threshold was reported"
+fi
+
+timeout 120 "$utcrun" -np "$np" "$prog" 1.5 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 0 ] || fail "without UTC_WATCHDOG: exit status $rc"
+if grep -q "watchdog" "$tmp/err"; then fail "watchdog lines without UTC_WATCHDOG"; cat "$tmp/err"; fi
+
+UTC_WATCHDOG=soon timeout 120 "$utcrun" -np "$np" "$prog" 0.2 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 0 ] || fail "UTC_WATCHDOG=soon: exit status $rc"
+grep -q "UTC_WATCHDOG='soon' is not a number of seconds" "$tmp/err" ||
+    fail "UTC_WATCHDOG=soon: no warning: $(head -c 300 "$tmp/err")"
+
+[ $fails = 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "watchdog at $np rank(s): all checks passed"

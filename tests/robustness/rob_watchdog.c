@@ -1,0 +1,153 @@
+/*
+ * rob_watchdog [DELAY]: blocking waits that last DELAY seconds (default 3), for
+ * check_watchdog.sh to run under UTC_WATCHDOG=1 and read the watchdog's lines on stderr.
+ *
+ * 1. conduit: task 'wd_reader' (2 threads, last rank) reads tag 7 of conduit 0 from task
+ *    'wd_writer' (rank 0), which writes only after DELAY seconds. Expected lines: the
+ *    reader's threads on "conduit 0: a read of tag 7 from rank 0", the main thread on
+ *    "utc_task_init/wait of task 'wd_reader'".
+ * 2. task barrier: task 'wd_barrier' (2 threads per rank); global thread 0 sleeps DELAY
+ *    seconds before utc_ctx_barrier, the others wait in it.
+ * 3. global shared data: task 'wd_gdata'; global thread 0 sleeps before utc_gdata_barrier.
+ * 4. a conduit read with a timeout returns UTC_ERR_TIMEOUT (checked here, exit 1 if not).
+ * Prints "rob_watchdog: done" on rank 0 and exits 0 when every step behaved.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <utc/utc.h>
+
+typedef struct {
+    utc_task_t base;
+} wd_task_t;
+
+static double delay_s = 3.0;
+static utc_conduit_t *conduit;
+static int timeout_rc = UTC_OK;
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static int writer_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    sleep_s(delay_s);
+    int v = 42;
+    return utc_conduit_write(conduit, &v, sizeof v, 7);
+}
+
+static int reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)arg;
+    int v = 0;
+    /* nothing is written on tag 8: a read with a timeout must give up */
+    int rc = utc_conduit_read_timeout(conduit, &v, sizeof v, 8, NULL, 0.3);
+    if (ctx->local_id == 0)
+        timeout_rc = rc;
+    rc = utc_conduit_read(conduit, &v, sizeof v, 7, NULL);
+    if (rc == UTC_OK && v != 42)
+        rc = UTC_ERR_INTERNAL;
+    return rc;
+}
+
+static int barrier_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)arg;
+    if (ctx->global_id == 0)
+        sleep_s(delay_s);
+    return utc_ctx_barrier(ctx);
+}
+
+static int gdata_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)arg;
+    utc_gdata_t *gd;
+    int rc = utc_gdata_create(ctx, sizeof(int64_t), 4, &gd);
+    if (rc != UTC_OK)
+        return rc;
+    if (ctx->global_id == 0)
+        sleep_s(delay_s);
+    rc = utc_gdata_barrier(gd);
+    int rc2 = utc_gdata_destroy(ctx, gd);
+    return rc != UTC_OK ? rc : rc2;
+}
+
+static const utc_task_ops_t writer_ops = {.name = "wd_writer", .size = sizeof(wd_task_t),
+                                          .run = writer_run};
+static const utc_task_ops_t reader_ops = {.name = "wd_reader", .size = sizeof(wd_task_t),
+                                          .run = reader_run};
+static const utc_task_ops_t barrier_ops = {.name = "wd_barrier", .size = sizeof(wd_task_t),
+                                           .run = barrier_run};
+static const utc_task_ops_t gdata_ops = {.name = "wd_gdata", .size = sizeof(wd_task_t),
+                                         .run = gdata_run};
+
+static int failed(const char *what, int rc)
+{
+    fprintf(stderr, "rob_watchdog: rank %d: %s: %s (%s)\n", utc_rank(), what,
+            utc_status_string(rc), utc_last_error());
+    return 1;
+}
+
+static int run_task(const utc_task_ops_t *ops, const int *procs, int n)
+{
+    utc_task_t *t;
+    int rc = utc_task_create(ops, procs, n, NULL, &t);
+    if (rc != UTC_OK)
+        return failed("utc_task_create", rc);
+    int bad = 0;
+    if ((rc = utc_task_run(t, NULL)) != UTC_OK || (rc = utc_task_wait(t)) != UTC_OK)
+        bad = failed(ops->name, rc);
+    if ((rc = utc_task_destroy(t)) != UTC_OK)
+        bad = failed("utc_task_destroy", rc);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        delay_s = atof(argv[1]);
+    if (utc_init(&argc, &argv) != UTC_OK) {
+        fprintf(stderr, "rob_watchdog: utc_init: %s\n", utc_last_error());
+        return 1;
+    }
+    int nr = utc_nranks(), bad = 0, rc;
+
+    /* 1. a conduit read that waits delay_s */
+    int wprocs[1] = {0}, rprocs[2] = {nr - 1, nr - 1};
+    utc_task_t *w, *r;
+    if ((rc = utc_task_create(&writer_ops, wprocs, 1, NULL, &w)) != UTC_OK ||
+        (rc = utc_task_create(&reader_ops, rprocs, 2, NULL, &r)) != UTC_OK ||
+        (rc = utc_conduit_create(w, r, NULL, &conduit)) != UTC_OK)
+        return failed("setup", rc);
+    if ((rc = utc_task_run(w, NULL)) != UTC_OK || (rc = utc_task_run(r, NULL)) != UTC_OK)
+        return failed("utc_task_run", rc);
+    if ((rc = utc_task_wait(r)) != UTC_OK)
+        bad |= failed("reader", rc);
+    if ((rc = utc_task_wait(w)) != UTC_OK)
+        bad |= failed("writer", rc);
+    if (utc_rank() == nr - 1 && timeout_rc != UTC_ERR_TIMEOUT) {
+        fprintf(stderr, "rob_watchdog: read with a 0.3 s timeout returned %d (%s), not "
+                "UTC_ERR_TIMEOUT\n", timeout_rc, utc_status_string(timeout_rc));
+        bad = 1;
+    }
+    if ((rc = utc_conduit_destroy(conduit)) != UTC_OK || (rc = utc_task_destroy(r)) != UTC_OK ||
+        (rc = utc_task_destroy(w)) != UTC_OK)
+        bad |= failed("teardown", rc);
+
+    /* 2. a task barrier, 3. a global shared data barrier: 2 threads per rank */
+    int procs[2 * 16];
+    int n = utc_procs_spread(procs, 2 * 16, 0, nr, 2);
+    bad |= run_task(&barrier_ops, procs, n);
+    bad |= run_task(&gdata_ops, procs, n);
+
+    if (utc_rank() == 0 && !bad)
+        printf("rob_watchdog: done\n");
+    if ((rc = utc_finalize()) != UTC_OK)
+        return failed("utc_finalize", rc), 1;
+    return bad;
+}
