@@ -447,6 +447,9 @@ static int check_job(capp_cfg_t *cfg, bool threads_given)
     status = agree(status);
     if (status != CAPP_EXIT_OK && cfg->rank == 0)
         fprintf(stderr, "%s: error: %s\n", cfg->app->name, msg);
+    if (status == CAPP_EXIT_OK && cfg->size == CAPP_SIZE_XL && cfg->rank == 0)
+        fprintf(stderr, "%s: note: size XL is the cluster size of the dissertation's figure 4.3 "
+                "(tens of nodes); on a few cores it runs for a long time\n", cfg->app->name);
     return status;
 }
 
