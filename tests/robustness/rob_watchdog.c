@@ -44,7 +44,7 @@ static int writer_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 static int reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)self, (void)arg;
-    int v = 0;
+    static int v; /* every local thread passes the same buffer; thread 0 fills it */
     /* nothing is written on tag 8: a read with a timeout must give up */
     int rc = utc_conduit_read_timeout(conduit, &v, sizeof v, 8, NULL, 0.3);
     if (ctx->local_id == 0)
