@@ -24,6 +24,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "ryr: %s\n", err.msg);
         return 2;
     }
+    if (rc == 2) {
+        printf("ryr (UTC) %s\n", utc_version_string());
+        return 0;
+    }
     if (rc > 0) {
         ryr_options_usage(stdout, "ryr");
         return 0;

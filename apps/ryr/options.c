@@ -67,7 +67,8 @@ void ryr_options_usage(FILE *f, const char *prog)
             "  --no-output           write no files\n"
             "  --rgb                 also write the raytraced frames, OUT/frame_NNNNN.ppm\n"
             "  --yuv-repeat N        convert each frame N times, 1..%d (default 1)\n"
-            "  -h, --help            this text\n",
+            "  -h, --help            this text\n"
+            "  --version             the version of UTC this was built with\n",
             prog, RYR_MAX_SIDE, RYR_MAX_FRAMES, RYR_MAX_YUV_REPEAT);
 }
 
@@ -258,7 +259,7 @@ static int parse_enum(const char *opt, const char *s, const char *const *names, 
 enum opt_id {
     O_SCENE, O_SIZE, O_FRAMES, O_OUT, O_ANGLE, O_ORBIT, O_PRESET, O_RAY_THREADS,
     O_YUV_THREADS, O_ROTATE_TASKS, O_ROTATE_THREADS, O_GPU, O_MEMTYPE, O_PLACE, O_VERIFY,
-    O_JSON, O_NO_OUTPUT, O_RGB, O_YUV_REPEAT, O_HELP
+    O_JSON, O_NO_OUTPUT, O_RGB, O_YUV_REPEAT, O_HELP, O_VERSION
 };
 
 static const struct {
@@ -285,6 +286,7 @@ static const struct {
     [O_RGB] = {"--rgb", 0},
     [O_YUV_REPEAT] = {"--yuv-repeat", 1},
     [O_HELP] = {"--help", 0},
+    [O_VERSION] = {"--version", 0},
 };
 
 static int apply(int id, const char *name, const char *v, ryr_options_t *opt, ryr_err_t *err)
@@ -396,15 +398,15 @@ int ryr_options_parse(int argc, char **argv, ryr_options_t *opt, ryr_err_t *err)
         } else if (eq) {
             return ryr_err_set(err, "%s takes no value", name);
         }
-        if (id == O_HELP) {
-            help = 1;
+        if (id == O_HELP || id == O_VERSION) {
+            help = help ? help : id == O_HELP ? 1 : 2;
             continue;
         }
         if (apply(id, name, value, &o, err))
             return -1;
     }
     *opt = o;
-    return help ? 1 : 0;
+    return help;
 }
 
 int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_plan_t *plan,

@@ -101,7 +101,7 @@ void ryr_options_defaults(ryr_options_t *opt);
  * @param[out] opt defaults, then the options given
  * @param err a clear message on error ("--size: ...", "unknown option '--x'", ...)
  * @return 0 to run; 1 when --help was asked for (the caller prints ryr_options_usage and
- *         exits 0); -1 on a bad argument
+ *         exits 0); 2 for --version; -1 on a bad argument
  */
 int ryr_options_parse(int argc, char **argv, ryr_options_t *opt, ryr_err_t *err)
     __attribute__((warn_unused_result));
