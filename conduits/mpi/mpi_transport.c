@@ -67,9 +67,13 @@ static mpi_rxq_t *rxq_find(mpi_transport_t *t, const utc_request_t *req)
     return q;
 }
 
+/* Queues kept when empty: a reader of a tag it used before finds its queue without an
+ * allocation; beyond this many, empty ones are freed (many distinct tags cost nothing). */
+#define RXQ_KEEP 64
+
 static void rxq_trim(mpi_transport_t *t, mpi_rxq_t *q)
 {
-    if (!q->phead && !q->shead) {
+    if (!q->phead && !q->shead && HASH_COUNT(t->rxqs) > RXQ_KEEP) {
         HASH_DEL(t->rxqs, q);
         free(q);
     }
