@@ -1,0 +1,207 @@
+/*
+ * rob_fault MODE [ARG]: faults the runtime must survive or report.
+ *
+ * kill FILE (3 ranks): rank 1 writes the time (CLOCK_REALTIME, seconds) into FILE and kills
+ *   itself with SIGKILL while rank 0's reader task is blocked in a conduit read from rank 1
+ *   and rank 2's task thread is blocked in a task barrier with rank 1. The job must end
+ *   (mpirun aborts it) with a non-zero status within 10 s: check_kill.sh checks that.
+ *   If the job is still alive after 30 s, rank 0 and 2 say so and exit 3.
+ *
+ * taskfail (1-3 ranks): task 'fault_writer' (last rank) fails its run (UTC_ERR_IO) before
+ *   writing; task 'fault_reader' (rank 0) reads with a 2 s timeout and fails with
+ *   UTC_ERR_TIMEOUT. Each error surfaces at utc_task_wait on its own rank, the tasks keep
+ *   working for the next run, and utc_finalize succeeds. Exit 0 when all that held.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <utc/utc.h>
+
+typedef struct {
+    utc_task_t base;
+} fault_task_t;
+
+static utc_conduit_t *conduit;
+static int fail_writer = 1;
+static int reader_value;
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* ---- kill ---- */
+
+static int kill_writer_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    sleep_s(60); /* never writes: rank 1 dies first */
+    return UTC_OK;
+}
+
+static int kill_reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    int v;
+    return utc_conduit_read(conduit, &v, sizeof v, 1, NULL);
+}
+
+static int kill_barrier_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)arg;
+    if (ctx->world_rank == 1)
+        sleep_s(60); /* rank 1 never arrives */
+    return utc_ctx_barrier(ctx);
+}
+
+static const utc_task_ops_t kill_writer_ops = {.name = "kill_writer",
+                                               .size = sizeof(fault_task_t),
+                                               .run = kill_writer_run};
+static const utc_task_ops_t kill_reader_ops = {.name = "kill_reader",
+                                               .size = sizeof(fault_task_t),
+                                               .run = kill_reader_run};
+static const utc_task_ops_t kill_barrier_ops = {.name = "kill_barrier",
+                                                .size = sizeof(fault_task_t),
+                                                .run = kill_barrier_run};
+
+static int mode_kill(const char *file)
+{
+    if (utc_nranks() != 3) {
+        fprintf(stderr, "rob_fault kill: needs 3 ranks\n");
+        return 2;
+    }
+    int me = utc_rank(), wp[1] = {1}, rp[1] = {0}, bp[2] = {1, 2};
+    utc_task_t *w, *r, *b;
+    if (utc_task_create(&kill_writer_ops, wp, 1, NULL, &w) != UTC_OK ||
+        utc_task_create(&kill_reader_ops, rp, 1, NULL, &r) != UTC_OK ||
+        utc_task_create(&kill_barrier_ops, bp, 2, NULL, &b) != UTC_OK ||
+        utc_conduit_create(w, r, NULL, &conduit) != UTC_OK) {
+        fprintf(stderr, "rob_fault: setup: %s\n", utc_last_error());
+        return 1;
+    }
+    utc_barrier();
+    if (utc_task_run(w, NULL) != UTC_OK || utc_task_run(r, NULL) != UTC_OK ||
+        utc_task_run(b, NULL) != UTC_OK)
+        return 1;
+    if (me == 1) {
+        sleep_s(0.5); /* the others are asleep in their waits by now */
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        FILE *f = fopen(file, "w");
+        if (f) {
+            fprintf(f, "%ld.%09ld\n", (long)now.tv_sec, now.tv_nsec);
+            fclose(f);
+        }
+        fprintf(stderr, "rob_fault: rank 1 raises SIGKILL\n");
+        raise(SIGKILL);
+    }
+    /* ranks 0 and 2: the task waits never end on their own */
+    sleep_s(30);
+    fprintf(stderr, "rob_fault: rank %d still alive 30 s after rank 1 was killed: the job "
+            "was not aborted\n", me);
+    _exit(3);
+}
+
+/* ---- taskfail ---- */
+
+static int tf_writer_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    if (fail_writer)
+        return UTC_ERR_IO; /* e.g. its input file could not be read */
+    int v = 7;
+    return utc_conduit_write(conduit, &v, sizeof v, 1);
+}
+
+static int tf_reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    return utc_conduit_read_timeout(conduit, &reader_value, sizeof reader_value, 1, NULL, 2.0);
+}
+
+static const utc_task_ops_t tf_writer_ops = {.name = "fault_writer",
+                                             .size = sizeof(fault_task_t),
+                                             .run = tf_writer_run};
+static const utc_task_ops_t tf_reader_ops = {.name = "fault_reader",
+                                             .size = sizeof(fault_task_t),
+                                             .run = tf_reader_run};
+
+static int check(int cond, const char *what)
+{
+    if (!cond)
+        fprintf(stderr, "rob_fault taskfail: rank %d: FAILED: %s (last error: %s)\n", utc_rank(),
+                what, utc_last_error());
+    return !cond;
+}
+
+static int mode_taskfail(void)
+{
+    int nr = utc_nranks(), me = utc_rank(), bad = 0, rc;
+    int wp[2] = {nr - 1, nr - 1}, rp[1] = {0};
+    utc_task_t *w, *r;
+    if (utc_task_create(&tf_writer_ops, wp, 2, NULL, &w) != UTC_OK ||
+        utc_task_create(&tf_reader_ops, rp, 1, NULL, &r) != UTC_OK ||
+        utc_conduit_create(w, r, NULL, &conduit) != UTC_OK) {
+        fprintf(stderr, "rob_fault: setup: %s\n", utc_last_error());
+        return 1;
+    }
+    /* 1. the writer fails: its error at wait on its rank, the reader times out on its own */
+    bad |= check(utc_task_run(w, NULL) == UTC_OK && utc_task_run(r, NULL) == UTC_OK, "run");
+    rc = utc_task_wait(r);
+    if (me == 0)
+        bad |= check(rc == UTC_ERR_TIMEOUT && strstr(utc_last_error(), "fault_reader"),
+                     "the reader's wait returns UTC_ERR_TIMEOUT naming the task");
+    else
+        bad |= check(rc == UTC_OK, "a rank without reader threads: wait returns UTC_OK");
+    rc = utc_task_wait(w);
+    if (me == nr - 1)
+        bad |= check(rc == UTC_ERR_IO && strstr(utc_last_error(), "fault_writer"),
+                     "the writer's wait returns its UTC_ERR_IO naming the task");
+    else
+        bad |= check(rc == UTC_OK, "a rank without writer threads: wait returns UTC_OK");
+    /* the error was reported once: a second wait is clean */
+    bad |= check(utc_task_wait(w) == UTC_OK, "a second wait after the error");
+
+    /* 2. the same tasks work again */
+    fail_writer = 0;
+    utc_barrier();
+    bad |= check(utc_task_run(w, NULL) == UTC_OK && utc_task_run(r, NULL) == UTC_OK, "rerun");
+    bad |= check(utc_task_wait(r) == UTC_OK && utc_task_wait(w) == UTC_OK, "rerun waits");
+    if (me == 0)
+        bad |= check(reader_value == 7, "the rerun's message arrived");
+
+    /* 3. clean shut-down: conduit and tasks destroyed, finalize (in main) succeeds */
+    bad |= check(utc_conduit_destroy(conduit) == UTC_OK, "utc_conduit_destroy");
+    bad |= check(utc_task_destroy(r) == UTC_OK && utc_task_destroy(w) == UTC_OK,
+                 "utc_task_destroy");
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || (strcmp(argv[1], "kill") && strcmp(argv[1], "taskfail")) ||
+        (!strcmp(argv[1], "kill") && argc < 3)) {
+        fprintf(stderr, "usage: rob_fault kill FILE | rob_fault taskfail\n");
+        return 2;
+    }
+    if (utc_init(&argc, &argv) != UTC_OK) {
+        fprintf(stderr, "rob_fault: utc_init: %s\n", utc_last_error());
+        return 1;
+    }
+    int rc = !strcmp(argv[1], "kill") ? mode_kill(argv[2]) : mode_taskfail();
+    int frc = utc_finalize();
+    if (frc != UTC_OK) {
+        fprintf(stderr, "rob_fault: utc_finalize failed after the fault: %s\n", utc_last_error());
+        return 1;
+    }
+    if (rc == 0)
+        printf("rob_fault: %s: passed, clean shut-down\n", argv[1]);
+    return rc;
+}
