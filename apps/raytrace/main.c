@@ -50,10 +50,7 @@ static int rt_run(const app_opts_t *o, rt_job_t *job, double *secs)
 #ifdef APP_WITH_CUDA
         return rt_run_gpu(job, o, secs);
 #else
-        /* app_gpu_check refuses it in a CPU-only build; a CUDA build without the RYR
-         * sample's GPU renderer gets here */
-        fprintf(stderr, "raytrace: --impl gpu: this build has no GPU renderer\n");
-        break;
+        break; /* app_gpu_check has refused it already */
 #endif
     }
     return APP_EXIT_NO_GPU;
