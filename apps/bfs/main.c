@@ -21,7 +21,7 @@ static const app_info_t bfs_info = {
     .sizes = {{"S", 65536, 163840}, {"M", 27648, 757760}, {"L", 1048576, 5242880}},
     .size_help = "V vertices x E random undirected edges",
     .input_help = "read the graph from an edge list ('u v' per line, '#' comments)",
-    .output_help = "write 'vertex level' per line, for every vertex",
+    .output_help = "write 'vertex level' per line, for every vertex ('-': stdout)",
     .gpu_max_threads = 1,
 };
 
@@ -41,9 +41,11 @@ static int bfs_run(const app_opts_t *o, const bfs_graph_t *g, int32_t *level, do
     return APP_EXIT_NO_GPU;
 }
 
+/* "vertex level" lines to path, or to stdout when path is "-". */
 static int write_levels(const char *path, const int32_t *level, int32_t n)
 {
-    FILE *f = fopen(path, "w");
+    int to_stdout = strcmp(path, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(path, "w");
     if (!f) {
         fprintf(stderr, "bfs: --output: %s: cannot create: %s\n", path, strerror(errno));
         return APP_EXIT_FAIL;
@@ -51,7 +53,7 @@ static int write_levels(const char *path, const int32_t *level, int32_t n)
     for (int32_t v = 0; v < n; v++)
         fprintf(f, "%d %d\n", v, level[v]);
     int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
+    if ((to_stdout ? fflush(f) : fclose(f)) != 0 || bad) {
         fprintf(stderr, "bfs: --output: %s: write error: %s\n", path, strerror(errno));
         return APP_EXIT_FAIL;
     }

@@ -109,13 +109,14 @@ static int write_sums(FILE *f, const md5_input_t *in, const uint8_t *digests)
 int md5_digests_write(const md5_input_t *in, const uint8_t *digests, const char *path,
                       char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "w");
+    int to_stdout = strcmp(path, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(path, "w");
     if (!f) {
         snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
         return APP_EXIT_FAIL;
     }
     int bad = write_sums(f, in, digests) != 0 || ferror(f);
-    if (fclose(f) != 0 || bad) {
+    if ((to_stdout ? fflush(f) : fclose(f)) != 0 || bad) {
         snprintf(err, errlen, "%s: write error: %s", path, strerror(errno));
         return APP_EXIT_FAIL;
     }

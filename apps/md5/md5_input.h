@@ -54,7 +54,7 @@ int md5_input_dump(const md5_input_t *in, const uint8_t *digests, const char *di
                    size_t errlen);
 
 /**
- * @brief Write the digests to @p path, one md5sum-style line per buffer
+ * @brief Write the digests to @p path ("-": stdout), one md5sum-style line per buffer
  * ("HEX  buf_NNNNNN.bin").
  * @return 0, or APP_EXIT_FAIL with a message
  */

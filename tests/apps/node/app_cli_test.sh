@@ -107,6 +107,11 @@ graphs)
                 fi
             done
         done
+        # --output -: the levels on stdout, then the JSON line last
+        run seq "$bin" --input "$g" --output - --json
+        head -n -1 "$tmp/out" | diff -q - "$want" >/dev/null ||
+            fail "$(basename "$g") --output -: stdout differs from $(basename "$want")"
+        tail -n 1 "$tmp/out" | grep -q '^{"app": "bfs"' || fail "--output -: JSON not last"
         echo "ok: $(basename "$g")"
     done
     ;;
