@@ -7,8 +7,9 @@
  *   - mpi_conduit: a conduit between a task on rank 0 and one on rank 1
  *   - raw_mpi:     MPI_Send / MPI_Recv between the main threads of ranks 0 and 1
  *
- * Each figure is the best of REPS timed runs of n round trips (after a warm-up); one-way
- * latency = time / (2 n). Run with 2 ranks (with 1 rank the MPI figures are null):
+ * Each figure is the best of --reps timed runs of n round trips (n from 5000 for small
+ * messages down to 4 for 64 MiB, after a warm-up); one-way latency = time / (2 n). For
+ * each size the methods take turns run after run, so load changes touch them alike. Run with 2 ranks (with 1 rank the MPI figures are null):
  *
  *   scripts/utcrun -np 2 build/apps/microbench/utc_bench_conduit [--json] [--threads N]
  *                  [--max-size BYTES] [--reps R]
@@ -51,9 +52,11 @@ typedef struct {
     utc_conduit_t *c;
     int method;
     int pinger;              /* 1: times the round trips */
+    int size;                /* index in sizes */
+    int warm;                /* 1: warm up before timing */
     unsigned char *buf;      /* shared by the task's threads on this rank */
     void *obuf;              /* owned method: the buffer going back and forth */
-    double lat[NSIZES];      /* one-way microseconds, best of reps (pinger) */
+    double us;               /* one-way microseconds of this run (pinger) */
 } pp_t;
 
 static int fail(const char *what, int rc)
@@ -92,35 +95,22 @@ static int round_trip(pp_t *p, size_t size)
     return 0;
 }
 
+/* One timed run of n round trips of one size (after a warm-up if asked). */
 static int pp_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)self;
     pp_t *p = arg;
-    if (p->method == M_OWNED && p->pinger && ctx->local_id == 0 &&
-        !(p->obuf = utc_buf_alloc(max_size)))
-        return UTC_ERR_NO_MEMORY;
-    utc_ctx_barrier_local(ctx);
-    for (int s = 0; s < NSIZES && sizes[s] <= max_size; s++) {
-        int n = iters_for(sizes[s]);
-        for (int i = 0; i < n / 10 + 2; i++) /* warm-up */
-            if (round_trip(p, sizes[s]))
-                return -1;
-        double best = INFINITY;
-        for (int r = 0; r < reps; r++) {
-            double t0 = utc_wtime();
-            for (int i = 0; i < n; i++)
-                if (round_trip(p, sizes[s]))
-                    return -1;
-            double us = (utc_wtime() - t0) / (2.0 * n) * 1e6;
-            if (us < best)
-                best = us;
-        }
-        if (ctx->local_id == 0)
-            p->lat[s] = best;
-    }
-    utc_ctx_barrier_local(ctx);
-    if (p->method == M_OWNED && p->pinger && ctx->local_id == 0)
-        utc_buf_free(p->obuf);
+    size_t size = sizes[p->size];
+    int n = iters_for(size);
+    for (int i = 0; p->warm && i < n / 10 + 2; i++)
+        if (round_trip(p, size))
+            return -1;
+    double t0 = utc_wtime();
+    for (int i = 0; i < n; i++)
+        if (round_trip(p, size))
+            return -1;
+    if (ctx->local_id == 0)
+        p->us = (utc_wtime() - t0) / (2.0 * n) * 1e6;
     return 0;
 }
 
@@ -131,61 +121,50 @@ typedef struct {
 static const utc_task_ops_t ping_ops = {.name = "ping", .size = sizeof(bench_task_t), .run = pp_run};
 static const utc_task_ops_t pong_ops = {.name = "pong", .size = sizeof(bench_task_t), .run = pp_run};
 
-/* Run one method on a pair of tasks; the pinger's figures land in lat. Collective. */
-static int run_pair(utc_task_t *a, utc_task_t *b, utc_conduit_t *c, int method, double *lat)
+static unsigned char *bufa, *bufb;
+static void *owned_buf; /* the pinger's owned buffer between runs */
+
+/* One timed run of one method and size on a pair of tasks; returns the pinger's figure
+ * (NaN on ranks without the pinger). Collective. */
+static int run_pair(utc_task_t *a, utc_task_t *b, utc_conduit_t *c, int method, int s, int warm,
+                    double *us)
 {
-    static unsigned char *bufa, *bufb;
-    if (!bufa) {
-        bufa = malloc(max_size);
-        bufb = malloc(max_size);
-        if (!bufa || !bufb)
-            return UTC_ERR_NO_MEMORY;
-        memset(bufa, 1, max_size); /* touch the pages before timing */
-        memset(bufb, 2, max_size);
-    }
-    pp_t pa = {.c = c, .method = method, .pinger = 1, .buf = bufa};
-    pp_t pb = {.c = c, .method = method, .pinger = 0, .buf = bufb};
+    pp_t pa = {.c = c, .method = method, .pinger = 1, .size = s, .warm = warm, .buf = bufa,
+               .obuf = owned_buf};
+    pp_t pb = {.c = c, .method = method, .pinger = 0, .size = s, .warm = warm, .buf = bufb};
     int rc;
     if ((rc = utc_task_run(a, &pa)) || (rc = utc_task_run(b, &pb)) || (rc = utc_task_wait(a)) ||
         (rc = utc_task_wait(b)))
         return fail(mnames[method], rc);
-    if (utc_task_is_local(a) == 1)
-        memcpy(lat, pa.lat, sizeof pa.lat);
+    *us = utc_task_is_local(a) == 1 ? pa.us : NAN;
+    if (method == M_OWNED)
+        owned_buf = pa.obuf;
     return utc_barrier(); /* idle ranks sleep here, not in the next MPI call */
 }
 
-/* Raw MPI ping-pong between the main threads of ranks 0 and 1. */
-static void raw_mpi(double *lat)
+/* One timed run of raw MPI ping-pong between the main threads of ranks 0 and 1. */
+static double raw_mpi(MPI_Comm comm, int s, int warm)
 {
-    MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     int me;
     MPI_Comm_rank(comm, &me);
-    unsigned char *buf = malloc(max_size);
-    memset(buf, 3, max_size);
-    for (int s = 0; s < NSIZES && sizes[s] <= max_size && me < 2; s++) {
-        int n = iters_for(sizes[s]), cnt = (int)sizes[s];
-        double best = INFINITY;
-        for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
-            int iters = r < 0 ? n / 10 + 2 : n;
-            double t0 = MPI_Wtime();
-            for (int i = 0; i < iters; i++) {
-                if (me == 0) {
-                    MPI_Send(buf, cnt, MPI_BYTE, 1, 0, comm);
-                    MPI_Recv(buf, cnt, MPI_BYTE, 1, 1, comm, MPI_STATUS_IGNORE);
-                } else {
-                    MPI_Recv(buf, cnt, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE);
-                    MPI_Send(buf, cnt, MPI_BYTE, 0, 1, comm);
-                }
+    int n = iters_for(sizes[s]), cnt = (int)sizes[s];
+    double us = NAN;
+    for (int phase = warm ? 0 : 1; phase < 2 && me < 2; phase++) {
+        int iters = phase == 0 ? n / 10 + 2 : n;
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < iters; i++) {
+            if (me == 0) {
+                MPI_Send(bufa, cnt, MPI_BYTE, 1, 0, comm);
+                MPI_Recv(bufa, cnt, MPI_BYTE, 1, 1, comm, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(bufa, cnt, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE);
+                MPI_Send(bufa, cnt, MPI_BYTE, 0, 1, comm);
             }
-            double us = (MPI_Wtime() - t0) / (2.0 * iters) * 1e6;
-            if (r >= 0 && us < best)
-                best = us;
         }
-        lat[s] = best;
+        us = (MPI_Wtime() - t0) / (2.0 * iters) * 1e6;
     }
-    free(buf);
-    MPI_Comm_free(&comm);
+    MPI_Barrier(comm);
+    return us;
 }
 
 static void json_num(double v)
@@ -227,29 +206,51 @@ int main(int argc, char **argv)
         for (int s = 0; s < NSIZES; s++)
             lat[m][s] = NAN;
 
-    int procs[64];
-    for (int i = 0; i < threads; i++)
+    bufa = malloc(max_size);
+    bufb = malloc(max_size);
+    if (!bufa || !bufb || !(owned_buf = utc_buf_alloc(max_size)))
+        return fail("malloc", UTC_ERR_NO_MEMORY), 1;
+    memset(bufa, 1, max_size); /* touch the pages before timing */
+    memset(bufb, 2, max_size);
+    memset(owned_buf, 3, max_size);
+
+    int procs[64], procs1[64];
+    for (int i = 0; i < threads; i++) {
         procs[i] = 0;
+        procs1[i] = 1;
+    }
     utc_task_t *a, *b, *c = NULL, *d = NULL;
     utc_conduit_t *ab, *cd = NULL;
+    MPI_Comm comm = MPI_COMM_NULL;
     if ((rc = utc_task_create(&ping_ops, procs, threads, NULL, &a)) ||
         (rc = utc_task_create(&pong_ops, procs, threads, NULL, &b)) ||
         (rc = utc_conduit_create(a, b, NULL, &ab)))
         return fail("setup", rc), 1;
-    if ((rc = run_pair(a, b, ab, M_INPROC, lat[M_INPROC])) ||
-        (rc = run_pair(a, b, ab, M_OWNED, lat[M_OWNED])))
-        return 1;
     if (nranks >= 2) {
-        int procs1[64];
-        for (int i = 0; i < threads; i++)
-            procs1[i] = 1;
         if ((rc = utc_task_create(&ping_ops, procs, threads, NULL, &c)) ||
             (rc = utc_task_create(&pong_ops, procs1, threads, NULL, &d)) ||
             (rc = utc_conduit_create(c, d, NULL, &cd)))
             return fail("setup", rc), 1;
-        if ((rc = run_pair(c, d, cd, M_MPI, lat[M_MPI])))
-            return 1;
-        raw_mpi(lat[M_RAW]);
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    }
+
+    /* For each size, the methods take turns, rep after rep, so a change in the machine's
+     * load touches them all alike; each figure is the best of its reps. */
+    for (int s = 0; s < NSIZES && sizes[s] <= max_size; s++) {
+        for (int r = 0; r < reps; r++) {
+            double us[NMETHODS] = {NAN, NAN, NAN, NAN};
+            if (run_pair(a, b, ab, M_INPROC, s, r == 0, &us[M_INPROC]) ||
+                run_pair(a, b, ab, M_OWNED, s, r == 0, &us[M_OWNED]))
+                return 1;
+            if (cd) {
+                if (run_pair(c, d, cd, M_MPI, s, r == 0, &us[M_MPI]))
+                    return 1;
+                us[M_RAW] = raw_mpi(comm, s, r == 0);
+            }
+            for (int m = 0; m < NMETHODS; m++)
+                if (!isnan(us[m]) && (isnan(lat[m][s]) || us[m] < lat[m][s]))
+                    lat[m][s] = us[m];
+        }
     }
 
     if (me == 0) {
@@ -293,6 +294,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     if (cd) {
+        MPI_Comm_free(&comm);
         utc_conduit_destroy(cd);
         utc_task_destroy(c);
         utc_task_destroy(d);
@@ -300,5 +302,8 @@ int main(int argc, char **argv)
     utc_conduit_destroy(ab);
     utc_task_destroy(a);
     utc_task_destroy(b);
+    utc_buf_free(owned_buf);
+    free(bufa);
+    free(bufb);
     return utc_finalize() == UTC_OK ? 0 : 1;
 }
