@@ -61,6 +61,7 @@ typedef struct utc__gs_task {
     int nlocal;                 /* the task's threads on this rank */
     MPI_Win win;                /* MPI_WIN_NULL when window_size is 0 */
     bool shared;                /* allocated with MPI_Win_allocate_shared (one node) */
+    bool progress;              /* holds a reference on the progress thread */
     char *base;                 /* this rank's window memory */
     size_t size;                /* bytes of window on each rank */
     /* Only the leader of a team step touches these (see utc__gs_team_*). */
@@ -154,6 +155,13 @@ static inline utc_status_t utc__gdata_check_range(const utc_gdata_t *gd, size_t 
 
 /* Free every object still alive in gs (at task destroy). */
 void utc__gdata_free_all(utc__gs_task_t *gs);
+
+/* ---- progress for passive targets (progress.c) ---- */
+
+/* Take / drop a reference on this rank's progress thread, which runs while any window
+ * that may need target-side progress (not in shared memory) exists. Main thread. */
+void utc__gs_progress_acquire(void);
+void utc__gs_progress_release(void);
 
 /* ---- remote access (rma.c) ---- */
 

@@ -72,6 +72,8 @@ static void gs_free(utc__gs_task_t *gs)
         MPI_Win_unlock_all(gs->win);
         MPI_Win_free(&gs->win);
     }
+    if (gs->progress)
+        utc__gs_progress_release();
     utc__gs_alloc_fini(&gs->alloc);
     if (gs->comm != MPI_COMM_NULL)
         MPI_Comm_free(&gs->comm);
@@ -140,6 +142,10 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
         MPI_Win_free(&gs->win);
         gs->win = MPI_WIN_NULL;
         return utc__mpi_error(err, "MPI_Win_lock_all (task window)");
+    }
+    if (!gs->shared) {
+        utc__gs_progress_acquire();
+        gs->progress = true;
     }
     if (utc__gs_alloc_init(&gs->alloc, size) != UTC_OK)
         return utc__error(UTC_ERR_NO_MEMORY, "task '%s': no memory for the window allocator",

@@ -5,7 +5,7 @@
  * one from MPI_Win_allocate_shared (the flavour UTC picks when a task's ranks share a
  * node), all in the same run. Rank 0's thread reads from and writes to rank 1.
  *
- *   scripts/utcrun -np 2 utc_bench_gshared [--reps R] [--json]
+ *   scripts/utcrun -np 2 utc_bench_gshared [--reps R] [--max BYTES] [--iters N] [--json]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -31,6 +31,7 @@ static struct {
     int target;
     int reps;
     size_t max; /* largest size measured */
+    int iters;  /* operations per sample; 0: by size */
     double us[NMETHODS][NSIZES];
     int failed;
 } B;
@@ -43,6 +44,8 @@ static int cmp_double(const void *a, const void *b)
 
 static int iters_for(size_t bytes)
 {
+    if (B.iters > 0)
+        return B.iters;
     size_t it = ((size_t)32 << 20) / bytes; /* ~32 MiB moved per sample */
     return (int)(it < 100 ? 100 : it > 5000 ? 5000 : it);
 }
@@ -188,11 +191,13 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0 &&
                  atoi(argv[i + 1]) <= 64)
             B.reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
+            B.iters = atoi(argv[++i]);
         else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc && atol(argv[i + 1]) >= 8)
             B.max = (size_t)atol(argv[++i]);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: scripts/utcrun -np 2 utc_bench_gshared [--reps R (1..64)] [--max BYTES]"
-                   " [--json]\n"
+                   " [--iters N] [--json]\n"
                    "Latency of utc_gdata_rload and rstore+quiet, 8 B to 1 MiB, beside raw\n"
                    "MPI_Get/MPI_Put + MPI_Win_flush (MPI_Win_allocate and, on one node,\n"
                    "MPI_Win_allocate_shared windows). Median of R interleaved samples.\n");

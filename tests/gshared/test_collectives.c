@@ -89,7 +89,8 @@ static void run_all(gs_task_t *t, utc_ctx_t *ctx, utc_datatype_t ty, int by)
     for (int root = 0; root < n; root++) {
         /* broadcast */
         FILL(memset(b->recv, 0, sizeof b->recv);
-             if (me == root) for (size_t i = 0; i < N; i++) set_val(ty, b->recv, i, 40 + root + (long)i));
+             if (me == root) for (size_t i = 0; i < N; i++)
+                 set_val(ty, b->recv, i, 40 + root + (long)i));
         CALL(utc_task_bcast(ctx, b->recv, N, ty, root),
              utc_task_bcast_by(ctx, by, b->recv, N, ty, root));
         if (filler)
