@@ -3,7 +3,7 @@
  * implementations behind one table.
  *
  *   <app> --impl seq|mpi|utc|gpu [--threads N] [--size S|M|L|XL|custom] [--<param> V]...
- *         [--memtype pageable|pinned|unified] [--verify] [--json] [--seed N]
+ *         [--memtype pageable|pinned|unified] [--verify] [--json] [--seed N] [--reps N]
  *
  * An app describes itself with a capp_app_t: its parameters (with their S, M, L and XL
  * values), a check of parameter values, a run function per implementation and a verifier.
@@ -64,6 +64,7 @@ typedef struct capp_cfg {
     utc_mem_kind_t memtype;      /* GPU buffers' memory kind (gpu only) */
     bool verify, json;
     uint64_t seed;
+    int reps;                    /* runs; the fastest is reported */
     int rank, nranks;            /* MPI_COMM_WORLD */
 } capp_cfg_t;
 
