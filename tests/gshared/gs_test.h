@@ -25,7 +25,8 @@ struct gs_task {
     atomic_int failures;
     utc_gdata_t *gd, *gd2;  /* handles kept for the main thread or other threads */
     void *shared;           /* test-specific rank-shared state */
-    atomic_llong sum;       /* a rank-shared accumulator */
+    atomic_llong sum;       /* rank-shared accumulators */
+    atomic_llong count[2];
     int64_t buf[64];        /* rank-shared buffers for collectives */
 };
 

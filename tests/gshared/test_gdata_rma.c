@@ -141,6 +141,11 @@ static void test_opaque_elements_and_big_block(void)
  * right owner, rank and element (or 0): a torn or misplaced transfer fails either check.
  */
 #define MIXED_OPS 20000
+/* Where RMA goes through software over TCP (multi-host runs, or their emulation on a
+ * loaded 2-core machine), 20,000 round trips per thread can take minutes: each phase stops
+ * early after this many seconds, says so, and checks what it did. On one node the full
+ * count takes well under a second. */
+#define PHASE_BUDGET_S 20.0
 
 static int64_t mixed_value(int g, int rank, size_t elem, uint32_t seq)
 {
@@ -160,7 +165,11 @@ static void body_mixed(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     uint64_t seed = 0x9E3779B97F4A7C15ULL * (uint64_t)(g + 1);
     bool dirty = false;
     int bad_own = 0, bad_other = 0, errors = 0;
-    for (uint32_t k = 1; k <= MIXED_OPS; k++) {
+    double deadline = utc_wtime() + PHASE_BUDGET_S;
+    uint32_t k;
+    for (k = 1; k <= MIXED_OPS; k++) {
+        if (k % 256 == 0 && utc_wtime() > deadline)
+            break;
         uint64_t r = gs_rand(&seed);
         int q = (int)(r % (uint64_t)n);
         size_t j = (size_t)((r >> 8) % SLOTS);
@@ -189,6 +198,9 @@ static void body_mixed(gs_task_t *t, utc_ctx_t *ctx, void *arg)
                                        (mixed_value(owner, q, elem, 0) & ~(int64_t)0xffffff);
         }
     }
+    if (k <= MIXED_OPS)
+        fprintf(stderr, "mixed: thread %d made %u of %d operations in %.0f s (slow transport)\n",
+                g, k - 1, MIXED_OPS, PHASE_BUDGET_S);
     GS_CHECK(t, ctx, errors == 0);
     GS_CHECK(t, ctx, bad_own == 0);
     GS_CHECK(t, ctx, bad_other == 0);
@@ -222,13 +234,14 @@ static void test_mixed_concurrent(void)
 static void body_atomics(gs_task_t *t, utc_ctx_t *ctx, void *arg)
 {
     (void)arg;
-    int n = ctx->group_size, G = ctx->global_count;
+    int n = ctx->group_size;
     utc_gdata_t *gd = NULL;
     GS_OK(t, ctx, utc_gdata_create(ctx, sizeof(int64_t), 2, &gd));
     if (!gd)
         return;
-    int64_t fetched_sum = 0;
-    for (int k = 0; k < ADDS; k++) {
+    int64_t fetched_sum = 0, adds = 0, swaps = 0;
+    double deadline = utc_wtime() + PHASE_BUDGET_S;
+    for (; adds < ADDS && utc_wtime() < deadline; adds++) {
         for (int q = 0; q < n; q++) {
             int64_t old = -1;
             GS_OK(t, ctx, utc_gdata_fetch_add(gd, q, 0, 1, &old));
@@ -236,8 +249,8 @@ static void body_atomics(gs_task_t *t, utc_ctx_t *ctx, void *arg)
                 fetched_sum += old;
         }
     }
-    int swaps = 0;
-    for (int k = 0; k < ADDS / 5; k++) {
+    deadline = utc_wtime() + PHASE_BUDGET_S;
+    for (; swaps < ADDS / 5 && utc_wtime() < deadline; swaps++) {
         int64_t cur = 0, old;
         for (;;) {
             GS_OK(t, ctx, utc_gdata_compare_swap(gd, 0, 1, cur, cur + 1, &old));
@@ -245,27 +258,35 @@ static void body_atomics(gs_task_t *t, utc_ctx_t *ctx, void *arg)
                 break;
             cur = old;
         }
-        swaps++;
     }
+    if (adds < ADDS || swaps < ADDS / 5)
+        fprintf(stderr, "atomics: thread %d made %lld of %d adds, %lld of %d swaps in the time "
+                "budget (slow transport)\n", ctx->global_id, (long long)adds, ADDS,
+                (long long)swaps, ADDS / 5);
     GS_OK(t, ctx, utc_gdata_fetch_add(gd, 0, 1, 0, NULL)); /* old may be NULL */
-    GS_OK(t, ctx, utc_gdata_barrier(gd));
 
-    int64_t total = (int64_t)G * ADDS;
+    /* totals over all threads of all ranks (collective buffers are the rank's) */
+    atomic_fetch_add(&t->sum, fetched_sum);
+    atomic_fetch_add(&t->count[0], adds);
+    atomic_fetch_add(&t->count[1], swaps);
+    GS_OK(t, ctx, utc_ctx_barrier_local(ctx));
+    if (ctx->local_id == 0) {
+        t->buf[0] = atomic_load(&t->sum);
+        t->buf[1] = atomic_load(&t->count[0]);
+        t->buf[2] = atomic_load(&t->count[1]);
+    }
+    GS_OK(t, ctx, utc_task_allreduce(ctx, &t->buf[0], &t->buf[4], 3, UTC_TYPE_INT64, UTC_OP_SUM));
+    int64_t total_adds = t->buf[5], total_swaps = t->buf[6];
+    GS_CHECK(t, ctx, total_adds > 0 && total_swaps > 0);
+
+    GS_OK(t, ctx, utc_gdata_barrier(gd));
     int64_t v = -1;
     GS_OK(t, ctx, utc_gdata_load(gd, 0, &v));
-    GS_CHECK(t, ctx, v == total);
+    GS_CHECK(t, ctx, v == total_adds);
     GS_OK(t, ctx, utc_gdata_rload(gd, 0, 1, &v));
-    GS_CHECK(t, ctx, v == (int64_t)G * (ADDS / 5));
-    GS_CHECK(t, ctx, swaps == ADDS / 5);
-
+    GS_CHECK(t, ctx, v == total_swaps);
     /* each fetched value of rank 0's counter is one of 0 .. total-1, each exactly once */
-    atomic_fetch_add(&t->sum, fetched_sum);
-    GS_OK(t, ctx, utc_ctx_barrier_local(ctx));
-    if (ctx->local_id == 0)
-        t->buf[0] = atomic_load(&t->sum);
-    /* collective buffers are the rank's: every thread passes the same ones */
-    GS_OK(t, ctx, utc_task_allreduce(ctx, &t->buf[0], &t->buf[1], 1, UTC_TYPE_INT64, UTC_OP_SUM));
-    GS_CHECK(t, ctx, t->buf[1] == total * (total - 1) / 2);
+    GS_CHECK(t, ctx, t->buf[4] == total_adds * (total_adds - 1) / 2);
     GS_OK(t, ctx, utc_gdata_destroy(ctx, gd));
 }
 
