@@ -21,9 +21,9 @@ typedef struct {
 
 static int count_init(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
-    (void)ctx;
     count_task_t *t = (count_task_t *)self;
-    t->procs = ((const int **)arg)[0];
+    if (ctx->local_id == 0) /* one writer: the threads run init at the same time */
+        t->procs = ((const int **)arg)[0];
     atomic_fetch_add(&t->inits, 1);
     return 0;
 }
