@@ -153,8 +153,8 @@ static int fs_run(utc_ctx_t *ctx, void *d)
     int peer = src ? (r + 1) % n : (r - 1 + n) % n;
     for (int i = 0; i < 300; i++) {
         if (src) {
-            k->val = r * 100000 + i;
-            CT_OK(utc_conduit_write_to(k->c, peer, &k->val, sizeof k->val, 5));
+            int v = r * 100000 + i; /* each thread's own: all threads call, one sends */
+            CT_OK(utc_conduit_write_to(k->c, peer, &v, sizeof v, 5));
         } else {
             CT_OK(utc_conduit_read_from(k->c, peer, &k->val, sizeof k->val, 5, NULL));
             CT_CHECK(k->val == peer * 100000 + i, "stream from %d: %d", peer, k->val);
