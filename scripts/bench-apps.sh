@@ -70,15 +70,15 @@ raytrace M 1
 md5 M 1
 bfs M 3"
     else
-        plan="rotate M 5
+        plan="rotate M 10
 rotate L 3
-yuv M 5
+yuv M 20
 yuv L 3
 raytrace M 3
 raytrace L 1
 md5 M 3
 md5 L 1
-bfs M 10
+bfs M 30
 bfs L 5"
     fi
     local configs="seq:1 omp:1 utc:1 omp:2 utc:2"
