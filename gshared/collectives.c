@@ -27,11 +27,16 @@ typedef struct {
 size_t utc_datatype_size(utc_datatype_t type)
 {
     switch (type) {
-    case UTC_TYPE_INT: return sizeof(int);
-    case UTC_TYPE_INT64: return sizeof(int64_t);
-    case UTC_TYPE_FLOAT: return sizeof(float);
-    case UTC_TYPE_DOUBLE: return sizeof(double);
-    case UTC_TYPE_BYTE: return 1;
+    case UTC_TYPE_INT:
+        return sizeof(int);
+    case UTC_TYPE_INT64:
+        return sizeof(int64_t);
+    case UTC_TYPE_FLOAT:
+        return sizeof(float);
+    case UTC_TYPE_DOUBLE:
+        return sizeof(double);
+    case UTC_TYPE_BYTE:
+        return 1;
     }
     return 0;
 }
@@ -39,11 +44,16 @@ size_t utc_datatype_size(utc_datatype_t type)
 static MPI_Datatype coll_mpi_type(utc_datatype_t type, bool reducing)
 {
     switch (type) {
-    case UTC_TYPE_INT: return MPI_INT;
-    case UTC_TYPE_INT64: return MPI_INT64_T;
-    case UTC_TYPE_FLOAT: return MPI_FLOAT;
-    case UTC_TYPE_DOUBLE: return MPI_DOUBLE;
-    case UTC_TYPE_BYTE: return reducing ? MPI_UINT8_T : MPI_BYTE; /* MPI_BYTE has no ops */
+    case UTC_TYPE_INT:
+        return MPI_INT;
+    case UTC_TYPE_INT64:
+        return MPI_INT64_T;
+    case UTC_TYPE_FLOAT:
+        return MPI_FLOAT;
+    case UTC_TYPE_DOUBLE:
+        return MPI_DOUBLE;
+    case UTC_TYPE_BYTE:
+        return reducing ? MPI_UINT8_T : MPI_BYTE; /* MPI_BYTE has no ops */
     }
     return MPI_DATATYPE_NULL;
 }
@@ -51,9 +61,12 @@ static MPI_Datatype coll_mpi_type(utc_datatype_t type, bool reducing)
 static MPI_Op coll_mpi_op(utc_reduce_op_t op)
 {
     switch (op) {
-    case UTC_OP_SUM: return MPI_SUM;
-    case UTC_OP_MIN: return MPI_MIN;
-    case UTC_OP_MAX: return MPI_MAX;
+    case UTC_OP_SUM:
+        return MPI_SUM;
+    case UTC_OP_MIN:
+        return MPI_MIN;
+    case UTC_OP_MAX:
+        return MPI_MAX;
     }
     return MPI_OP_NULL;
 }
@@ -125,8 +138,8 @@ static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c)
     }
     if (err != MPI_SUCCESS)
         return utc__mpi_error(err, what);
-    return UTC__WD_CALL(UTC__WAIT_COLLECTIVE, gs->task->impl->id, -1, -1,
-                        gs->task->impl->ops->name, utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0));
+    return UTC__WD_CALL(UTC__WAIT_COLLECTIVE, gs->task->impl->id, -1, -1, gs->task->impl->ops->name,
+                        utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0));
 }
 
 /* Every local thread calls; one makes the MPI call. */
@@ -162,91 +175,138 @@ static utc_status_t coll_by(utc_ctx_t *ctx, int thread, const coll_t *c)
     if (ctx->local_id != thread)
         return UTC_OK;
     rc = coll_check(gs, c);
-    return rc != UTC_OK ? rc : UTC__PROF_CALL((utc__ev_t)(UTC__EV_COLL_BCAST + c->kind),
-                                              gs->task->impl->id,
-                                              c->count * utc_datatype_size(c->type), -1,
-                                              c->kind == COLL_ALLREDUCE ? -1 : c->root,
-                                              coll_run(gs, c));
+    return rc != UTC_OK
+               ? rc
+               : UTC__PROF_CALL((utc__ev_t)(UTC__EV_COLL_BCAST + c->kind), gs->task->impl->id,
+                                c->count * utc_datatype_size(c->type), -1,
+                                c->kind == COLL_ALLREDUCE ? -1 : c->root, coll_run(gs, c));
 }
 
-utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type,
-                            int root)
+utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type, int root)
 {
-    coll_t c = {.fn = "utc_task_bcast", .kind = COLL_BCAST, .recvbuf = buf, .count = count,
-                .type = type, .root = root};
+    coll_t c = {.fn = "utc_task_bcast",
+                .kind = COLL_BCAST,
+                .recvbuf = buf,
+                .count = count,
+                .type = type,
+                .root = root};
     return coll_all(ctx, &c);
 }
 
 utc_status_t utc_task_gather(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
                              utc_datatype_t type, int root)
 {
-    coll_t c = {.fn = "utc_task_gather", .kind = COLL_GATHER, .sendbuf = sendbuf,
-                .recvbuf = recvbuf, .count = count, .type = type, .root = root};
+    coll_t c = {.fn = "utc_task_gather",
+                .kind = COLL_GATHER,
+                .sendbuf = sendbuf,
+                .recvbuf = recvbuf,
+                .count = count,
+                .type = type,
+                .root = root};
     return coll_all(ctx, &c);
 }
 
 utc_status_t utc_task_scatter(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
                               utc_datatype_t type, int root)
 {
-    coll_t c = {.fn = "utc_task_scatter", .kind = COLL_SCATTER, .sendbuf = sendbuf,
-                .recvbuf = recvbuf, .count = count, .type = type, .root = root};
+    coll_t c = {.fn = "utc_task_scatter",
+                .kind = COLL_SCATTER,
+                .sendbuf = sendbuf,
+                .recvbuf = recvbuf,
+                .count = count,
+                .type = type,
+                .root = root};
     return coll_all(ctx, &c);
 }
 
 utc_status_t utc_task_reduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
                              utc_datatype_t type, utc_reduce_op_t op, int root)
 {
-    coll_t c = {.fn = "utc_task_reduce", .kind = COLL_REDUCE, .sendbuf = sendbuf,
-                .recvbuf = recvbuf, .count = count, .type = type, .op = op, .root = root};
+    coll_t c = {.fn = "utc_task_reduce",
+                .kind = COLL_REDUCE,
+                .sendbuf = sendbuf,
+                .recvbuf = recvbuf,
+                .count = count,
+                .type = type,
+                .op = op,
+                .root = root};
     return coll_all(ctx, &c);
 }
 
-utc_status_t utc_task_allreduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf,
-                                size_t count, utc_datatype_t type, utc_reduce_op_t op)
+utc_status_t utc_task_allreduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
+                                utc_datatype_t type, utc_reduce_op_t op)
 {
-    coll_t c = {.fn = "utc_task_allreduce", .kind = COLL_ALLREDUCE, .sendbuf = sendbuf,
-                .recvbuf = recvbuf, .count = count, .type = type, .op = op};
+    coll_t c = {.fn = "utc_task_allreduce",
+                .kind = COLL_ALLREDUCE,
+                .sendbuf = sendbuf,
+                .recvbuf = recvbuf,
+                .count = count,
+                .type = type,
+                .op = op};
     return coll_all(ctx, &c);
 }
 
 utc_status_t utc_task_bcast_by(utc_ctx_t *ctx, int thread, void *buf, size_t count,
                                utc_datatype_t type, int root)
 {
-    coll_t c = {.fn = "utc_task_bcast_by", .kind = COLL_BCAST, .recvbuf = buf, .count = count,
-                .type = type, .root = root};
+    coll_t c = {.fn = "utc_task_bcast_by",
+                .kind = COLL_BCAST,
+                .recvbuf = buf,
+                .count = count,
+                .type = type,
+                .root = root};
     return coll_by(ctx, thread, &c);
 }
 
 utc_status_t utc_task_gather_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
                                 size_t count, utc_datatype_t type, int root)
 {
-    coll_t c = {.fn = "utc_task_gather_by", .kind = COLL_GATHER, .sendbuf = sendbuf,
-                .recvbuf = recvbuf, .count = count, .type = type, .root = root};
+    coll_t c = {.fn = "utc_task_gather_by",
+                .kind = COLL_GATHER,
+                .sendbuf = sendbuf,
+                .recvbuf = recvbuf,
+                .count = count,
+                .type = type,
+                .root = root};
     return coll_by(ctx, thread, &c);
 }
 
-utc_status_t utc_task_scatter_by(utc_ctx_t *ctx, int thread, const void *sendbuf,
-                                 void *recvbuf, size_t count, utc_datatype_t type, int root)
+utc_status_t utc_task_scatter_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
+                                 size_t count, utc_datatype_t type, int root)
 {
-    coll_t c = {.fn = "utc_task_scatter_by", .kind = COLL_SCATTER, .sendbuf = sendbuf,
-                .recvbuf = recvbuf, .count = count, .type = type, .root = root};
+    coll_t c = {.fn = "utc_task_scatter_by",
+                .kind = COLL_SCATTER,
+                .sendbuf = sendbuf,
+                .recvbuf = recvbuf,
+                .count = count,
+                .type = type,
+                .root = root};
     return coll_by(ctx, thread, &c);
 }
 
 utc_status_t utc_task_reduce_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
-                                size_t count, utc_datatype_t type, utc_reduce_op_t op,
-                                int root)
+                                size_t count, utc_datatype_t type, utc_reduce_op_t op, int root)
 {
-    coll_t c = {.fn = "utc_task_reduce_by", .kind = COLL_REDUCE, .sendbuf = sendbuf,
-                .recvbuf = recvbuf, .count = count, .type = type, .op = op, .root = root};
+    coll_t c = {.fn = "utc_task_reduce_by",
+                .kind = COLL_REDUCE,
+                .sendbuf = sendbuf,
+                .recvbuf = recvbuf,
+                .count = count,
+                .type = type,
+                .op = op,
+                .root = root};
     return coll_by(ctx, thread, &c);
 }
 
-utc_status_t utc_task_allreduce_by(utc_ctx_t *ctx, int thread, const void *sendbuf,
-                                   void *recvbuf, size_t count, utc_datatype_t type,
-                                   utc_reduce_op_t op)
+utc_status_t utc_task_allreduce_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
+                                   size_t count, utc_datatype_t type, utc_reduce_op_t op)
 {
-    coll_t c = {.fn = "utc_task_allreduce_by", .kind = COLL_ALLREDUCE, .sendbuf = sendbuf,
-                .recvbuf = recvbuf, .count = count, .type = type, .op = op};
+    coll_t c = {.fn = "utc_task_allreduce_by",
+                .kind = COLL_ALLREDUCE,
+                .sendbuf = sendbuf,
+                .recvbuf = recvbuf,
+                .count = count,
+                .type = type,
+                .op = op};
     return coll_by(ctx, thread, &c);
 }

@@ -44,8 +44,8 @@ static utc_status_t gdata_make(utc__gs_task_t *gs, size_t elem_size, size_t coun
                         "the window of task '%s': window_size %zu bytes, %zu free, largest "
                         "free block %zu (raise utc_task_options_t.window_size or destroy "
                         "objects)",
-                        fn, count, elem_size, bytes, rounded, name, gs->size,
-                        gs->alloc.free_bytes, utc__gs_alloc_largest(&gs->alloc));
+                        fn, count, elem_size, bytes, rounded, name, gs->size, gs->alloc.free_bytes,
+                        utc__gs_alloc_largest(&gs->alloc));
         rounded = 0;
     } else {
         memset(gs->base + off, 0, bytes);
@@ -116,8 +116,8 @@ utc_status_t utc_gdata_create(utc_ctx_t *ctx, size_t elem_size, size_t count, ut
         return utc__error(UTC_ERR_INVALID_ARG, "%s: elem_size (%zu) and count (%zu) must be > 0",
                           fn, elem_size, count);
     if (count > SIZE_MAX / elem_size)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: %zu elements x %zu bytes overflows size_t",
-                          fn, count, elem_size);
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: %zu elements x %zu bytes overflows size_t", fn,
+                          count, elem_size);
     if (gs->win == MPI_WIN_NULL)
         return utc__error(UTC_ERR_STATE,
                           "%s: task '%s' was created with window_size 0, so it has no window "
@@ -160,8 +160,8 @@ utc_status_t utc_gdata_destroy(utc_ctx_t *ctx, utc_gdata_t *gd)
     if (rc != UTC_OK)
         return rc;
     if (gd->gs != gs)
-        return utc__error(UTC_ERR_NOT_MEMBER, "%s: the object belongs to task '%s', not '%s'",
-                          fn, utc_task_name(gd->task), utc_task_name(ctx->task));
+        return utc__error(UTC_ERR_NOT_MEMBER, "%s: the object belongs to task '%s', not '%s'", fn,
+                          utc_task_name(gd->task), utc_task_name(ctx->task));
 
     bool leader = utc__gs_team_enter(gs);
     if (leader) {
@@ -236,8 +236,7 @@ static utc_status_t local_check(const utc_gdata_t *gd, size_t start, size_t n, c
     return UTC_OK;
 }
 
-static utc_status_t local_load(utc_gdata_t *gd, size_t start, size_t n, void *dst,
-                               const char *fn)
+static utc_status_t local_load(utc_gdata_t *gd, size_t start, size_t n, void *dst, const char *fn)
 {
     utc_status_t rc = local_check(gd, start, n, dst, fn);
     if (rc == UTC_OK && n > 0)

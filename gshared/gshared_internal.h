@@ -29,9 +29,9 @@ typedef struct utc__gs_extent {
 } utc__gs_extent_t;
 
 typedef struct utc__gs_alloc {
-    size_t size;             /* bytes managed */
-    size_t free_bytes;       /* sum of the free list */
-    utc__gs_extent_t *free;  /* free extents, sorted by offset, never adjacent */
+    size_t size;            /* bytes managed */
+    size_t free_bytes;      /* sum of the free list */
+    utc__gs_extent_t *free; /* free extents, sorted by offset, never adjacent */
 } utc__gs_alloc_t;
 
 /* Manage [0, size) rounded down to UTC__GS_ALIGN. UTC_ERR_NO_MEMORY (no message set). */
@@ -55,21 +55,21 @@ size_t utc__gs_alloc_largest(const utc__gs_alloc_t *a);
 /* ---- per-task state (window.c) ---- */
 
 typedef struct utc__gs_task {
-    utc_task_t *task;           /* the public handle (rank instance) */
-    MPI_Comm comm;              /* our own copy of the task communicator: rank == group rank */
-    int nranks, rank;           /* group size, this rank in the group */
-    int nlocal;                 /* the task's threads on this rank */
-    MPI_Win win;                /* MPI_WIN_NULL when window_size is 0 */
-    bool shared;                /* allocated with MPI_Win_allocate_shared (one node) */
-    bool progress;              /* holds a reference on the progress thread */
-    char *base;                 /* this rank's window memory */
-    size_t size;                /* bytes of window on each rank */
+    utc_task_t *task; /* the public handle (rank instance) */
+    MPI_Comm comm;    /* our own copy of the task communicator: rank == group rank */
+    int nranks, rank; /* group size, this rank in the group */
+    int nlocal;       /* the task's threads on this rank */
+    MPI_Win win;      /* MPI_WIN_NULL when window_size is 0 */
+    bool shared;      /* allocated with MPI_Win_allocate_shared (one node) */
+    bool progress;    /* holds a reference on the progress thread */
+    char *base;       /* this rank's window memory */
+    size_t size;      /* bytes of window on each rank */
     /* Only the leader of a team step touches these (see utc__gs_team_*). */
     utc__gs_alloc_t alloc;
-    struct utc_gdata *objects;  /* live objects, to free with the task */
+    struct utc_gdata *objects; /* live objects, to free with the task */
     /* team of the rank's threads: "one thread does it, all get the result" */
     utc__barrier_t barrier;
-    utc_status_t team_rc;       /* published by the leader, read after the barrier */
+    utc_status_t team_rc; /* published by the leader, read after the barrier */
     void *team_ptr;
     char team_msg[512];
 } utc__gs_task_t;
@@ -117,17 +117,17 @@ utc_status_t utc__gs_team_leave(utc__gs_task_t *gs, bool leader, utc_status_t rc
 #define UTC__GDATA_MAGIC 0x67646174u /* "gdat" */
 
 struct utc_gdata {
-    uint32_t magic;             /* UTC__GDATA_MAGIC while alive */
+    uint32_t magic; /* UTC__GDATA_MAGIC while alive */
     utc_task_t *task;
     utc__gs_task_t *gs;
     MPI_Win win;
-    char *local;                /* this rank's part: gs->base + offset */
-    size_t offset;              /* byte displacement of the part in every rank's window */
+    char *local;   /* this rank's part: gs->base + offset */
+    size_t offset; /* byte displacement of the part in every rank's window */
     size_t elem_size, count;
-    size_t bytes;               /* space taken in the window (rounded) */
+    size_t bytes; /* space taken in the window (rounded) */
     int nranks, rank;
-    struct utc_gdata *next;     /* in gs->objects */
-    utc__gs_extent_t *spare;    /* free-list node for when the space is given back */
+    struct utc_gdata *next;  /* in gs->objects */
+    utc__gs_extent_t *spare; /* free-list node for when the space is given back */
 };
 
 /* Out-of-line half of utc__gdata_check: says what is wrong (last error) and returns it. */
@@ -150,7 +150,8 @@ static inline utc_status_t utc__gdata_check_range(const utc_gdata_t *gd, size_t 
         return UTC_OK;
     return utc__error(UTC_ERR_OUT_OF_RANGE,
                       "%s: elements %zu .. %zu (n = %zu) out of range: the object has %zu "
-                      "elements on each rank", fn, start, start + n - 1, n, gd->count);
+                      "elements on each rank",
+                      fn, start, start + n - 1, n, gd->count);
 }
 
 /* Free every object still alive in gs (at task destroy). */

@@ -54,8 +54,8 @@ static long gs_progress_interval_ns(void)
         if (*end == '\0' && v >= 0 && v <= 1000000)
             us = v;
         else
-            utc_log(UTC_LOG_WARN, "UTC_GSHARED_PROGRESS_US='%s' is not 0..1000000; using %d",
-                    env, GS_PROGRESS_US_DEFAULT);
+            utc_log(UTC_LOG_WARN, "UTC_GSHARED_PROGRESS_US='%s' is not 0..1000000; using %d", env,
+                    GS_PROGRESS_US_DEFAULT);
     }
     return us * 1000;
 }

@@ -88,17 +88,18 @@ static char *gs_stage_slice(MPI_Win win, size_t len, int *err)
 
 /* The checks of remote_check, one by one with their messages (also says UTC_OK for an
  * empty block, which the fast path does not let through). */
-__attribute__((cold, noinline)) static utc_status_t
-remote_check_slow(const utc_gdata_t *gd, int rank, size_t start, size_t n, const void *buf,
-                  const char *fn)
+__attribute__((cold, noinline)) static utc_status_t remote_check_slow(const utc_gdata_t *gd,
+                                                                      int rank, size_t start,
+                                                                      size_t n, const void *buf,
+                                                                      const char *fn)
 {
     utc_status_t rc = utc__gdata_check(gd, fn);
     if (rc != UTC_OK)
         return rc;
     if (rank < 0 || rank >= gd->nranks)
         return utc__error(UTC_ERR_OUT_OF_RANGE,
-                          "%s: rank %d is not a rank of task '%s' (group ranks 0 .. %d)", fn,
-                          rank, utc_task_name(gd->task), gd->nranks - 1);
+                          "%s: rank %d is not a rank of task '%s' (group ranks 0 .. %d)", fn, rank,
+                          utc_task_name(gd->task), gd->nranks - 1);
     if (n == 0 && start <= gd->count)
         return UTC_OK;
     rc = utc__gdata_check_range(gd, start, n, fn);
@@ -111,9 +112,10 @@ remote_check_slow(const utc_gdata_t *gd, int rank, size_t start, size_t n, const
 
 /* Everything an access needs checked, before anything is issued: one inlined test on the
  * hot path, the reasons out of line. */
-static inline __attribute__((always_inline)) utc_status_t
-remote_check(const utc_gdata_t *gd, int rank, size_t start, size_t n, const void *buf,
-             const char *fn)
+static inline __attribute__((always_inline)) utc_status_t remote_check(const utc_gdata_t *gd,
+                                                                       int rank, size_t start,
+                                                                       size_t n, const void *buf,
+                                                                       const char *fn)
 {
     if (gd && gd->magic == UTC__GDATA_MAGIC && utc__gs_in_task(gd->task) &&
         (unsigned)rank < (unsigned)gd->nranks && start < gd->count && n >= 1 &&
@@ -122,8 +124,7 @@ remote_check(const utc_gdata_t *gd, int rank, size_t start, size_t n, const void
     return remote_check_slow(gd, rank, start, n, buf, fn);
 }
 
-static utc_status_t remote_get(const utc_gdata_t *gd, int rank, size_t start, size_t n,
-                               void *dst)
+static utc_status_t remote_get(const utc_gdata_t *gd, int rank, size_t start, size_t n, void *dst)
 {
     char *p = dst;
     size_t disp = gd->offset + start * gd->elem_size;
@@ -154,8 +155,7 @@ static utc_status_t remote_put(const utc_gdata_t *gd, int rank, size_t start, si
             memcpy(slice, src, left);
             int len = (int)left;
             err = MPI_Put(slice, len, MPI_BYTE, rank, (MPI_Aint)disp, len, MPI_BYTE, gd->win);
-            return err == MPI_SUCCESS ? UTC_OK
-                                      : utc__mpi_error(err, "MPI_Put (utc_gdata_rstore)");
+            return err == MPI_SUCCESS ? UTC_OK : utc__mpi_error(err, "MPI_Put (utc_gdata_rstore)");
         }
         if (err != MPI_SUCCESS)
             return utc__mpi_error(err, "MPI_Win_flush_local_all (utc_gdata_rstore)");
@@ -178,44 +178,45 @@ static utc_status_t remote_put(const utc_gdata_t *gd, int rank, size_t start, si
 utc_status_t utc_gdata_rload(utc_gdata_t *gd, int rank, size_t index, void *dst)
 {
     utc_status_t rc = remote_check(gd, rank, index, 1, dst, "utc_gdata_rload");
-    return rc != UTC_OK ? rc : UTC__PROF_CALL(UTC__EV_RMA_LOAD, gd->task->impl->id, gd->elem_size,
-                                              -1, rank,
-                                              UTC__WD_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1,
-                                                           rank, gd->task->impl->ops->name,
-                                                           remote_get(gd, rank, index, 1, dst)));
+    return rc != UTC_OK
+               ? rc
+               : UTC__PROF_CALL(UTC__EV_RMA_LOAD, gd->task->impl->id, gd->elem_size, -1, rank,
+                                UTC__WD_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1, rank,
+                                             gd->task->impl->ops->name,
+                                             remote_get(gd, rank, index, 1, dst)));
 }
 
 utc_status_t utc_gdata_rstore(utc_gdata_t *gd, int rank, size_t index, const void *src)
 {
     utc_status_t rc = remote_check(gd, rank, index, 1, src, "utc_gdata_rstore");
-    return rc != UTC_OK ? rc : UTC__PROF_CALL(UTC__EV_RMA_STORE, gd->task->impl->id, gd->elem_size,
-                                              -1, rank, remote_put(gd, rank, index, 1, src));
+    return rc != UTC_OK ? rc
+                        : UTC__PROF_CALL(UTC__EV_RMA_STORE, gd->task->impl->id, gd->elem_size, -1,
+                                         rank, remote_put(gd, rank, index, 1, src));
 }
 
-utc_status_t utc_gdata_rload_block(utc_gdata_t *gd, int rank, size_t start, size_t n,
-                                   void *dst)
+utc_status_t utc_gdata_rload_block(utc_gdata_t *gd, int rank, size_t start, size_t n, void *dst)
 {
     utc_status_t rc = remote_check(gd, rank, start, n, dst, "utc_gdata_rload_block");
-    return rc != UTC_OK ? rc : UTC__PROF_CALL(UTC__EV_RMA_LOAD, gd->task->impl->id,
-                                              n * gd->elem_size, -1, rank,
-                                              UTC__WD_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1,
-                                                           rank, gd->task->impl->ops->name,
-                                                           remote_get(gd, rank, start, n, dst)));
+    return rc != UTC_OK
+               ? rc
+               : UTC__PROF_CALL(UTC__EV_RMA_LOAD, gd->task->impl->id, n * gd->elem_size, -1, rank,
+                                UTC__WD_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1, rank,
+                                             gd->task->impl->ops->name,
+                                             remote_get(gd, rank, start, n, dst)));
 }
 
 utc_status_t utc_gdata_rstore_block(utc_gdata_t *gd, int rank, size_t start, size_t n,
                                     const void *src)
 {
     utc_status_t rc = remote_check(gd, rank, start, n, src, "utc_gdata_rstore_block");
-    return rc != UTC_OK ? rc : UTC__PROF_CALL(UTC__EV_RMA_STORE, gd->task->impl->id,
-                                              n * gd->elem_size, -1, rank,
-                                              remote_put(gd, rank, start, n, src));
+    return rc != UTC_OK ? rc
+                        : UTC__PROF_CALL(UTC__EV_RMA_STORE, gd->task->impl->id, n * gd->elem_size,
+                                         -1, rank, remote_put(gd, rank, start, n, src));
 }
 
 /* ---- atomics ---- */
 
-static utc_status_t atomic_check(const utc_gdata_t *gd, int rank, size_t index,
-                                 const char *fn)
+static utc_status_t atomic_check(const utc_gdata_t *gd, int rank, size_t index, const char *fn)
 {
     int64_t dummy;
     utc_status_t rc = remote_check(gd, rank, index, 1, &dummy, fn);
@@ -224,7 +225,8 @@ static utc_status_t atomic_check(const utc_gdata_t *gd, int rank, size_t index,
     if (gd->elem_size != sizeof(int64_t))
         return utc__error(UTC_ERR_INVALID_ARG,
                           "%s: atomics need 8-byte (int64_t) elements; this object's are %zu "
-                          "bytes", fn, gd->elem_size);
+                          "bytes",
+                          fn, gd->elem_size);
     return UTC_OK;
 }
 
@@ -238,8 +240,7 @@ utc_status_t utc_gdata_fetch_add(utc_gdata_t *gd, int rank, size_t index, int64_
     int64_t result = 0;
     uint64_t prof_t0 = utc__prof_stamp();
     int err = MPI_Fetch_and_op(&value, &result, MPI_INT64_T, rank,
-                               (MPI_Aint)(gd->offset + index * sizeof(int64_t)), MPI_SUM,
-                               gd->win);
+                               (MPI_Aint)(gd->offset + index * sizeof(int64_t)), MPI_SUM, gd->win);
     if (err == MPI_SUCCESS)
         err = MPI_Win_flush(rank, gd->win);
     if (err != MPI_SUCCESS)

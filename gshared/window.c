@@ -27,14 +27,15 @@ utc_status_t utc__gs_ctx_state(utc_ctx_t *ctx, const char *fn, utc__gs_task_t **
     if (!ctx)
         return utc__error(UTC_ERR_NOT_MEMBER,
                           "%s: ctx is NULL: global shared data and task collectives are used "
-                          "from the threads of a task, with their own ctx", fn);
+                          "from the threads of a task, with their own ctx",
+                          fn);
     utc_status_t rc = utc__ctx_check(ctx, fn);
     if (rc != UTC_OK)
         return rc;
     utc__gs_task_t *state = utc__gs_of(ctx->task);
     if (!state)
-        return utc__error(UTC_ERR_INTERNAL, "%s: task '%s' has no gshared state on this rank",
-                          fn, utc_task_name(ctx->task));
+        return utc__error(UTC_ERR_INTERNAL, "%s: task '%s' has no gshared state on this rank", fn,
+                          utc_task_name(ctx->task));
     *gs = state;
     return UTC_OK;
 }
@@ -105,8 +106,8 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
 {
     if (size > (size_t)(((MPI_Aint)1 << (8 * sizeof(MPI_Aint) - 2)) - 1))
         return utc__error(UTC_ERR_INVALID_ARG,
-                          "task '%s': window_size %zu bytes is larger than MPI can address",
-                          name, size);
+                          "task '%s': window_size %zu bytes is larger than MPI can address", name,
+                          size);
     MPI_Info info;
     int err = MPI_Info_create(&info);
     if (err != MPI_SUCCESS)
@@ -123,8 +124,10 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
         err = MPI_Win_allocate_shared((MPI_Aint)size, 1, info, gs->comm, &base, &gs->win);
         gs->shared = err == MPI_SUCCESS;
         if (err != MPI_SUCCESS)
-            utc_log(UTC_LOG_DEBUG, "task '%s': no shared window (error %d), using "
-                    "MPI_Win_allocate", name, err);
+            utc_log(UTC_LOG_DEBUG,
+                    "task '%s': no shared window (error %d), using "
+                    "MPI_Win_allocate",
+                    name, err);
     }
     if (err != MPI_SUCCESS)
         err = MPI_Win_allocate((MPI_Aint)size, 1, info, gs->comm, &base, &gs->win);
@@ -148,8 +151,7 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
         gs->progress = true;
     }
     if (utc__gs_alloc_init(&gs->alloc, size) != UTC_OK)
-        return utc__error(UTC_ERR_NO_MEMORY, "task '%s': no memory for the window allocator",
-                          name);
+        return utc__error(UTC_ERR_NO_MEMORY, "task '%s': no memory for the window allocator", name);
     utc_log(UTC_LOG_DEBUG, "task '%s': window of %zu bytes per rank (%s)", name, size,
             gs->shared ? "MPI_Win_allocate_shared" : "MPI_Win_allocate");
     return UTC_OK;

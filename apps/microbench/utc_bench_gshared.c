@@ -15,11 +15,11 @@
 #include <utc/utc.h>
 
 #define MAX_BYTES ((size_t)1 << 20)
-#define NSIZES 8
+#define NSIZES    8
 static const size_t sizes[NSIZES] = {8, 64, 512, 4096, 32768, 65536, 262144, 1048576};
 
 enum { M_RLOAD, M_RAW_GET, M_SHM_GET, M_RSTORE, M_RAW_PUT, M_SHM_PUT, NMETHODS };
-static const char *const method_key[NMETHODS] = {"rload", "raw_get", "raw_get_shared",
+static const char *const method_key[NMETHODS] = {"rload",  "raw_get", "raw_get_shared",
                                                  "rstore", "raw_put", "raw_put_shared"};
 
 typedef struct {
@@ -152,8 +152,7 @@ static void size_name(size_t bytes, char *out, size_t len)
 static int open_raw_windows(MPI_Comm comm)
 {
     void *base;
-    if (MPI_Win_allocate((MPI_Aint)MAX_BYTES, 1, MPI_INFO_NULL, comm, &base, &B.raw) !=
-        MPI_SUCCESS)
+    if (MPI_Win_allocate((MPI_Aint)MAX_BYTES, 1, MPI_INFO_NULL, comm, &base, &B.raw) != MPI_SUCCESS)
         return -1;
     memset(base, 0, MAX_BYTES);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, B.raw);

@@ -60,8 +60,7 @@ size_t utc_datatype_size(utc_datatype_t type);
  *         UTC_ERR_OUT_OF_RANGE (root); UTC_ERR_INVALID_ARG (NULL buffer with count > 0,
  *         type, count too large); UTC_ERR_MPI.
  */
-utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type,
-                            int root);
+utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type, int root);
 
 /**
  * @brief Gather `count` elements from every rank into `recvbuf` on `root`, rank r's at
@@ -111,8 +110,8 @@ utc_status_t utc_task_reduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf,
  * `sendbuf == recvbuf` is allowed (in place). Blocks.
  * @return as utc_task_reduce.
  */
-utc_status_t utc_task_allreduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf,
-                                size_t count, utc_datatype_t type, utc_reduce_op_t op);
+utc_status_t utc_task_allreduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
+                                utc_datatype_t type, utc_reduce_op_t op);
 
 /**
  * @brief utc_task_bcast made by local thread `thread` only (see the file's description).
@@ -126,18 +125,16 @@ utc_status_t utc_task_gather_by(utc_ctx_t *ctx, int thread, const void *sendbuf,
                                 size_t count, utc_datatype_t type, int root);
 
 /** @brief utc_task_scatter made by local thread `thread` only. @return as utc_task_bcast_by. */
-utc_status_t utc_task_scatter_by(utc_ctx_t *ctx, int thread, const void *sendbuf,
-                                 void *recvbuf, size_t count, utc_datatype_t type, int root);
+utc_status_t utc_task_scatter_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
+                                 size_t count, utc_datatype_t type, int root);
 
 /** @brief utc_task_reduce made by local thread `thread` only. @return as utc_task_bcast_by. */
 utc_status_t utc_task_reduce_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
-                                size_t count, utc_datatype_t type, utc_reduce_op_t op,
-                                int root);
+                                size_t count, utc_datatype_t type, utc_reduce_op_t op, int root);
 
 /** @brief utc_task_allreduce made by local thread `thread` only. @return as utc_task_bcast_by. */
-utc_status_t utc_task_allreduce_by(utc_ctx_t *ctx, int thread, const void *sendbuf,
-                                   void *recvbuf, size_t count, utc_datatype_t type,
-                                   utc_reduce_op_t op);
+utc_status_t utc_task_allreduce_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
+                                   size_t count, utc_datatype_t type, utc_reduce_op_t op);
 
 #ifdef __cplusplus
 }

@@ -151,8 +151,7 @@ utc_status_t utc_gdata_rstore(utc_gdata_t *gd, int rank, size_t index, const voi
  * @brief Read elements start .. start+n-1 of group rank `rank`'s part into `dst`. Blocks.
  * @return as utc_gdata_rload; UTC_ERR_OUT_OF_RANGE if start + n > count.
  */
-utc_status_t utc_gdata_rload_block(utc_gdata_t *gd, int rank, size_t start, size_t n,
-                                   void *dst);
+utc_status_t utc_gdata_rload_block(utc_gdata_t *gd, int rank, size_t start, size_t n, void *dst);
 
 /**
  * @brief Write n elements from `src` into elements start .. start+n-1 of `rank`'s part.

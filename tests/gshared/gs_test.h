@@ -23,43 +23,43 @@ struct gs_task {
     utc_task_t base;
     gs_body_t body;
     atomic_int failures;
-    utc_gdata_t *gd, *gd2;  /* handles kept for the main thread or other threads */
-    void *shared;           /* test-specific rank-shared state */
-    atomic_llong sum;       /* rank-shared accumulators */
+    utc_gdata_t *gd, *gd2; /* handles kept for the main thread or other threads */
+    void *shared;          /* test-specific rank-shared state */
+    atomic_llong sum;      /* rank-shared accumulators */
     atomic_llong count[2];
-    int64_t buf[64];        /* rank-shared buffers for collectives */
+    int64_t buf[64]; /* rank-shared buffers for collectives */
 };
 
 /* In a body: count a failed check with its place and the thread's last error. */
-#define GS_CHECK(t, ctx, cond)                                                            \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            atomic_fetch_add(&(t)->failures, 1);                                          \
-            fprintf(stderr, "[rank %d thread %d] %s:%d: check failed: %s (last error: %s)\n", \
-                    (ctx)->world_rank, (ctx)->local_id, __FILE__, __LINE__, #cond,       \
-                    utc_last_error());                                                    \
-        }                                                                                 \
+#define GS_CHECK(t, ctx, cond)                                                                     \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            atomic_fetch_add(&(t)->failures, 1);                                                   \
+            fprintf(stderr, "[rank %d thread %d] %s:%d: check failed: %s (last error: %s)\n",      \
+                    (ctx)->world_rank, (ctx)->local_id, __FILE__, __LINE__, #cond,                 \
+                    utc_last_error());                                                             \
+        }                                                                                          \
     } while (0)
 
 /* In a body: the call must return `want`. */
-#define GS_EXPECT(t, ctx, expr, want)                                                     \
-    do {                                                                                  \
-        int gs_rc_ = (expr);                                                              \
-        if (gs_rc_ != (want)) {                                                           \
-            atomic_fetch_add(&(t)->failures, 1);                                          \
-            fprintf(stderr, "[rank %d thread %d] %s:%d: %s returned %d (%s), want %d: %s\n", \
-                    (ctx)->world_rank, (ctx)->local_id, __FILE__, __LINE__, #expr, gs_rc_, \
-                    utc_status_string(gs_rc_), (int)(want), utc_last_error());            \
-        }                                                                                 \
+#define GS_EXPECT(t, ctx, expr, want)                                                              \
+    do {                                                                                           \
+        int gs_rc_ = (expr);                                                                       \
+        if (gs_rc_ != (want)) {                                                                    \
+            atomic_fetch_add(&(t)->failures, 1);                                                   \
+            fprintf(stderr, "[rank %d thread %d] %s:%d: %s returned %d (%s), want %d: %s\n",       \
+                    (ctx)->world_rank, (ctx)->local_id, __FILE__, __LINE__, #expr, gs_rc_,         \
+                    utc_status_string(gs_rc_), (int)(want), utc_last_error());                     \
+        }                                                                                          \
     } while (0)
 
 #define GS_OK(t, ctx, expr) GS_EXPECT(t, ctx, expr, UTC_OK)
 
 /* The call must fail with `want` and a last-error message containing `needle`. */
-#define GS_ERROR(t, ctx, expr, want, needle)                                              \
-    do {                                                                                  \
-        GS_EXPECT(t, ctx, expr, want);                                                    \
-        GS_CHECK(t, ctx, strstr(utc_last_error(), (needle)) != NULL);                     \
+#define GS_ERROR(t, ctx, expr, want, needle)                                                       \
+    do {                                                                                           \
+        GS_EXPECT(t, ctx, expr, want);                                                             \
+        GS_CHECK(t, ctx, strstr(utc_last_error(), (needle)) != NULL);                              \
     } while (0)
 
 static int gs_task_run_(utc_task_t *self, utc_ctx_t *ctx, void *arg)

@@ -19,11 +19,21 @@ typedef struct {
 static void set_val(utc_datatype_t ty, void *buf, size_t i, long v)
 {
     switch (ty) {
-    case UTC_TYPE_INT: ((int *)buf)[i] = (int)v; break;
-    case UTC_TYPE_INT64: ((int64_t *)buf)[i] = (int64_t)v * 1000000007LL; break;
-    case UTC_TYPE_FLOAT: ((float *)buf)[i] = (float)v * 0.5f; break;
-    case UTC_TYPE_DOUBLE: ((double *)buf)[i] = (double)v * 0.25; break;
-    case UTC_TYPE_BYTE: ((unsigned char *)buf)[i] = (unsigned char)v; break;
+    case UTC_TYPE_INT:
+        ((int *)buf)[i] = (int)v;
+        break;
+    case UTC_TYPE_INT64:
+        ((int64_t *)buf)[i] = (int64_t)v * 1000000007LL;
+        break;
+    case UTC_TYPE_FLOAT:
+        ((float *)buf)[i] = (float)v * 0.5f;
+        break;
+    case UTC_TYPE_DOUBLE:
+        ((double *)buf)[i] = (double)v * 0.25;
+        break;
+    case UTC_TYPE_BYTE:
+        ((unsigned char *)buf)[i] = (unsigned char)v;
+        break;
     }
 }
 
@@ -49,8 +59,9 @@ static long expected(utc_datatype_t ty, utc_reduce_op_t op, int nranks, size_t i
     long acc = contrib(ty, 0, i);
     for (int r = 1; r < nranks; r++) {
         long v = contrib(ty, r, i);
-        acc = op == UTC_OP_SUM ? acc + v : op == UTC_OP_MIN ? (v < acc ? v : acc)
-                                                            : (v > acc ? v : acc);
+        acc = op == UTC_OP_SUM   ? acc + v
+              : op == UTC_OP_MIN ? (v < acc ? v : acc)
+                                 : (v > acc ? v : acc);
     }
     return acc;
 }
@@ -67,29 +78,28 @@ static void run_all(gs_task_t *t, utc_ctx_t *ctx, utc_datatype_t ty, int by)
     bool filler = ctx->local_id == 0;
     int bad = 0;
 
-#define CALL(all_form, by_form)                                                           \
-    do {                                                                                  \
-        if (by < 0)                                                                       \
-            GS_OK(t, ctx, all_form);                                                      \
-        else                                                                              \
-            GS_OK(t, ctx, by_form);                                                       \
-        if (by >= 0)                                                                      \
-            GS_OK(t, ctx, utc_ctx_barrier_local(ctx));                                    \
+#define CALL(all_form, by_form)                                                                    \
+    do {                                                                                           \
+        if (by < 0)                                                                                \
+            GS_OK(t, ctx, all_form);                                                               \
+        else                                                                                       \
+            GS_OK(t, ctx, by_form);                                                                \
+        if (by >= 0)                                                                               \
+            GS_OK(t, ctx, utc_ctx_barrier_local(ctx));                                             \
     } while (0)
 /* before a call: the filler fills while the others wait (the *_by caller may not be it) */
-#define FILL(stmt)                                                                        \
-    do {                                                                                  \
-        if (filler) {                                                                     \
-            stmt;                                                                         \
-        }                                                                                 \
-        if (by >= 0)                                                                      \
-            GS_OK(t, ctx, utc_ctx_barrier_local(ctx));                                    \
+#define FILL(stmt)                                                                                 \
+    do {                                                                                           \
+        if (filler) {                                                                              \
+            stmt;                                                                                  \
+        }                                                                                          \
+        if (by >= 0)                                                                               \
+            GS_OK(t, ctx, utc_ctx_barrier_local(ctx));                                             \
     } while (0)
 
     for (int root = 0; root < n; root++) {
         /* broadcast */
-        FILL(memset(b->recv, 0, sizeof b->recv);
-             if (me == root) for (size_t i = 0; i < N; i++)
+        FILL(memset(b->recv, 0, sizeof b->recv); if (me == root) for (size_t i = 0; i < N; i++)
                  set_val(ty, b->recv, i, 40 + root + (long)i));
         CALL(utc_task_bcast(ctx, b->recv, N, ty, root),
              utc_task_bcast_by(ctx, by, b->recv, N, ty, root));
@@ -157,8 +167,8 @@ static void run_all(gs_task_t *t, utc_ctx_t *ctx, utc_datatype_t ty, int by)
 #undef FILL
 
     if (bad)
-        fprintf(stderr, "collectives %s (by %d): %d wrong elements\n",
-                type_names[(int)ty], by, bad);
+        fprintf(stderr, "collectives %s (by %d): %d wrong elements\n", type_names[(int)ty], by,
+                bad);
     GS_CHECK(t, ctx, bad == 0);
 }
 

@@ -46,10 +46,10 @@ static void test_allocator_first_fit_and_coalesce(void)
     CU_ASSERT_EQUAL(y, 256);
 
     /* free everything in a scrambled order: it merges back into one extent */
-    utc__gs_alloc_put(&a, z, 64, spare());   /* 192 */
-    utc__gs_alloc_put(&a, x, 64, spare());   /* 0 */
-    utc__gs_alloc_put(&a, y, 128, spare());  /* 256: joins the tail */
-    utc__gs_alloc_put(&a, w, 64, spare());   /* 64: joins both sides */
+    utc__gs_alloc_put(&a, z, 64, spare());  /* 192 */
+    utc__gs_alloc_put(&a, x, 64, spare());  /* 0 */
+    utc__gs_alloc_put(&a, y, 128, spare()); /* 256: joins the tail */
+    utc__gs_alloc_put(&a, w, 64, spare());  /* 64: joins both sides */
     CU_ASSERT_EQUAL(nfree_extents(&a), 1);
     CU_ASSERT_EQUAL(a.free_bytes, 960);
     CU_ASSERT_EQUAL(utc__gs_alloc_largest(&a), 960);

@@ -29,8 +29,7 @@ static void body_bounds(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     GS_OK(t, ctx, utc_gdata_load_block(a, COUNT, 0, NULL)); /* empty block at the end */
     for (int q = 0; q < n; q++) {
         GS_ERROR(t, ctx, utc_gdata_rload(a, q, COUNT, &v), UTC_ERR_OUT_OF_RANGE, "out of range");
-        GS_ERROR(t, ctx, utc_gdata_rstore(a, q, COUNT, &v), UTC_ERR_OUT_OF_RANGE,
-                 "out of range");
+        GS_ERROR(t, ctx, utc_gdata_rstore(a, q, COUNT, &v), UTC_ERR_OUT_OF_RANGE, "out of range");
         GS_ERROR(t, ctx, utc_gdata_rstore_block(a, q, 2, COUNT, blk), UTC_ERR_OUT_OF_RANGE,
                  "out of range");
         GS_ERROR(t, ctx, utc_gdata_rstore_block(a, q, 1, SIZE_MAX, blk), UTC_ERR_OUT_OF_RANGE,
@@ -39,8 +38,8 @@ static void body_bounds(gs_task_t *t, utc_ctx_t *ctx, void *arg)
                  "out of range");
         GS_ERROR(t, ctx, utc_gdata_fetch_add(a, q, COUNT, 1, NULL), UTC_ERR_OUT_OF_RANGE,
                  "out of range");
-        GS_ERROR(t, ctx, utc_gdata_compare_swap(a, q, COUNT, 0, 1, NULL),
-                 UTC_ERR_OUT_OF_RANGE, "out of range");
+        GS_ERROR(t, ctx, utc_gdata_compare_swap(a, q, COUNT, 0, 1, NULL), UTC_ERR_OUT_OF_RANGE,
+                 "out of range");
     }
     for (int q = -1; q <= n; q += n + 1) {
         GS_ERROR(t, ctx, utc_gdata_rload(a, q, 0, &v), UTC_ERR_OUT_OF_RANGE,
@@ -50,8 +49,7 @@ static void body_bounds(gs_task_t *t, utc_ctx_t *ctx, void *arg)
                  "not a rank");
         GS_ERROR(t, ctx, utc_gdata_rstore_block(a, q, 0, 1, blk), UTC_ERR_OUT_OF_RANGE,
                  "not a rank");
-        GS_ERROR(t, ctx, utc_gdata_fetch_add(a, q, 0, 1, NULL), UTC_ERR_OUT_OF_RANGE,
-                 "not a rank");
+        GS_ERROR(t, ctx, utc_gdata_fetch_add(a, q, 0, 1, NULL), UTC_ERR_OUT_OF_RANGE, "not a rank");
         GS_ERROR(t, ctx, utc_gdata_compare_swap(a, q, 0, 0, 1, NULL), UTC_ERR_OUT_OF_RANGE,
                  "not a rank");
     }
@@ -91,8 +89,7 @@ static void body_create_args(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     utc_gdata_t *gd = NULL;
     GS_ERROR(t, ctx, utc_gdata_create(ctx, 0, 4, &gd), UTC_ERR_INVALID_ARG, "must be > 0");
     GS_ERROR(t, ctx, utc_gdata_create(ctx, 8, 0, &gd), UTC_ERR_INVALID_ARG, "must be > 0");
-    GS_ERROR(t, ctx, utc_gdata_create(ctx, 8, SIZE_MAX / 4, &gd), UTC_ERR_INVALID_ARG,
-             "overflows");
+    GS_ERROR(t, ctx, utc_gdata_create(ctx, 8, SIZE_MAX / 4, &gd), UTC_ERR_INVALID_ARG, "overflows");
     GS_ERROR(t, ctx, utc_gdata_create(ctx, 8, 4, NULL), UTC_ERR_INVALID_ARG, "gd");
     GS_CHECK(t, ctx, gd == NULL);
     GS_ERROR(t, ctx, utc_gdata_destroy(ctx, NULL), UTC_ERR_INVALID_HANDLE, "NULL");
@@ -129,8 +126,7 @@ static void body_no_window(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     GS_CHECK(t, ctx, gd == NULL);
     if (ctx->local_id == 0)
         t->buf[0] = ctx->group_rank + 1;
-    GS_OK(t, ctx, utc_task_allreduce(ctx, &t->buf[0], &t->buf[1], 1, UTC_TYPE_INT64,
-                                     UTC_OP_SUM));
+    GS_OK(t, ctx, utc_task_allreduce(ctx, &t->buf[0], &t->buf[1], 1, UTC_TYPE_INT64, UTC_OP_SUM));
     GS_CHECK(t, ctx, t->buf[1] == (int64_t)ctx->group_size * (ctx->group_size + 1) / 2);
 }
 
@@ -219,16 +215,15 @@ static void body_coll_errors(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     (void)arg;
     int n = ctx->group_size;
     int64_t *b = t->buf;
-    GS_ERROR(t, ctx, utc_task_bcast(ctx, b, 1, UTC_TYPE_INT64, n), UTC_ERR_OUT_OF_RANGE,
-             "root");
-    GS_ERROR(t, ctx, utc_task_gather(ctx, b, b + 8, 1, UTC_TYPE_INT64, -1),
-             UTC_ERR_OUT_OF_RANGE, "root -1");
-    GS_ERROR(t, ctx, utc_task_scatter(ctx, b, b + 8, 1, (utc_datatype_t)42, 0),
-             UTC_ERR_INVALID_ARG, "datatype");
+    GS_ERROR(t, ctx, utc_task_bcast(ctx, b, 1, UTC_TYPE_INT64, n), UTC_ERR_OUT_OF_RANGE, "root");
+    GS_ERROR(t, ctx, utc_task_gather(ctx, b, b + 8, 1, UTC_TYPE_INT64, -1), UTC_ERR_OUT_OF_RANGE,
+             "root -1");
+    GS_ERROR(t, ctx, utc_task_scatter(ctx, b, b + 8, 1, (utc_datatype_t)42, 0), UTC_ERR_INVALID_ARG,
+             "datatype");
     GS_ERROR(t, ctx, utc_task_reduce(ctx, b, b + 8, 1, UTC_TYPE_INT, (utc_reduce_op_t)9, 0),
              UTC_ERR_INVALID_ARG, "op");
-    GS_ERROR(t, ctx, utc_task_allreduce(ctx, b, b + 8, (size_t)INT_MAX + 1, UTC_TYPE_BYTE,
-                                        UTC_OP_SUM),
+    GS_ERROR(t, ctx,
+             utc_task_allreduce(ctx, b, b + 8, (size_t)INT_MAX + 1, UTC_TYPE_BYTE, UTC_OP_SUM),
              UTC_ERR_INVALID_ARG, "INT_MAX");
     GS_ERROR(t, ctx, utc_task_allreduce(ctx, NULL, b, 1, UTC_TYPE_INT, UTC_OP_MAX),
              UTC_ERR_INVALID_ARG, "sendbuf");

@@ -1,8 +1,8 @@
 /* Global shared data across ranks: remote loads and stores, blocks, concurrency, atomics. */
 #include "gs_test.h"
 
-#define PER_RANK 4   /* threads per rank */
-#define SLOTS 16     /* elements each thread owns on each rank, per source rank */
+#define PER_RANK 4  /* threads per rank */
+#define SLOTS    16 /* elements each thread owns on each rank, per source rank */
 
 static int64_t pattern(int src, int dst, size_t i)
 {
@@ -199,8 +199,8 @@ static void body_mixed(gs_task_t *t, utc_ctx_t *ctx, void *arg)
         }
     }
     if (k <= MIXED_OPS)
-        fprintf(stderr, "mixed: thread %d made %u of %d operations in %.0f s (slow transport)\n",
-                g, k - 1, MIXED_OPS, PHASE_BUDGET_S);
+        fprintf(stderr, "mixed: thread %d made %u of %d operations in %.0f s (slow transport)\n", g,
+                k - 1, MIXED_OPS, PHASE_BUDGET_S);
     GS_CHECK(t, ctx, errors == 0);
     GS_CHECK(t, ctx, bad_own == 0);
     GS_CHECK(t, ctx, bad_other == 0);
@@ -260,9 +260,10 @@ static void body_atomics(gs_task_t *t, utc_ctx_t *ctx, void *arg)
         }
     }
     if (adds < ADDS || swaps < ADDS / 5)
-        fprintf(stderr, "atomics: thread %d made %lld of %d adds, %lld of %d swaps in the time "
-                "budget (slow transport)\n", ctx->global_id, (long long)adds, ADDS,
-                (long long)swaps, ADDS / 5);
+        fprintf(stderr,
+                "atomics: thread %d made %lld of %d adds, %lld of %d swaps in the time "
+                "budget (slow transport)\n",
+                ctx->global_id, (long long)adds, ADDS, (long long)swaps, ADDS / 5);
     GS_OK(t, ctx, utc_gdata_fetch_add(gd, 0, 1, 0, NULL)); /* old may be NULL */
 
     /* totals over all threads of all ranks (collective buffers are the rank's) */
