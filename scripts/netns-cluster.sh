@@ -126,9 +126,11 @@ chmod +x "$work/on_node" "$work/agent"
 : >"$work/hosts"
 for i in $(seq 1 "$nodes"); do echo "utcnode$i slots=2" >>"$work/hosts"; done
 
+# the caller's own UTC_MPIRUN_ARGS come last (e.g. "-x UTC_WATCHDOG")
 export UTC_MPIRUN_ARGS="--map-by node --mca plm_rsh_agent $work/agent \
 --mca btl_tcp_if_include 10.99.0.0/24 --mca oob_tcp_if_include 10.99.0.0/24 \
--x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0 -x PATH${LD_LIBRARY_PATH:+ -x LD_LIBRARY_PATH}"
+-x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0 -x PATH${LD_LIBRARY_PATH:+ -x LD_LIBRARY_PATH} \
+${UTC_MPIRUN_ARGS:-}"
 utcrun="$root/scripts/utcrun"
 
 passed=0 failed=0 failures=()
@@ -166,7 +168,7 @@ grep -q -- "--mca osc ucx --mca btl tcp,self --mca pml ob1" "$work/out" ||
 
 t="$build/tests"
 if [ "$quick" = 1 ]; then
-    conduit_suites="basic tags modes"
+    conduit_suites="basic tags modes cpu"
     gshared_suites="rma collectives"
     nps="$nodes"
 else
