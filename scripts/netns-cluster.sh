@@ -168,7 +168,7 @@ grep -q -- "--mca osc ucx --mca btl tcp,self --mca pml ob1" "$work/out" ||
 
 t="$build/tests"
 if [ "$quick" = 1 ]; then
-    conduit_suites="basic tags modes cpu"
+    conduit_suites="basic tags modes"
     gshared_suites="rma collectives"
     nps="$nodes"
 else
