@@ -70,6 +70,7 @@ struct utc_request {
     atomic_uint state;
     utc_request_t *next;   /* link in a transport's queue (owned by the transport) */
     utc__msg_desc_t m;     /* in-process: a message matched to this read, copied by its owner */
+    bool posted;           /* in-process read: in its tag's queue (else it polls the ring) */
     MPI_Request mpi_req;   /* MPI: the send, or the matched receive */
     bool mpi_matched;      /* MPI receive: probed and MPI_Imrecv started */
 };

@@ -12,7 +12,10 @@
  * each size the methods take turns run after run, so load changes touch them alike. Run with 2 ranks (with 1 rank the MPI figures are null):
  *
  *   scripts/utcrun -np 2 build/apps/microbench/utc_bench_conduit [--json] [--threads N]
- *                  [--max-size BYTES] [--reps R]
+ *                  [--max-size BYTES] [--reps R] [--iters N] [--bind none|core]
+ *
+ * --iters caps the round trips of one timed run (default 5000); on a loaded machine many
+ * short runs (--reps 20 --iters 500) find the quiet moments better than a few long ones.
  *
  * With --json the last line of standard output is one JSON object.
  */
@@ -35,14 +38,16 @@ enum { M_INPROC, M_OWNED, M_MPI, M_RAW, NMETHODS };
 static const char *const mnames[NMETHODS] = {"inproc", "owned", "mpi_conduit", "raw_mpi"};
 
 static int reps = 5;
+static utc_bind_mode_t bind = UTC_BIND_NONE;
+static int max_iters = 5000;
 static size_t max_size = (size_t)64 << 20;
 
 /* Round trips per timed run: fewer for large sizes, so every size takes similar time. */
 static int iters_for(size_t size)
 {
     size_t it = ((size_t)128 << 20) / size;
-    if (it > 5000)
-        it = 5000;
+    if (it > (size_t)max_iters)
+        it = (size_t)max_iters;
     if (it < 4)
         it = 4;
     return (int)it;
@@ -185,16 +190,26 @@ int main(int argc, char **argv)
             threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--bind") && i + 1 < argc) {
+            i++;
+            if (!strcmp(argv[i], "core"))
+                bind = UTC_BIND_CORE;
+            else if (strcmp(argv[i], "none")) {
+                fprintf(stderr, "utc_bench_conduit: --bind none|core\n");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+            max_iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-size") && i + 1 < argc)
             max_size = (size_t)strtoull(argv[++i], NULL, 0);
         else {
             fprintf(stderr, "usage: utc_bench_conduit [--json] [--threads N] [--reps R] "
-                            "[--max-size BYTES]\n");
+                            "[--iters N] [--bind none|core] [--max-size BYTES]\n");
             return 2;
         }
     }
-    if (threads < 1 || threads > 64 || reps < 1 || max_size < 1) {
-        fprintf(stderr, "utc_bench_conduit: bad --threads, --reps or --max-size\n");
+    if (threads < 1 || threads > 64 || reps < 1 || max_iters < 4 || max_size < 1) {
+        fprintf(stderr, "utc_bench_conduit: bad --threads, --reps, --iters or --max-size\n");
         return 2;
     }
     int rc = utc_init(&argc, &argv);
@@ -222,13 +237,17 @@ int main(int argc, char **argv)
     utc_task_t *a, *b, *c = NULL, *d = NULL;
     utc_conduit_t *ab, *cd = NULL;
     MPI_Comm comm = MPI_COMM_NULL;
-    if ((rc = utc_task_create(&ping_ops, procs, threads, NULL, &a)) ||
-        (rc = utc_task_create(&pong_ops, procs, threads, NULL, &b)) ||
+    /* --bind core: each rank's cursor spreads the threads, so ping and pong sit on
+     * different cores */
+    utc_task_options_t topts = UTC_TASK_OPTIONS_INIT;
+    topts.bind = bind;
+    if ((rc = utc_task_create(&ping_ops, procs, threads, &topts, &a)) ||
+        (rc = utc_task_create(&pong_ops, procs, threads, &topts, &b)) ||
         (rc = utc_conduit_create(a, b, NULL, &ab)))
         return fail("setup", rc), 1;
     if (nranks >= 2) {
-        if ((rc = utc_task_create(&ping_ops, procs, threads, NULL, &c)) ||
-            (rc = utc_task_create(&pong_ops, procs1, threads, NULL, &d)) ||
+        if ((rc = utc_task_create(&ping_ops, procs, threads, &topts, &c)) ||
+            (rc = utc_task_create(&pong_ops, procs1, threads, &topts, &d)) ||
             (rc = utc_conduit_create(c, d, NULL, &cd)))
             return fail("setup", rc), 1;
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -254,8 +273,9 @@ int main(int argc, char **argv)
     }
 
     if (me == 0) {
-        printf("utc_bench_conduit: %d rank(s), %d thread(s) per task, best of %d runs\n", nranks,
-               threads, reps);
+        printf("utc_bench_conduit: %d rank(s), %d thread(s) per task, best of %d runs of up to "
+               "%d round trips, binding %s\n", nranks, threads, reps, max_iters,
+               bind == UTC_BIND_CORE ? "core" : "none");
         printf("one-way latency in us (bandwidth in MB/s)\n%8s", "size");
         for (int m = 0; m < NMETHODS; m++)
             printf("  %22s", mnames[m]);
@@ -271,8 +291,8 @@ int main(int argc, char **argv)
             printf("\n");
         }
         if (json) {
-            printf("{\"bench\":\"conduit\",\"ranks\":%d,\"threads\":%d,\"reps\":%d", nranks,
-                   threads, reps);
+            printf("{\"bench\":\"conduit\",\"ranks\":%d,\"threads\":%d,\"reps\":%d,\"iters\":%d,\"bind\":\"%s\"",
+                   nranks, threads, reps, max_iters, bind == UTC_BIND_CORE ? "core" : "none");
             for (int m = 0; m < NMETHODS; m++)
                 for (int s = 0; s < NSIZES; s++) {
                     printf(",\"%s_lat_us_%s\":", mnames[m], labels[s]);

@@ -79,21 +79,14 @@ static void rxq_trim(mpi_transport_t *t, mpi_rxq_t *q)
     }
 }
 
-static void fail_mpi(utc_request_t *r, int err)
-{
-    r->mpi_err = err;
-    utc__req_finish(r, UTC_ERR_MPI);
-}
-
-/* Under the lock: give the oldest stashed message to read r (or refuse: too small). */
-static void take_stash(mpi_rxq_t *q, utc_request_t *r)
+/* Under the lock: give the oldest stashed message to read r, or refuse it (too small).
+ * Returns r's final status. */
+static utc_status_t take_stash(mpi_rxq_t *q, utc_request_t *r)
 {
     mpi_stash_t *s = q->shead;
     r->received = s->size;
-    if (!r->owned && s->size > r->size) {
-        utc__req_finish(r, UTC_ERR_TRUNCATE);
-        return;
-    }
+    if (!r->owned && s->size > r->size)
+        return UTC_ERR_TRUNCATE;
     if (r->owned) {
         r->owned_buf = s->buf;
     } else {
@@ -104,90 +97,112 @@ static void take_stash(mpi_rxq_t *q, utc_request_t *r)
     if (!(q->shead = s->next))
         q->stail = NULL;
     free(s);
-    utc__req_finish(r, UTC_OK);
+    return UTC_OK;
+}
+
+/* Under the lock: r (the oldest unmatched read) has probed message msg of n bytes. Receive
+ * it: straight into r's buffer, or aside when it does not fit (then r is refused and the
+ * message stays first in line). Returns true when r is finished, with *st its status. */
+static bool take_probed(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, MPI_Message *msg,
+                        int count, utc_status_t *st)
+{
+    size_t n = (size_t)count;
+    int err;
+    r->received = n;
+    if (!r->owned && n > r->size) {
+        mpi_stash_t *s = malloc(sizeof *s);
+        void *buf = utc_buf_alloc(n);
+        if (!s || !buf) {
+            free(s);
+            utc_buf_free(buf);
+            utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte message (tag %d) "
+                    "that did not fit its reader is lost", t->base.conduit->id, n, r->tag);
+            MPI_Mrecv(NULL, 0, MPI_BYTE, msg, MPI_STATUS_IGNORE);
+            *st = UTC_ERR_NO_MEMORY;
+        } else if ((err = MPI_Mrecv(buf, count, MPI_BYTE, msg, MPI_STATUS_IGNORE))) {
+            free(s);
+            utc_buf_free(buf);
+            r->mpi_err = err;
+            *st = UTC_ERR_MPI;
+        } else {
+            s->buf = buf;
+            s->size = n;
+            s->next = NULL;
+            q->shead = q->stail = s; /* the stash was empty */
+            *st = UTC_ERR_TRUNCATE;
+        }
+        return true;
+    }
+    void *dst = r->rbuf;
+    if (r->owned && !(dst = r->owned_buf = utc_buf_alloc(n))) {
+        utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte message (tag %d) is lost",
+                t->base.conduit->id, n, r->tag);
+        MPI_Mrecv(NULL, 0, MPI_BYTE, msg, MPI_STATUS_IGNORE);
+        *st = UTC_ERR_NO_MEMORY;
+        return true;
+    }
+    if ((err = MPI_Imrecv(dst, count, MPI_BYTE, msg, &r->mpi_req))) {
+        r->mpi_err = err;
+        *st = UTC_ERR_MPI;
+        return true;
+    }
+    r->mpi_matched = true;
+    return false;
 }
 
 /*
  * Under the lock: advance the reads of queue q in order. The oldest unmatched read probes;
  * when nothing is there, later reads wait their turn. Reads whose receive is in flight are
- * tested. Finished reads leave the queue (their owners see DONE).
+ * tested. A finished read leaves the queue and is marked DONE last: its owner may return
+ * and reuse it as soon as it sees DONE, so nothing here touches it afterwards.
  */
 static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
 {
     utc_request_t **link = &q->phead, *prev = NULL;
     while (*link) {
         utc_request_t *r = *link;
+        utc_status_t st = UTC_OK;
+        bool done = false;
         int flag = 0, err;
         if (!r->mpi_matched) {
             if (q->shead) {
-                take_stash(q, r);
+                st = take_stash(q, r);
+                done = true;
             } else {
                 MPI_Message msg;
-                MPI_Status st;
-                int source = t->crank[r->peer];
-                if ((err = MPI_Improbe(source, mpi_tag(r), t->comm, &flag, &msg, &st))) {
-                    fail_mpi(r, err);
+                MPI_Status status;
+                if ((err = MPI_Improbe(t->crank[r->peer], mpi_tag(r), t->comm, &flag, &msg,
+                                       &status))) {
+                    r->mpi_err = err;
+                    st = UTC_ERR_MPI;
+                    done = true;
                 } else if (!flag) {
                     break; /* nothing yet: later reads must not overtake this one */
                 } else {
                     int count = 0;
-                    MPI_Get_count(&st, MPI_BYTE, &count);
-                    size_t n = (size_t)count;
-                    r->received = n;
-                    if (!r->owned && n > r->size) {
-                        /* too large: receive it aside, keep it first in line */
-                        mpi_stash_t *s = malloc(sizeof *s);
-                        void *buf = utc_buf_alloc(n);
-                        if (!s || !buf) {
-                            free(s);
-                            utc_buf_free(buf);
-                            utc__req_finish(r, UTC_ERR_NO_MEMORY);
-                            utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte message "
-                                    "(tag %d) that did not fit its reader is lost",
-                                    t->base.conduit->id, n, r->tag);
-                            MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-                        } else if ((err = MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE))) {
-                            free(s);
-                            utc_buf_free(buf);
-                            fail_mpi(r, err);
-                        } else {
-                            s->buf = buf;
-                            s->size = n;
-                            s->next = NULL;
-                            q->shead = q->stail = s; /* the stash was empty */
-                            utc__req_finish(r, UTC_ERR_TRUNCATE);
-                        }
-                    } else {
-                        void *dst = r->rbuf;
-                        if (r->owned && !(dst = r->owned_buf = utc_buf_alloc(n))) {
-                            utc__req_finish(r, UTC_ERR_NO_MEMORY);
-                            utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte "
-                                    "message (tag %d) is lost", t->base.conduit->id, n, r->tag);
-                            MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-                        } else if ((err = MPI_Imrecv(dst, count, MPI_BYTE, &msg, &r->mpi_req))) {
-                            fail_mpi(r, err);
-                        } else {
-                            r->mpi_matched = true;
-                        }
-                    }
+                    MPI_Get_count(&status, MPI_BYTE, &count);
+                    done = take_probed(t, q, r, &msg, count, &st);
                 }
             }
         }
-        if (r->mpi_matched) {
-            if ((err = MPI_Test(&r->mpi_req, &flag, MPI_STATUS_IGNORE)))
-                fail_mpi(r, err);
-            else if (flag)
-                utc__req_finish(r, UTC_OK);
+        if (!done && r->mpi_matched) {
+            if ((err = MPI_Test(&r->mpi_req, &flag, MPI_STATUS_IGNORE))) {
+                r->mpi_err = err;
+                st = UTC_ERR_MPI;
+                done = true;
+            } else {
+                done = flag;
+            }
         }
-        /* relaxed: DONE was set just above, by this thread, under the lock */
-        if (atomic_load_explicit(&r->state, memory_order_relaxed) == UTC__REQ_DONE) {
-            *link = r->next; /* r's owner may free it once it sees DONE: unlink first */
-            if (q->ptail == r)
-                q->ptail = prev;
+        if (!done) {
+            prev = r;
+            link = &r->next;
             continue;
         }
-        prev = r;
-        link = &r->next;
+        *link = r->next;
+        if (q->ptail == r)
+            q->ptail = prev;
+        utc__req_finish(r, st); /* last touch */
     }
 }
 
@@ -236,7 +251,8 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
         /* a send is only ever tested by its owner */
         int flag = 0, err = MPI_Test(&req->mpi_req, &flag, MPI_STATUS_IGNORE);
         if (err) {
-            fail_mpi(req, err);
+            req->mpi_err = err;
+            utc__req_finish(req, UTC_ERR_MPI);
         } else if (flag) {
             if (req->owned)
                 utc_buf_free((void *)req->sbuf);

@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,20 +62,22 @@ typedef struct shm_tagq {
 typedef struct shm_dir {
     /* writers */
     alignas(64) atomic_size_t tail;     /* next position to claim */
-    atomic_size_t backlog_n;            /* writes waiting for a slot */
+    /* its own line: every reader checks it after freeing a slot, every writer CASes tail */
+    alignas(64) atomic_size_t backlog_n; /* writes waiting for a slot */
     pthread_mutex_t tx_lock;            /* guards the backlog list */
     utc_request_t *bhead, *btail;
     /* the ring (read-only after creation) */
     alignas(64) unsigned char *slots;
     size_t mask, stride, inline_max;
     /* readers */
-    alignas(64) pthread_mutex_t rx_lock; /* guards head, nqueued and the tag table */
-    size_t head;
+    alignas(64) pthread_mutex_t rx_lock; /* guards nqueued, the tag table and head's moves */
+    atomic_size_t head;                  /* written under rx_lock; peeked without it */
     size_t nqueued;                      /* posted reads + queued messages, all tags */
     shm_tagq_t *tagqs;
-    /* event words: readers sleep on rx_event (bumped by every publish and by a reader
-     * that completes someone else's read), writers on tx_event (bumped when a large
-     * write is copied or a backlogged write is flushed) */
+    /* event words: readers sleep on rx_event (bumped by a publish when a reader sleeps,
+     * and by a reader that completes someone else's read), writers on tx_event (bumped
+     * when a large write is copied or a backlogged write is flushed). Spinning readers
+     * watch the head slot instead, the line a writer touches anyway. */
     alignas(64) atomic_uint rx_event;
     atomic_uint rx_sleepers;
     alignas(64) atomic_uint tx_event;
@@ -145,12 +148,23 @@ static bool ring_push(shm_dir_t *d, utc_request_t *req)
     return true;
 }
 
+/* Whether a message is published at the head (a hint when called without rx_lock). */
+static bool ring_ready(shm_dir_t *d)
+{
+    /* relaxed: a stale head only names a slot that is not ready (its seq moved on) */
+    size_t h = atomic_load_explicit(&d->head, memory_order_relaxed);
+    /* acquire: pairs with the writer's release in ring_push */
+    return atomic_load_explicit(&slot_at(d, h)->seq, memory_order_acquire) == h + 1;
+}
+
 /* Under rx_lock: the slot at head if a message is published there, else NULL. */
 static shm_slot_t *ring_peek(shm_dir_t *d, utc__msg_desc_t *m)
 {
-    shm_slot_t *s = slot_at(d, d->head);
+    /* relaxed: head only moves under rx_lock, which we hold */
+    size_t h = atomic_load_explicit(&d->head, memory_order_relaxed);
+    shm_slot_t *s = slot_at(d, h);
     /* acquire: pairs with the writer's release in ring_push */
-    if (atomic_load_explicit(&s->seq, memory_order_acquire) != d->head + 1)
+    if (atomic_load_explicit(&s->seq, memory_order_acquire) != h + 1)
         return NULL;
     *m = s->d;
     if (m->kind == UTC__MSG_INLINE)
@@ -161,9 +175,24 @@ static shm_slot_t *ring_peek(shm_dir_t *d, utc__msg_desc_t *m)
 /* Under rx_lock: free the head slot for writers. */
 static void ring_release(shm_dir_t *d, shm_slot_t *s)
 {
+    size_t h = atomic_load_explicit(&d->head, memory_order_relaxed); /* ours: under the lock */
     /* release: our reads of the slot come before a writer's reuse (its acquire load) */
-    atomic_store_explicit(&s->seq, d->head + d->mask + 1, memory_order_release);
-    d->head++;
+    atomic_store_explicit(&s->seq, h + d->mask + 1, memory_order_release);
+    /* relaxed: peekers only use it as a hint (ring_ready) */
+    atomic_store_explicit(&d->head, h + 1, memory_order_relaxed);
+}
+
+/* After publishing: wake sleeping readers, if any. The seq_cst fence pairs with the one
+ * a reader makes between counting itself asleep and its last look at the ring: either
+ * it sees our message, or we see it counted. */
+static void wake_readers(shm_dir_t *d)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    /* relaxed: ordered by the fence */
+    if (atomic_load_explicit(&d->rx_sleepers, memory_order_relaxed)) {
+        atomic_fetch_add(&d->rx_event, 1);
+        utc__futex_wake(&d->rx_event, INT_MAX);
+    }
 }
 
 /* ---- tag queues (under rx_lock) ---- */
@@ -185,10 +214,13 @@ static shm_tagq_t *tagq_get(shm_dir_t *d, int tag)
     return q;
 }
 
-/* Free a tag's entry once it holds nothing, so many distinct tags cost no memory. */
+/* Entries kept when empty: a tag used again finds its entry without an allocation;
+ * beyond this many, empty ones are freed (many distinct tags cost no memory). */
+#define TAGQ_KEEP 64
+
 static void tagq_trim(shm_dir_t *d, shm_tagq_t *q)
 {
-    if (q && !q->uhead && !q->phead) {
+    if (q && !q->uhead && !q->phead && HASH_COUNT(d->tagqs) > TAGQ_KEEP) {
         HASH_DEL(d->tagqs, q);
         free(q);
     }
@@ -205,6 +237,7 @@ static bool posted_remove(shm_dir_t *d, utc_request_t *r)
         *p = r->next;
         if (q->ptail == r)
             q->ptail = prev;
+        r->posted = false;
         d->nqueued--;
         tagq_trim(d, q);
         return true;
@@ -267,6 +300,7 @@ static bool dispatch(shm_dir_t *d, int tag, const utc__msg_desc_t *m, utc_reques
         utc_request_t *r = q->phead;
         if (!(q->phead = r->next))
             q->ptail = NULL;
+        r->posted = false;
         d->nqueued--;
         deliver_t res = deliver(d, r, m);
         if (r != self)
@@ -295,6 +329,7 @@ static bool dispatch(shm_dir_t *d, int tag, const utc__msg_desc_t *m, utc_reques
         q->uhead = msg;
     q->utail = msg;
     d->nqueued++;
+    *woke = true; /* an unposted reader of this tag polls the ring: tell it to look here */
     return true;
 }
 
@@ -319,8 +354,13 @@ static size_t drain(shm_dir_t *d, utc_request_t *self, bool *woke)
     return freed;
 }
 
-/* Start a read: match it with the oldest message of its tag, or post it. */
-static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke)
+/*
+ * Start (or retry) a read: match it with the oldest message of its tag, or post it.
+ * `lazy`: when nothing at all is queued or in the ring, leave it unposted; its owner
+ * polls the ring head and comes back (a blocking read, which no one else need serve;
+ * asynchronous reads are always posted, so they keep their start order).
+ */
+static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke, bool lazy)
 {
     utc__msg_desc_t m;
     shm_slot_t *s;
@@ -335,6 +375,8 @@ static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke)
             }
             return 0;
         }
+        if (!s && lazy)
+            return 0;
     } else if ((q = tagq_find(d, r->tag)) && !q->phead && q->uhead) {
         shm_msg_t *msg = q->uhead;
         if (deliver(d, r, &msg->d) == DELIVER_TAKEN) {
@@ -356,6 +398,7 @@ static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke)
     else
         q->phead = r;
     q->ptail = r;
+    r->posted = true;
     d->nqueued++;
     return drain(d, r, woke);
 }
@@ -370,21 +413,26 @@ static void flush(shm_dir_t *d)
     /* seq_cst fence: with the reader's fence in after_read, either we see the slot it
      * freed or it sees our backlog count and flushes itself */
     atomic_thread_fence(memory_order_seq_cst);
-    while (d->bhead && ring_push(d, d->bhead)) {
-        utc_request_t *r = d->bhead;
-        if (!(d->bhead = r->next))
+    while (d->bhead) {
+        /* read r before publishing it: a reader may complete a large write, and its owner
+         * reuse the request, as soon as it is in the ring */
+        utc_request_t *r = d->bhead, *next = r->next;
+        bool large = send_kind(d, r) == UTC__MSG_LARGE;
+        if (!ring_push(d, r))
+            break;
+        if (!(d->bhead = next))
             d->btail = NULL;
         /* seq_cst: a writer that then reads 0 finds its earlier writes in the ring */
         atomic_fetch_sub(&d->backlog_n, 1);
         pushed = true;
-        if (send_kind(d, r) != UTC__MSG_LARGE) {
+        if (!large) {
             utc__req_finish(r, UTC_OK); /* r may be gone after this */
             finished = true;
         }
     }
     pthread_mutex_unlock(&d->tx_lock);
     if (pushed)
-        utc__event_signal(&d->rx_event, &d->rx_sleepers);
+        wake_readers(d);
     if (finished)
         utc__event_signal(&d->tx_event, &d->tx_sleepers);
 }
@@ -425,18 +473,20 @@ static utc_status_t shm_start(utc__transport_t *tp, utc_request_t *req)
     shm_dir_t *d = dir_of(tp, req);
     if (req->op == UTC__OP_RECV) {
         bool woke = false;
+        req->posted = false;
         pthread_mutex_lock(&d->rx_lock);
-        size_t freed = post_read(d, req, &woke);
+        size_t freed = post_read(d, req, &woke, !req->heap);
         pthread_mutex_unlock(&d->rx_lock);
         after_read(d, freed, woke);
         return UTC_OK;
     }
     /* seq_cst: pairs with the decrement in flush, so a write never overtakes an earlier
      * backlogged write of the same thread */
+    bool large = send_kind(d, req) == UTC__MSG_LARGE; /* before a reader can see req */
     if (atomic_load(&d->backlog_n) == 0 && ring_push(d, req)) {
-        if (send_kind(d, req) != UTC__MSG_LARGE)
+        if (!large)
             utc__req_finish(req, UTC_OK);
-        utc__event_signal(&d->rx_event, &d->rx_sleepers);
+        wake_readers(d);
         return UTC_OK;
     }
     pthread_mutex_lock(&d->tx_lock);
@@ -469,7 +519,7 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
         pthread_mutex_lock(&d->rx_lock);
         /* relaxed: only changed under the lock we hold */
         if (atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_PENDING)
-            freed = drain(d, req, &woke);
+            freed = req->posted ? drain(d, req, &woke) : post_read(d, req, &woke, true);
         pthread_mutex_unlock(&d->rx_lock);
         after_read(d, freed, woke);
         st = utc__req_state(req);
@@ -481,19 +531,63 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
     return st == UTC__REQ_DONE;
 }
 
+/* A reader's reasons to look again: its read was served, an event, a message at head. */
+static bool rx_ready(shm_dir_t *d, utc_request_t *req, unsigned ev)
+{
+    return utc__req_state(req) != UTC__REQ_PENDING ||
+           atomic_load_explicit(&d->rx_event, memory_order_relaxed) != ev || ring_ready(d);
+}
+
+/* Readers: spin on the ring head (no shared counter bounces between writer and reader),
+ * then count themselves asleep and sleep on rx_event, which a publisher bumps only when
+ * someone sleeps. Writers: spin, then sleep, on tx_event. */
 static bool shm_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
 {
     shm_dir_t *d = dir_of(tp, req);
-    atomic_uint *ev = req->op == UTC__OP_RECV ? &d->rx_event : &d->tx_event;
-    atomic_uint *sl = req->op == UTC__OP_RECV ? &d->rx_sleepers : &d->tx_sleepers;
     double deadline = utc__deadline(timeout_s);
+    if (req->op == UTC__OP_SEND) {
+        for (;;) {
+            /* seq_cst, read before looking: any change after the look alters it */
+            unsigned old = atomic_load(&d->tx_event);
+            if (shm_progress(tp, req))
+                return true;
+            if (!utc__event_wait(&d->tx_event, old, &d->tx_sleepers, deadline))
+                return shm_progress(tp, req);
+        }
+    }
     for (;;) {
-        /* seq_cst, read before looking: any change after the look alters it */
-        unsigned old = atomic_load(ev);
+        unsigned ev = atomic_load(&d->rx_event); /* seq_cst: as above */
         if (shm_progress(tp, req))
             return true;
-        if (!utc__event_wait(ev, old, sl, deadline))
-            return shm_progress(tp, req);
+        double t0 = 0;
+        for (unsigned i = 0; !rx_ready(d, req, ev); i++) {
+            if (i < 256) {
+                utc__cpu_relax();
+                continue;
+            }
+            double now = utc_wtime();
+            if (!t0)
+                t0 = now;
+            if (deadline >= 0 && now >= deadline)
+                return shm_progress(tp, req);
+            if (now - t0 < 50e-6) {
+                sched_yield();
+                continue;
+            }
+            /* sleep: count ourselves, then a seq_cst fence (pairs with wake_readers) and
+             * one more look before the futex compares rx_event with ev */
+            atomic_fetch_add(&d->rx_sleepers, 1);
+            atomic_thread_fence(memory_order_seq_cst);
+            if (!rx_ready(d, req, ev)) {
+                if (deadline < 0)
+                    utc__futex_wait(&d->rx_event, ev);
+                else if (deadline > now)
+                    utc__futex_wait_timeout(&d->rx_event, ev, deadline - now);
+            }
+            atomic_fetch_sub(&d->rx_sleepers, 1);
+            t0 = 0;
+            i = 0;
+        }
     }
 }
 
@@ -503,8 +597,9 @@ static bool shm_cancel(utc__transport_t *tp, utc_request_t *req)
     if (req->op != UTC__OP_RECV)
         return false;
     pthread_mutex_lock(&d->rx_lock);
+    /* relaxed: only changed under the lock we hold; an unposted read has nothing to undo */
     bool removed = atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_PENDING &&
-                   posted_remove(d, req);
+                   (!req->posted || posted_remove(d, req));
     pthread_mutex_unlock(&d->rx_lock);
     return removed;
 }
@@ -586,6 +681,7 @@ utc_status_t utc__shm_transport_create(utc_conduit_t *c, utc__transport_t **out)
         for (size_t k = 0; k < nslots; k++)
             atomic_init(&slot_at(d, k)->seq, k);
         atomic_init(&d->tail, 0);
+        atomic_init(&d->head, 0);
         atomic_init(&d->backlog_n, 0);
         atomic_init(&d->rx_event, 0);
         atomic_init(&d->rx_sleepers, 0);
