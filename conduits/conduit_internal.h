@@ -165,11 +165,12 @@ bool utc__event_wait(atomic_uint *event, unsigned old, atomic_uint *sleepers, do
  */
 typedef struct utc__poll {
     double start;      /* utc_wtime of the first step */
+    double waited;     /* seconds waited at the last clock read */
     double busy_until; /* yield rather than sleep until then (0: not set) */
     unsigned iter;
 } utc__poll_t;
 
-#define UTC__POLL_INIT {0, 0, 0}
+#define UTC__POLL_INIT {0, 0, 0, 0}
 void utc__poll_step(utc__poll_t *p);
 
 /* Deadline from a timeout: < 0 stays -1 (none). */
