@@ -59,11 +59,12 @@ bool utc__event_wait(atomic_uint *event, unsigned old, atomic_uint *sleepers, do
 
 void utc__poll_step(utc__poll_t *p)
 {
-    /* while spinning, read the clock every 16 steps only (a VM's clock costs ~50 ns) */
-    if (p->iter == 0) {
+    /* while spinning, read the clock every 16 steps only (a VM's clock costs ~50 ns); the
+     * first 16 steps (a message just about to arrive) read it not at all */
+    if (p->iter == 16) {
         p->start = utc_wtime();
         p->waited = 0;
-    } else if ((p->iter & 15) == 0 || p->waited >= 50e-6) {
+    } else if (p->iter > 16 && ((p->iter & 15) == 0 || p->waited >= 50e-6)) {
         p->waited = utc_wtime() - p->start;
     }
     p->iter++;

@@ -42,7 +42,9 @@ typedef struct shm_slot {
     utc__msg_desc_t d;  /* INLINE: the bytes follow the header (d.ptr unused) */
 } shm_slot_t;
 
-#define SLOT_HDR ((sizeof(shm_slot_t) + 63) & ~(size_t)63)
+/* The bytes follow the header at once: a small message shares the header's cache line,
+ * so publishing it moves one line from writer to reader. Slots are 64-byte aligned. */
+#define SLOT_HDR ((sizeof(shm_slot_t) + 15) & ~(size_t)15)
 
 /* A message taken out of the ring before anyone asked for it. */
 typedef struct shm_msg {
@@ -674,7 +676,7 @@ utc_status_t utc__shm_transport_create(utc_conduit_t *c, utc__transport_t **out)
     for (i = 0; i < 2; i++) {
         shm_dir_t *d = &t->dir[i];
         d->inline_max = c->opts.inline_max;
-        d->stride = SLOT_HDR + ((d->inline_max + 63) & ~(size_t)63);
+        d->stride = (SLOT_HDR + d->inline_max + 63) & ~(size_t)63;
         d->mask = nslots - 1;
         if (!(d->slots = aligned_alloc(64, d->stride * nslots)))
             goto fail;
