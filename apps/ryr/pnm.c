@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int ryr_pnm_write(const char *path, int channels, int w, int h, const uint8_t *data,
                   ryr_err_t *err)
@@ -23,9 +25,15 @@ int ryr_pnm_write(const char *path, int channels, int w, int h, const uint8_t *d
         ok = 0;
         saved = errno;
     }
-    if (!ok)
+    if (!ok) {
+        /* leave no truncated image behind (but never remove what is not a plain file,
+         * such as a link to a device) */
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(path);
         return ryr_err_set(err, "%s: write failed: %s", path,
                            saved ? strerror(saved) : "unknown error");
+    }
     return 0;
 }
 

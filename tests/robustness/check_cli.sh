@@ -69,7 +69,7 @@ utcrun)
         "resolve hostname nosuchhost-utc" "$u" --hostfile "$tmp/bad.hosts" -np 1 true
     : >"$tmp/empty.hosts"
     # known gap (doc/ROBUSTNESS.md): refused, but without a message of utcrun's own
-    expect "an empty host file" nonzero "" "$u" --hostfile "$tmp/empty.hosts" -np 1 true
+    expect "an empty host file" 2 "names no host" "$u" --hostfile "$tmp/empty.hosts" -np 1 true
     expect "a program that fails" 1 "" "$u" -np 2 false
     expect "--help" 0 "utcrun \[-np N\]" "$u" --help
     expect "--version" 0 "^utcrun \(UTC\) [0-9]" "$u" --version
@@ -145,6 +145,19 @@ ryr-mounts)
     # 8 frames of ~50 KiB on a 64 KiB file system: the disk fills during the run
     expect "the output file system fills up mid-run" nonzero "No space left on device" \
         "$utcrun" -np 2 "$ryr" --preset v3 --size 128x96 --frames 8 --out "$full"
+    # what was written is whole: no truncated or empty image is left behind
+    python3 - "$full" <<'PY' || exit 1
+import glob, sys
+for path in glob.glob(sys.argv[1] + "/frame_*"):
+    data = open(path, "rb").read()
+    head = data.split(b"\n", 3)
+    if len(head) < 4 or head[0] != b"P5":
+        sys.exit(f"FAIL: {path}: a partial image was left on the full disk (no header)")
+    w, h = map(int, head[1].split())
+    if len(head[3]) != w * h:
+        sys.exit(f"FAIL: {path}: a partial image was left on the full disk "
+                 f"({len(head[3])} of {w * h} bytes)")
+PY
     ;;
 *)
     echo "check_cli.sh: unknown mode '$mode'" >&2
