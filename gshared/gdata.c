@@ -36,6 +36,12 @@ static utc_status_t gdata_make(utc__gs_task_t *gs, size_t elem_size, size_t coun
     utc__gs_extent_t *spare = malloc(sizeof *spare);
     size_t off = 0;
     utc_status_t rc = UTC_OK;
+    /* remote accesses to a window outside shared memory need this rank's progress from
+     * now on (only this rank's leader touches gs->progress until the window goes) */
+    if (!gs->shared && !gs->progress) {
+        utc__gs_progress_acquire();
+        gs->progress = true;
+    }
     if (!gd || !spare) {
         rc = utc__error(UTC_ERR_NO_MEMORY, "%s: no memory for the object's handle", fn);
     } else if (rounded == 0 || utc__gs_alloc_get(&gs->alloc, rounded, &off) != UTC_OK) {

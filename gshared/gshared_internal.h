@@ -160,7 +160,7 @@ void utc__gdata_free_all(utc__gs_task_t *gs);
 /* ---- progress for passive targets (progress.c) ---- */
 
 /* Take / drop a reference on this rank's progress thread, which runs while any window
- * that may need target-side progress (not in shared memory) exists. Main thread. */
+ * that may need target-side progress (not in shared memory) has objects. Any thread. */
 void utc__gs_progress_acquire(void);
 void utc__gs_progress_release(void);
 

@@ -3,7 +3,8 @@
  * over TCP between hosts), an access completes only when the *target* process makes MPI
  * progress. A rank whose task threads compute, or sleep in UTC's back-off waits, makes every
  * remote access to it slow: measured 2-3 ms per 8-byte rload over TCP, ~0.12 ms with this
- * thread. While the rank has a window that is not in shared memory, one thread per rank
+ * thread. While the rank has global shared data in a window that is not in shared memory
+ * (from a task's first utc_gdata_create to its destroy), one thread per rank
  * runs MPI's progress engine every UTC_GSHARED_PROGRESS_US microseconds (default 100; 0
  * turns it off) and sleeps in between: ~9% of a core here, instead of a spinning one.
  */
@@ -18,7 +19,7 @@
 #define GS_PROGRESS_US_DEFAULT 100
 
 static struct {
-    pthread_mutex_t lock; /* users, thread, comm: acquire/release run on main threads */
+    pthread_mutex_t lock; /* users, thread, comm */
     int users;
     bool running;
     pthread_t thread;

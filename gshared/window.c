@@ -146,10 +146,8 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
         gs->win = MPI_WIN_NULL;
         return utc__mpi_error(err, "MPI_Win_lock_all (task window)");
     }
-    if (!gs->shared) {
-        utc__gs_progress_acquire();
-        gs->progress = true;
-    }
+    /* the progress thread for passive targets starts with the first object (gdata.c), so
+     * a task that never uses global shared data costs nothing while it waits */
     if (utc__gs_alloc_init(&gs->alloc, size) != UTC_OK)
         return utc__error(UTC_ERR_NO_MEMORY, "task '%s': no memory for the window allocator", name);
     utc_log(UTC_LOG_DEBUG, "task '%s': window of %zu bytes per rank (%s)", name, size,
