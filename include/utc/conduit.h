@@ -112,6 +112,8 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
  *
  * Unread messages are dropped (owned buffers in them are freed). Afterwards every call
  * on the handle returns UTC_ERR_INVALID_HANDLE. utc_finalize destroys conduits left alive.
+ * Does not wait for the other ranks (MPI_Comm_free of the conduit's communicator).
+ * @param conduit the conduit
  * @return UTC_OK; UTC_ERR_INVALID_HANDLE if `conduit` is not a live conduit.
  */
 utc_status_t utc_conduit_destroy(utc_conduit_t *conduit);
