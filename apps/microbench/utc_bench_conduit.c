@@ -19,6 +19,7 @@
  *
  * With --json the last line of standard output is one JSON object.
  */
+#include <errno.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -180,37 +181,73 @@ static void json_num(double v)
         printf("null");
 }
 
+static const char usage_text[] =
+    "usage: utc_bench_conduit [--json] [--threads N] [--reps R] [--iters N] [--bind none|core]\n"
+    "                         [--max-size BYTES] [--help] [--version]\n"
+    "Ping-pong one-way latency and bandwidth, 1 B to 64 MiB: in-process conduit, owned\n"
+    "buffers, MPI conduit and raw MPI_Send/MPI_Recv (run with scripts/utcrun -np 2).\n";
+
+/* A whole decimal number in [lo, hi], or -1 after a message naming the option. */
+static long long parse_count(const char *opt, const char *text, long long lo, long long hi)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "utc_bench_conduit: %s needs a whole number from %lld to %lld, got '%s'\n",
+                opt, lo, hi, text);
+        return -1;
+    }
+    return v;
+}
+
 int main(int argc, char **argv)
 {
     int json = 0, threads = 1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
+        const char *a = argv[i];
+        long long v = 0;
+        if (!strcmp(a, "--json")) {
             json = 1;
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-            threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-            reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--bind") && i + 1 < argc) {
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("utc_bench_conduit (UTC) %s\n", utc_version_string());
+            return 0;
+        } else if (i + 1 >= argc && (!strcmp(a, "--threads") || !strcmp(a, "--reps") ||
+                                     !strcmp(a, "--iters") || !strcmp(a, "--bind") ||
+                                     !strcmp(a, "--max-size"))) {
+            fprintf(stderr, "utc_bench_conduit: %s needs a value (see --help)\n", a);
+            return 2;
+        } else if (!strcmp(a, "--threads")) {
+            if ((v = parse_count(a, argv[++i], 1, 64)) < 0)
+                return 2;
+            threads = (int)v;
+        } else if (!strcmp(a, "--reps")) {
+            if ((v = parse_count(a, argv[++i], 1, 100000)) < 0)
+                return 2;
+            reps = (int)v;
+        } else if (!strcmp(a, "--iters")) {
+            if ((v = parse_count(a, argv[++i], 4, 100000000)) < 0)
+                return 2;
+            max_iters = (int)v;
+        } else if (!strcmp(a, "--max-size")) {
+            if ((v = parse_count(a, argv[++i], 1, (long long)1 << 40)) < 0)
+                return 2;
+            max_size = (size_t)v;
+        } else if (!strcmp(a, "--bind")) {
             i++;
             if (!strcmp(argv[i], "core"))
                 bind = UTC_BIND_CORE;
             else if (strcmp(argv[i], "none")) {
-                fprintf(stderr, "utc_bench_conduit: --bind none|core\n");
+                fprintf(stderr, "utc_bench_conduit: --bind takes none or core, got '%s'\n", argv[i]);
                 return 2;
             }
-        } else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-            max_iters = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--max-size") && i + 1 < argc)
-            max_size = (size_t)strtoull(argv[++i], NULL, 0);
-        else {
-            fprintf(stderr, "usage: utc_bench_conduit [--json] [--threads N] [--reps R] "
-                            "[--iters N] [--bind none|core] [--max-size BYTES]\n");
+        } else {
+            fprintf(stderr, "utc_bench_conduit: unknown argument '%s'\n%s", a, usage_text);
             return 2;
         }
-    }
-    if (threads < 1 || threads > 64 || reps < 1 || max_iters < 4 || max_size < 1) {
-        fprintf(stderr, "utc_bench_conduit: bad --threads, --reps, --iters or --max-size\n");
-        return 2;
     }
     int rc = utc_init(&argc, &argv);
     if (rc != UTC_OK)

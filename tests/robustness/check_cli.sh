@@ -90,11 +90,16 @@ microbench)
         "$utcrun" -np 1 "$dir/utc_bench_gshared" --max 1
     b=utc_bench_conduit
     expect "$b: unknown option" 2 "usage: utc_bench_conduit" "$utcrun" -np 1 "$dir/$b" --frobnicate
-    expect "$b: --threads without a value" 2 "usage: utc_bench_conduit" \
+    expect "$b: --threads without a value" 2 "--threads needs a value" \
         "$utcrun" -np 1 "$dir/$b" --threads
-    expect "$b: --threads 0" 2 "bad --threads" "$utcrun" -np 1 "$dir/$b" --threads 0
-    expect "$b: --threads 65" 2 "bad --threads" "$utcrun" -np 1 "$dir/$b" --threads 65
-    expect "$b: --reps abc" 2 "bad --threads, --reps" "$utcrun" -np 1 "$dir/$b" --reps abc
+    expect "$b: --threads 0" 2 "--threads needs a whole number from 1 to 64, got '0'" \
+        "$utcrun" -np 1 "$dir/$b" --threads 0
+    expect "$b: --threads 65" 2 "--threads needs a whole number from 1 to 64" \
+        "$utcrun" -np 1 "$dir/$b" --threads 65
+    expect "$b: --reps abc" 2 "--reps needs a whole number" "$utcrun" -np 1 "$dir/$b" --reps abc
+    expect "$b: --reps 3x" 2 "got '3x'" "$utcrun" -np 1 "$dir/$b" --reps 3x
+    expect "$b: --help" 0 "usage: utc_bench_conduit" "$utcrun" -np 1 "$dir/$b" --help
+    expect "$b: --version" 0 "utc_bench_conduit \(UTC\) [0-9]" "$utcrun" -np 1 "$dir/$b" --version
     expect "$b: --max-size 0" 2 "--max-size" "$utcrun" -np 1 "$dir/$b" --max-size 0
     if [ -x "$dir/utc_bench_gpu" ]; then
         expect "utc_bench_gpu: unknown option" 2 "argument '--frobnicate'" \
