@@ -7,6 +7,7 @@
 # slowest stage's busy time. With --write the table replaces the "RYR pipeline" figures
 # in doc/PERFORMANCE.md.
 set -euo pipefail
+self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
 frames=16
 sizes="512x512 1024x1024"
@@ -18,7 +19,8 @@ while [ $# -gt 0 ]; do
         --sizes) sizes=$2; shift 2 ;;
         --np) np=$2; shift 2 ;;
         --write) write=1; shift ;;
-        -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,9p' "$self" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --version) echo "bench-ryr.sh (UTC) 0.1.0"; exit 0 ;;
         *) echo "bench-ryr: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
