@@ -11,4 +11,8 @@ rc=${PIPESTATUS[0]}
 set -e
 echo
 grep -E "tests passed|tests failed" ctest.log | tail -1
+# Then the address/undefined sanitizer pass (build-asan; UTC_CI_SANITIZE=0 skips it).
+if [ "$rc" = 0 ] && [ "${UTC_CI_SANITIZE:-1}" != 0 ]; then
+    ../scripts/check.sh asan || rc=$?
+fi
 exit "$rc"
