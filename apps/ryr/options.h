@@ -82,7 +82,7 @@ typedef struct ryr_options {
 
 /** The shape of the pipeline: a preset with the command line's overrides applied. */
 typedef struct ryr_plan {
-    ryr_preset_t preset;  /**< never RYR_PRESET_AUTO */
+    ryr_preset_t preset;  /**< the preset asked for (auto stays auto; the other fields say what it chose) */
     int ray_gpu;          /**< raytrace is a GPU task */
     int ray_threads;      /**< threads of the raytrace task (GPU threads when ray_gpu) */
     int yuv_threads;      /**< threads of the yuv task */

@@ -87,6 +87,15 @@ int ryr_pnm_read(const char *path, int *channels, int *w, int *h, uint8_t **data
     size_t len = 0, cap = 0;
     int rc = -1;
     for (;;) {
+        /* stop early on what cannot be an image: a wrong magic number (say /dev/zero), or
+         * more bytes than any image this reader takes (say an endless pipe) */
+        if (len >= 2 && (buf[0] != 'P' || (buf[1] != '5' && buf[1] != '6')))
+            break;
+        if (len > RYR_PNM_MAX_BYTES) {
+            ryr_err_set(err, "%s: larger than %llu bytes: not an image this reader takes", path,
+                        (unsigned long long)RYR_PNM_MAX_BYTES);
+            goto done;
+        }
         if (len == cap) {
             cap = cap ? cap * 2 : 1 << 16;
             uint8_t *p = realloc(buf, cap);

@@ -11,6 +11,8 @@
 
 /** Largest width or height the reader accepts. */
 #define RYR_PNM_MAX_SIDE 65536
+/** Largest file ryr_pnm_read reads (an image of 16384 x 16384 x 3 bytes and its header). */
+#define RYR_PNM_MAX_BYTES ((size_t)16384 * 16384 * 3 + 4096)
 
 /**
  * @brief Write an image: P5 when @p channels is 1, P6 when it is 3.

@@ -8,6 +8,7 @@
 
 #include "output.h"
 #include "pnm.h"
+#include "report.h"
 #include "utc_test.h"
 #include "verify.h"
 
@@ -166,11 +167,26 @@ static void test_verify(void)
                                     "channel r: expected 0, got 5");
 }
 
+/* /dev/zero has no magic number: refused after the first block, not read forever. */
+static void test_endless_input(void)
+{
+    ryr_err_t err;
+    int ch = -1, w = -1, h = -1;
+    uint8_t *data = NULL;
+    double t0 = ryr_now();
+    CU_ASSERT_EQUAL(ryr_pnm_read("/dev/zero", &ch, &w, &h, &data, &err), -1);
+    CU_ASSERT(ryr_now() - t0 < 5.0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a binary PGM"));
+    CU_ASSERT_PTR_NULL(data);
+    CU_ASSERT_EQUAL(w, -1);
+}
+
 int main(int argc, char **argv)
 {
     snprintf(tmpdir, sizeof tmpdir, "%s/pnm_%d", RYR_TEST_BIN_DIR, (int)getpid());
     mkdir(tmpdir, 0777);
     static const utc_test_case_t cases[] = {
+        {"endless input is refused, not read to the end", test_endless_input},
         {"write and read back", test_round_trip},
         {"write errors", test_write_errors},
         {"strict reader", test_strict_reader},
