@@ -10,10 +10,10 @@
 #           UBSan stopping at the first finding.
 # tsan      build-tsan: -DUTC_SANITIZE=thread (clang when installed, else gcc), no CUDA,
 #           no apps; the framework and conduit suites at one rank (task threads,
-#           mailboxes, barriers, in-process conduits).
+#           mailboxes, barriers, in-process conduits), conduit_cpu apart.
 # valgrind  build-valgrind: a plain build, no CUDA, no apps; memcheck on the framework,
-#           conduit and global shared data suites at one rank: no definite leak, no
-#           invalid access, no use of uninitialised memory.
+#           conduit and global shared data suites at one rank (conduit_cpu apart): no
+#           definite leak, no invalid access, no use of uninitialised memory.
 #
 # Suppressions (tests/supp/) cover Open MPI's, hwloc's, PMIx's and libevent's own
 # internals only. Environment: UTC_CHECK_JOBS (ctest -j, default 1). Each pass prints its
@@ -65,6 +65,10 @@ build() {
 np1_framework='^(task_[a-z_]+_np1|context_state)$'
 np1_conduits='^conduit_[a-z]+_np1$'
 np1_gshared='^gshared_[a-z]+_np1$'
+# conduit_cpu checks that a blocked wait costs < 5% of a core; instrumentation makes
+# polling and the large copy it includes dearer (5-7% under ASan and TSan, 4.2% under
+# valgrind), so no pass runs it: it measures the tools, not the code.
+cpu_budget='^conduit_cpu_'
 
 pass_asan() {
     build build-asan -DUTC_SANITIZE=address,undefined -DUTC_FUZZ=OFF || return 1
@@ -80,11 +84,10 @@ pass_asan() {
     # a program built against an installed sanitized libutc would need the sanitizer
     # runtimes on its own link line), the multi-host run (label multihost: it repeats
     # suites run here, plus the soak, over TCP, where LeakSanitizer's tracer dies on UCX's
-    # threads) and conduit_cpu (the CPU a blocked wait costs: instrumented polling costs
-    # more, and crosses its 5% budget).
+    # threads) and conduit_cpu (see cpu_budget).
     local exclude=()
     local labels=${UTC_CHECK_ASAN_EXCLUDE-stress|install|multihost}
-    local names=${UTC_CHECK_ASAN_SKIP-^conduit_cpu_}
+    local names=${UTC_CHECK_ASAN_SKIP-$cpu_budget}
     [ -z "$labels" ] || exclude+=(-LE "$labels")
     [ -z "$names" ] || exclude+=(-E "$names")
     (cd build-asan && ctest --output-on-failure --timeout 900 -j "$jobs" "${exclude[@]}" \
@@ -103,7 +106,7 @@ pass_tsan() {
     export_to_ranks \
         TSAN_OPTIONS="suppressions=$supp/tsan.supp:second_deadlock_stack=1:history_size=4:exitcode=66"
     (cd build-tsan && ctest --output-on-failure --timeout 900 -j "$jobs" \
-        -R "$np1_framework|$np1_conduits" >ctest.log 2>&1)
+        -R "$np1_framework|$np1_conduits" -E "$cpu_budget" >ctest.log 2>&1)
     local rc=$?
     grep -E "tests passed|tests failed" build-tsan/ctest.log | tail -1
     [ $rc = 0 ] || sed -n '/The following tests/,$p' build-tsan/ctest.log
@@ -115,7 +118,7 @@ pass_valgrind() {
     build build-valgrind -DUTC_SANITIZE= -DUTC_BUILD_APPS=OFF -DUTC_FUZZ=OFF || return 1
     local names
     names=$(cd build-valgrind && ctest -N -R "$np1_framework|$np1_conduits|$np1_gshared" |
-            sed -n 's/^ *Test *#[0-9]*: \([a-z_0-9]*\)$/\1/p')
+            sed -n 's/^ *Test *#[0-9]*: \([a-z_0-9]*\)$/\1/p' | grep -Ev "$cpu_budget")
     local mpisupp=()
     for f in /usr/share/openmpi/openmpi-valgrind.supp /usr/share/openmpi/*/openmpi-valgrind.supp; do
         [ -f "$f" ] && mpisupp+=(--suppressions="$f")
