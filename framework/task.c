@@ -13,10 +13,9 @@ static int next_task_id;
 
 static const utc__task_ext_t *const exts[UTC__EXT_COUNT] = {&utc__gshared_ext, &utc__gpu_ext};
 
-/* Defaults for builds without a module: a module's own definition replaces them. */
+/* Default for builds without the conduits module: its own definition replaces it. (The
+ * task extensions' defaults are in ext_defaults.c, for clang's sake.) */
 __attribute__((weak)) void utc__conduits_finalize(void) {}
-__attribute__((weak)) const utc__task_ext_t utc__gshared_ext = {.name = "gshared (none)"};
-__attribute__((weak)) const utc__task_ext_t utc__gpu_ext = {.name = "gpu (none)"};
 
 utc_status_t utc__task_check(const utc_task_t *task, const char *fn)
 {
