@@ -9,8 +9,10 @@
 #           "^conduit_cpu_"; set both empty to run everything), with leak detection and
 #           UBSan stopping at the first finding.
 # tsan      build-tsan: -DUTC_SANITIZE=thread (clang when installed, else gcc), no CUDA,
-#           no apps; the framework and conduit suites at one rank (task threads,
-#           mailboxes, barriers, in-process conduits), conduit_cpu apart.
+#           no apps; the framework, conduit and global shared data suites at one rank
+#           (task threads, mailboxes, barriers, in-process conduits, RMA in shared
+#           memory), conduit_cpu apart. (Being a clang build, it also checks that UTC
+#           works when built with clang.)
 # valgrind  build-valgrind: a plain build, no CUDA, no apps; memcheck on the framework,
 #           conduit and global shared data suites at one rank (conduit_cpu apart): no
 #           definite leak, no invalid access, no use of uninitialised memory.
@@ -61,7 +63,7 @@ build() {
         tail -40 "$log"; echo "check: build of $dir failed (log $log)" >&2; return 1; }
 }
 
-# The np1 suites of the framework, the conduits and (for valgrind) global shared data.
+# The np1 suites of the framework, the conduits and global shared data.
 np1_framework='^(task_[a-z_]+_np1|context_state)$'
 np1_conduits='^conduit_[a-z]+_np1$'
 np1_gshared='^gshared_[a-z]+_np1$'
@@ -106,7 +108,7 @@ pass_tsan() {
     export_to_ranks \
         TSAN_OPTIONS="suppressions=$supp/tsan.supp:second_deadlock_stack=1:history_size=4:exitcode=66"
     (cd build-tsan && ctest --output-on-failure --timeout 900 -j "$jobs" \
-        -R "$np1_framework|$np1_conduits" -E "$cpu_budget" >ctest.log 2>&1)
+        -R "$np1_framework|$np1_conduits|$np1_gshared" -E "$cpu_budget" >ctest.log 2>&1)
     local rc=$?
     grep -E "tests passed|tests failed" build-tsan/ctest.log | tail -1
     [ $rc = 0 ] || sed -n '/The following tests/,$p' build-tsan/ctest.log
