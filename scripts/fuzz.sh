@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh SECONDS [HARNESS...]
 #
 # Configures a clang build in build-fuzz (-DUTC_FUZZ=ON -DUTC_WITH_CUDA=OFF), builds the
-# harnesses of tests/fuzz (default: all of them: scene pnm ryr_options edges app_cli) and
+# harnesses of tests/fuzz (default: all: scene pnm ryr_options edges app_cli cluster_cli) and
 # runs each for SECONDS, starting from its seed corpus tests/fuzz/corpus/NAME and its
 # saved crash inputs tests/fuzz/regressions/NAME. New inputs that reach new code go to
 # build-fuzz/fuzz-corpus/NAME (merge the useful ones into the seed corpus by hand);
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(scene pnm ryr_options edges app_cli)
+all=(scene pnm ryr_options edges app_cli cluster_cli)
 if [ $# -lt 1 ] || ! [[ "$1" =~ ^[0-9]+$ ]] || [ "$1" -lt 1 ]; then
     echo "usage: scripts/fuzz.sh SECONDS [HARNESS...] (harnesses: ${all[*]})" >&2
     exit 2
@@ -50,6 +50,7 @@ fuzz_args() {
         edges) echo "-max_len=4096" ;;
         ryr_options) echo "-max_len=1024 -dict=tests/fuzz/ryr_options.dict" ;;
         app_cli) echo "-max_len=1024 -close_fd_mask=3 -dict=tests/fuzz/app_cli.dict" ;;
+        cluster_cli) echo "-max_len=1024 -dict=tests/fuzz/cluster_cli.dict" ;;
     esac
 }
 
