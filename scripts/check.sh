@@ -18,8 +18,10 @@
 #           definite leak, no invalid access, no use of uninitialised memory.
 #
 # Suppressions (tests/supp/) cover Open MPI's, hwloc's, PMIx's and libevent's own
-# internals only. Environment: UTC_CHECK_JOBS (ctest -j, default 1). Each pass prints its
-# time; the script exits 1 when any pass found something, 2 on a usage error.
+# internals only (and LLVM's OpenMP runtime's leaks). Environment: UTC_CHECK_JOBS (ctest
+# -j, default 1); UTC_CHECK_ASAN_CC=clang builds the asan pass with clang, in
+# build-asan-clang. Each pass prints its time; the script exits 1 when any pass found
+# something, 2 on a usage error.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -73,7 +75,12 @@ np1_gshared='^gshared_[a-z]+_np1$'
 cpu_budget='^conduit_cpu_'
 
 pass_asan() {
-    build build-asan -DUTC_SANITIZE=address,undefined -DUTC_FUZZ=OFF || return 1
+    local dir=build-asan ccargs=()
+    if [ -n "${UTC_CHECK_ASAN_CC:-}" ]; then # another compiler: a build folder of its own
+        dir=build-asan-$(basename "$UTC_CHECK_ASAN_CC")
+        ccargs=(-DCMAKE_C_COMPILER="$UTC_CHECK_ASAN_CC")
+    fi
+    build "$dir" "${ccargs[@]}" -DUTC_SANITIZE=address,undefined -DUTC_FUZZ=OFF || return 1
     # detect_leaks with suppressions for MPI's own allocations; full stacks so that the
     # suppressions see the MPI frames; UBSan stops (and fails the test) at a finding.
     export_to_ranks \
@@ -92,11 +99,11 @@ pass_asan() {
     local names=${UTC_CHECK_ASAN_SKIP-$cpu_budget}
     [ -z "$labels" ] || exclude+=(-LE "$labels")
     [ -z "$names" ] || exclude+=(-E "$names")
-    (cd build-asan && ctest --output-on-failure --timeout 900 -j "$jobs" "${exclude[@]}" \
+    (cd "$dir" && ctest --output-on-failure --timeout 900 -j "$jobs" "${exclude[@]}" \
         >ctest.log 2>&1)
     local rc=$?
-    grep -E "tests passed|tests failed" build-asan/ctest.log | tail -1
-    [ $rc = 0 ] || sed -n '/The following tests/,$p' build-asan/ctest.log
+    grep -E "tests passed|tests failed" "$dir/ctest.log" | tail -1
+    [ $rc = 0 ] || sed -n '/The following tests/,$p' "$dir/ctest.log"
     return $rc
 }
 
