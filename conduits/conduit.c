@@ -13,8 +13,9 @@
 #include <time.h>
 
 #include "conduit_internal.h"
-#include "trace.h"
-#include "watchdog.h"
+#include "conduits_module.h"
+#include "observe/trace.h"
+#include "base/wait_hook.h"
 
 /* How long a blocked thread spins before it sleeps on a futex: covers a ping-pong round
  * trip through the ring (well under a microsecond) with a wide margin. */
@@ -323,7 +324,7 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
                 members[nmembers++] = r;
     }
     if (need_remote &&
-        (rc = UTC__WD_CALL(UTC__WAIT_CONDUIT_SETUP, c->id, -1, -1, NULL,
+        (rc = UTC__WAIT_CALL(UTC__WAIT_CONDUIT_SETUP, c->id, -1, -1, NULL,
                            utc__mpi_transport_create(c, members, nmembers, &c->remote))) != UTC_OK)
         goto fail;
     if (need_local && (rc = utc__shm_transport_create(c, &c->local)) != UTC_OK)
@@ -601,7 +602,7 @@ static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
     utc__transport_t *tp = r->tp;
     utc_status_t rc = tp->ops->start(tp, &req);
     utc__wait_kind_t wk = x->op == UTC__OP_SEND ? UTC__WAIT_CONDUIT_WRITE : UTC__WAIT_CONDUIT_READ;
-    if (rc == UTC_OK && !UTC__WD_CALL(wk, c->id, x->tag, r->peer, NULL,
+    if (rc == UTC_OK && !UTC__WAIT_CALL(wk, c->id, x->tag, r->peer, NULL,
                                       tp->ops->wait(tp, &req, x->timed ? x->timeout : -1))) {
         if (tp->ops->cancel(tp, &req))
             rc = utc__error(UTC_ERR_TIMEOUT, "%s: no message with tag %d arrived within %.3f s",
@@ -644,7 +645,7 @@ static utc_status_t run_op(utc_conduit_t *c, const xfer_t *x, size_t *received, 
     }
     uint64_t t0 = utc__prof_start();
     /* orders thread 0's results before our reads */
-    UTC__WD_CALL(x->op == UTC__OP_SEND ? UTC__WAIT_CONDUIT_WRITE : UTC__WAIT_CONDUIT_READ, c->id,
+    UTC__WAIT_CALL(x->op == UTC__OP_SEND ? UTC__WAIT_CONDUIT_WRITE : UTC__WAIT_CONDUIT_READ, c->id,
                  x->tag, r.peer, NULL, utc__barrier_wait(&e->barrier));
     UTC__PROF_END(UTC__EV_CONDUIT_WAIT, t0, c->id, 0, x->tag, r.peer);
     rc = e->rc[k];
@@ -823,7 +824,7 @@ utc_status_t utc_request_wait(utc_request_t **req, size_t *received)
         return rc;
     utc_request_t *r = *req;
     uint64_t t0 = utc__prof_start();
-    UTC__WD_CALL(UTC__WAIT_CONDUIT_REQ, r->conduit->id, r->tag, r->peer,
+    UTC__WAIT_CALL(UTC__WAIT_CONDUIT_REQ, r->conduit->id, r->tag, r->peer,
                  r->op == UTC__OP_SEND ? "write" : "read", r->tp->ops->wait(r->tp, r, -1));
     UTC__PROF_END(prof_event(r, r->status), t0, r->conduit->id, prof_bytes(r, r->status), r->tag,
                   r->peer);

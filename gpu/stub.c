@@ -6,7 +6,7 @@
 
 #include <utc/gpu.h>
 
-#include "utc_internal.h"
+#include "gpu_module.h"
 
 static utc_status_t no_gpu(const char *fn)
 {

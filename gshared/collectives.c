@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 #include "gshared_internal.h"
-#include "trace.h"
-#include "watchdog.h"
+#include "observe/trace.h"
+#include "base/wait_hook.h"
 
 typedef enum { COLL_BCAST, COLL_GATHER, COLL_SCATTER, COLL_REDUCE, COLL_ALLREDUCE } coll_kind_t;
 
@@ -138,7 +138,7 @@ static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c)
     }
     if (err != MPI_SUCCESS)
         return utc__mpi_error(err, what);
-    return UTC__WD_CALL(UTC__WAIT_COLLECTIVE, gs->task->impl->id, -1, -1, gs->task->impl->ops->name,
+    return UTC__WAIT_CALL(UTC__WAIT_COLLECTIVE, gs->task->impl->id, -1, -1, gs->task->impl->ops->name,
                         utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0));
 }
 

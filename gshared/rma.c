@@ -22,8 +22,8 @@
 #include <string.h>
 
 #include "gshared_internal.h"
-#include "trace.h"
-#include "watchdog.h"
+#include "observe/trace.h"
+#include "base/wait_hook.h"
 
 /* Largest piece moved by one MPI call (counts are int). */
 #define GS_CHUNK ((size_t)1 << 30)
@@ -181,7 +181,7 @@ utc_status_t utc_gdata_rload(utc_gdata_t *gd, int rank, size_t index, void *dst)
     return rc != UTC_OK
                ? rc
                : UTC__PROF_CALL(UTC__EV_RMA_LOAD, gd->task->impl->id, gd->elem_size, -1, rank,
-                                UTC__WD_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1, rank,
+                                UTC__WAIT_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1, rank,
                                              gd->task->impl->ops->name,
                                              remote_get(gd, rank, index, 1, dst)));
 }
@@ -200,7 +200,7 @@ utc_status_t utc_gdata_rload_block(utc_gdata_t *gd, int rank, size_t start, size
     return rc != UTC_OK
                ? rc
                : UTC__PROF_CALL(UTC__EV_RMA_LOAD, gd->task->impl->id, n * gd->elem_size, -1, rank,
-                                UTC__WD_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1, rank,
+                                UTC__WAIT_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1, rank,
                                              gd->task->impl->ops->name,
                                              remote_get(gd, rank, start, n, dst)));
 }
@@ -296,7 +296,7 @@ utc_status_t utc_gdata_barrier(utc_gdata_t *gd)
     uint64_t prof_t0 = utc__prof_stamp();
     /* Once every local thread has arrived, all their stores are issued: one flush_all then
      * completes them all (flushes are per process, not per thread). */
-    utc__wd_begin(UTC__WAIT_RMA_BARRIER, gd->task->impl->id, -1, -1, gd->task->impl->ops->name);
+    utc__wait_begin(UTC__WAIT_RMA_BARRIER, gd->task->impl->id, -1, -1, gd->task->impl->ops->name);
     bool leader = utc__gs_team_enter(gs);
     if (leader) {
         int err = MPI_Win_flush_all(gs->win);
@@ -315,7 +315,7 @@ utc_status_t utc_gdata_barrier(utc_gdata_t *gd)
     }
     rc = UTC__PROF_LEAF_VAL(UTC__EV_RMA_BARRIER, prof_t0, gd->task->impl->id, -1, -1, -1,
                             utc__gs_team_leave(gs, leader, rc));
-    utc__wd_end();
+    utc__wait_end();
     if (rc == UTC_OK)
         gs_stage_reset(gs->win); /* the leader's flush_all came after our last put */
     return rc;

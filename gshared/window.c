@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "gshared_internal.h"
-#include "watchdog.h"
+#include "gshared_module.h"
+#include "base/wait_hook.h"
 
 UTC__GS_TLS const utc_task_t *utc__gs_thread_task;
 
@@ -44,7 +45,7 @@ utc_status_t utc__gs_ctx_state(utc_ctx_t *ctx, const char *fn, utc__gs_task_t **
 
 bool utc__gs_team_enter(utc__gs_task_t *gs)
 {
-    return UTC__WD_CALL(UTC__WAIT_RMA_BARRIER, gs->task->impl->id, -1, -1,
+    return UTC__WAIT_CALL(UTC__WAIT_RMA_BARRIER, gs->task->impl->id, -1, -1,
                         gs->task->impl->ops->name, utc__barrier_wait(&gs->barrier)) != 0;
 }
 
@@ -55,7 +56,7 @@ utc_status_t utc__gs_team_leave(utc__gs_task_t *gs, bool leader, utc_status_t rc
         if (rc != UTC_OK)
             snprintf(gs->team_msg, sizeof gs->team_msg, "%s", utc_last_error());
     }
-    UTC__WD_CALL(UTC__WAIT_RMA_BARRIER, gs->task->impl->id, -1, -1, gs->task->impl->ops->name,
+    UTC__WAIT_CALL(UTC__WAIT_RMA_BARRIER, gs->task->impl->id, -1, -1, gs->task->impl->ops->name,
                  utc__barrier_wait(&gs->barrier));
     /* No thread can write team_rc again before every thread has passed the next enter,
      * i.e. after this read. */

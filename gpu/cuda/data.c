@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "gpu_cuda.h"
-#include "trace.h"
+#include "observe/trace.h"
 
 enum { COPY_HOST = 1u, COPY_DEVICE = 2u };
 

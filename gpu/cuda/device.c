@@ -8,9 +8,10 @@
  */
 #include <stdlib.h>
 
+#include "../gpu_module.h"
 #include "gpu_cuda.h"
-#include "trace.h"
-#include "sync.h"
+#include "observe/trace.h"
+#include "base/sync.h"
 
 /* How long a waiter polls before it sleeps: short transfers finish within it. */
 #define GPU_SPIN_S 20e-6

@@ -9,7 +9,8 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "sync.h"
+#include "base/clock.h"
+#include "base/sync.h"
 
 /* How long a waiter spins before it sleeps: long enough to catch a partner that is about
  * to arrive (a round trip through a mailbox or ring is a few microseconds), short enough
@@ -17,13 +18,6 @@
 #define SPIN_NS 30000
 #define BACKOFF_SPIN_NS 50000
 #define BACKOFF_YIELD_NS 200000
-
-static inline uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static long futex(atomic_uint *word, int op, unsigned val, const struct timespec *ts)
 {
@@ -65,7 +59,7 @@ unsigned utc__spin_while_eq(atomic_uint *word, unsigned old, unsigned long spin_
             continue;
         }
         sched_yield();
-        uint64_t t = now_ns();
+        uint64_t t = utc__clock_ns();
         if (!deadline)
             deadline = t + spin_ns;
         else if (t > deadline)
@@ -127,8 +121,8 @@ void utc__backoff_step(utc__backoff_t *b)
 {
     /* spin for 50 us, then yield until 200 us, then sleep doubling from 1 us to 1 ms */
     if (b->iter == 0)
-        b->start_ns = now_ns();
-    uint64_t waited = (b->iter & 15) == 0 ? now_ns() - b->start_ns : b->last_ns;
+        b->start_ns = utc__clock_ns();
+    uint64_t waited = (b->iter & 15) == 0 ? utc__clock_ns() - b->start_ns : b->last_ns;
     b->last_ns = waited;
     if (waited < BACKOFF_SPIN_NS) {
         utc__cpu_relax();

@@ -4,8 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
-#include "utc_internal.h"
+#include "base/errors.h"
+
+/* -1: not initialized (or finalized). */
+static atomic_int log_rank = -1;
+
+/* relaxed: a lone value; a line printed around utc_init may show either */
+void utc__log_set_rank(int rank) { atomic_store_explicit(&log_rank, rank, memory_order_relaxed); }
 
 static pthread_once_t level_once = PTHREAD_ONCE_INIT;
 static utc_log_level_t min_level = UTC_LOG_WARN;
@@ -33,7 +40,7 @@ void utc_log(utc_log_level_t level, const char *fmt, ...)
     if (level < min_level || level >= UTC_LOG_OFF)
         return;
     char line[1024];
-    int rank = utc_is_initialized() ? utc_rank() : -1;
+    int rank = atomic_load_explicit(&log_rank, memory_order_relaxed);
     int n = rank >= 0 ? snprintf(line, sizeof line, "utc[%d] %s: ", rank, tags[level])
                       : snprintf(line, sizeof line, "utc[-] %s: ", tags[level]);
     va_list ap;

@@ -3,19 +3,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "framework_private.h"
-#include "trace.h"
-#include "watchdog.h"
+#include "base/errors.h"
+#include "base/wait_hook.h"
+#include "context/binding.h"
+#include "context/context_internal.h"
+#include "observe/trace.h"
+#include "tasks/mailbox.h"
+#include "tasks/task_internal.h"
+#include "tasks/thread.h"
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct utc__task *registry; /* live tasks by rank instance, in creation order */
 static int next_task_id;
 
-static const utc__task_ext_t *const exts[UTC__EXT_COUNT] = {&utc__gshared_ext, &utc__gpu_ext};
+/* The modules' extensions, plugged in by the runtime layer at utc_init. */
+static const utc__task_ext_t no_ext = {.name = "(none)"};
+static const utc__task_ext_t *exts[UTC__EXT_COUNT] = {&no_ext, &no_ext};
 
-/* Default for builds without the conduits module: its own definition replaces it. (The
- * task extensions' defaults are in ext_defaults.c, for clang's sake.) */
-__attribute__((weak)) void utc__conduits_finalize(void) {}
+void utc__task_ext_register(int slot, const utc__task_ext_t *ext)
+{
+    if (slot >= 0 && slot < UTC__EXT_COUNT)
+        exts[slot] = ext ? ext : &no_ext;
+}
+
+const utc__task_ext_t *utc__task_ext(int slot) { return exts[slot]; }
 
 utc_status_t utc__task_check(const utc_task_t *task, const char *fn)
 {
@@ -283,7 +294,7 @@ utc_status_t utc_task_init(utc_task_t *task, void *arg)
     } else {
         if ((rc = utc__mailbox_wait_all(t->mailbox)) == UTC_OK) {
             utc__mailbox_post(t->mailbox, UTC__CMD_INIT, arg);
-            rc = UTC__WD_CALL(UTC__WAIT_TASK, t->id, -1, -1, t->ops->name,
+            rc = UTC__WAIT_CALL(UTC__WAIT_TASK, t->id, -1, -1, t->ops->name,
                               utc__mailbox_wait_all(t->mailbox));
         }
         if (rc == UTC_OK)
@@ -325,7 +336,7 @@ utc_status_t utc_task_wait(utc_task_t *task)
         return UTC_OK;
     pthread_mutex_lock(&t->owner_lock);
     rc = UTC__PROF_CALL(UTC__EV_TASK_WAIT, t->id, -1, -1, -1,
-                        UTC__WD_CALL(UTC__WAIT_TASK, t->id, -1, -1, t->ops->name,
+                        UTC__WAIT_CALL(UTC__WAIT_TASK, t->id, -1, -1, t->ops->name,
                                      utc__mailbox_wait_all(t->mailbox)));
     pthread_mutex_unlock(&t->owner_lock);
     if (rc != UTC_OK)
@@ -377,7 +388,6 @@ utc_status_t utc_task_destroy(utc_task_t *task)
 
 void utc__task_destroy_all(void)
 {
-    utc__conduits_finalize();
     struct utc__task *t, *tmp, *rev = NULL;
     pthread_mutex_lock(&registry_lock);
     HASH_ITER(hh, registry, t, tmp) { t->destroy_next = rev; rev = t; }

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +19,10 @@
 
 #include <utc/version.h>
 
-#include "framework_private.h"
-#include "stats.h"
-#include "trace.h"
+#include <utc/context.h>
+
+#include "observe/stats.h"
+#include "observe/trace.h"
 
 int utc__prof_flags;
 
@@ -92,13 +95,6 @@ static uint64_t init_ns;  /* this rank's clock at utc_init */
 static uint64_t epoch_ns; /* this rank's clock at the trace's time 0 (aligned over ranks) */
 static const char *clock_sync = "none";
 static uint64_t sync_rtt_ns; /* largest best round trip of the ping-pongs (rank 0) */
-
-uint64_t utc__prof_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The calling thread's record, made on first use. NULL when out of memory. */
 static prof_thread_t *thread_record(int task_id, const char *task_name, int global_id,
@@ -265,9 +261,8 @@ static void sync_clocks(MPI_Comm comm, int rank, int nranks, bool force_pingpong
                                   : "shared clock on rank 0's node, ping-pong offset elsewhere";
 }
 
-void utc__prof_init(void)
+void utc__prof_init(MPI_Comm comm)
 {
-    MPI_Comm comm = utc__world_comm();
     int rank, nranks;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &nranks);
@@ -495,14 +490,13 @@ static void write_trace(MPI_Comm comm, int rank, int nranks)
                 total_dropped, max_events);
 }
 
-void utc__prof_finalize(void)
+void utc__prof_finalize(MPI_Comm comm)
 {
     int flags = utc__prof_flags;
     if (!flags)
         return;
     /* every task thread has been joined (utc__task_destroy_all): no hook runs any more */
     utc__prof_flags = 0;
-    MPI_Comm comm = utc__world_comm();
     int rank, nranks;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &nranks);

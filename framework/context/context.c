@@ -1,13 +1,16 @@
-/* The UTC context: MPI and hwloc start-up and shut-down, ranks, the world barrier. */
+/* The process context: MPI and hwloc start-up and shut-down, ranks, the world barrier.
+ * utc_init and utc_finalize (runtime/runtime.c) call its start and stop. */
 #define _GNU_SOURCE
 #include <hwloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
 
-#include "framework_private.h"
-#include "trace.h"
-#include "watchdog.h"
+#include "base/errors.h"
+#include "base/mpi_wait.h"
+#include "base/wait_hook.h"
+#include "context/context_internal.h"
+#include "observe/trace.h"
 
 enum { STATE_NEW = 0, STATE_RUNNING = 1, STATE_FINALIZED = 2 };
 
@@ -32,14 +35,7 @@ utc_status_t utc__check_init(const char *fn)
                                                        : "finalized");
 }
 
-double utc_wtime(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-utc_status_t utc_init(int *argc, char ***argv)
+utc_status_t utc__context_start(int *argc, char ***argv)
 {
     if (atomic_load(&state) != STATE_NEW)
         return utc__error(UTC_ERR_STATE, "utc_init: UTC was already %s",
@@ -81,9 +77,7 @@ utc_status_t utc_init(int *argc, char ***argv)
         goto fail_comm;
     }
     atomic_store(&state, STATE_RUNNING);
-    utc__prof_init(); /* UTC_TRACE, UTC_STATS: collective */
-    utc__wd_start();  /* UTC_WATCHDOG */
-    utc_log(UTC_LOG_DEBUG, "initialized: %d ranks, node-local rank %d", world_size, local_rank);
+    utc__log_set_rank(world_rank);
     return UTC_OK;
 
 fail_comm:
@@ -95,22 +89,14 @@ fail_mpi:
     return rc;
 }
 
-utc_status_t utc_finalize(void)
+void utc__context_stop(void)
 {
-    utc_status_t rc = utc__check_init("utc_finalize");
-    if (rc != UTC_OK)
-        return rc;
-    utc__task_destroy_all();
-    utc__prof_finalize(); /* statistics and trace: collective, needs the world */
-    /* every rank must be done with the runtime's communicators before they go */
-    MPI_Barrier(world);
-    utc__wd_stop();
     atomic_store(&state, STATE_FINALIZED);
+    utc__log_set_rank(-1);
     hwloc_topology_destroy(topology);
     MPI_Comm_free(&world);
     if (we_initialized_mpi)
         MPI_Finalize();
-    return UTC_OK;
 }
 
 int utc_rank(void)
@@ -135,6 +121,6 @@ utc_status_t utc_barrier(void)
     if (err != MPI_SUCCESS)
         return utc__mpi_error(err, "MPI_Ibarrier");
     return UTC__PROF_CALL(UTC__EV_WORLD_BARRIER, -1, -1, -1, -1,
-                          UTC__WD_CALL(UTC__WAIT_WORLD_BARRIER, -1, -1, -1, NULL,
+                          UTC__WAIT_CALL(UTC__WAIT_WORLD_BARRIER, -1, -1, -1, NULL,
                                        utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1)));
 }

@@ -2,8 +2,8 @@
  * Thread synchronization that sleeps instead of spinning: futex words, a spin-then-sleep
  * wait, a reusable barrier and a back-off helper. Linux (futex) only.
  */
-#ifndef UTC_FRAMEWORK_SYNC_H
-#define UTC_FRAMEWORK_SYNC_H
+#ifndef UTC_BASE_SYNC_H
+#define UTC_BASE_SYNC_H
 
 #include <stdatomic.h>
 
@@ -55,4 +55,4 @@ static inline void utc__cpu_relax(void)
 #endif
 }
 
-#endif /* UTC_FRAMEWORK_SYNC_H */
+#endif /* UTC_BASE_SYNC_H */

@@ -20,10 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "utc_internal.h"
-#include "watchdog.h"
+#include <utc/context.h>
 
-atomic_bool utc__wd_on;
+#include "base/clock.h"
+#include "base/wait_hook.h"
+#include "observe/watchdog.h"
 
 typedef struct wd_rec {
     /* written by the owner thread, read by the monitor */
@@ -55,11 +56,18 @@ static bool wd_stop_flag;
 static pthread_mutex_t wd_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wd_cond;
 
-static uint64_t now_ns(void)
+/* Who the calling thread is, told by the task layer when a task thread starts
+ * (utc__wd_thread_identity); threads that are not task threads keep task_id -1. */
+static _Thread_local struct {
+    int task_id, thread_id;
+    const char *task_name;
+} wd_ident = {-1, -1, NULL};
+
+void utc__wd_thread_identity(int task_id, const char *task_name, int global_id)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    wd_ident.task_id = task_id;
+    wd_ident.thread_id = global_id;
+    wd_ident.task_name = task_name;
 }
 
 /* Thread exit (pthread key destructor): the record may serve another thread. */
@@ -100,27 +108,25 @@ static wd_rec_t *wd_acquire(void)
     return r;
 }
 
-void utc__wd_begin_slow(utc__wait_kind_t kind, int obj, int tag, int peer, const char *name)
+static void wd_begin(utc__wait_kind_t kind, int obj, int tag, int peer, const char *name)
 {
     wd_rec_t *r = wd_self ? wd_self : wd_acquire();
     if (!r || r->depth++ > 0)
         return; /* only the outermost wait is recorded */
-    utc_ctx_t *ctx = utc_ctx_self();
     /* relaxed stores: published by the release store of since_ns below */
     atomic_store_explicit(&r->kind, (int)kind, memory_order_relaxed);
     atomic_store_explicit(&r->obj, obj, memory_order_relaxed);
     atomic_store_explicit(&r->tag, tag, memory_order_relaxed);
     atomic_store_explicit(&r->peer, peer, memory_order_relaxed);
     atomic_store_explicit(&r->name, name, memory_order_relaxed);
-    atomic_store_explicit(&r->task_id, ctx ? ctx->impl->task->id : -1, memory_order_relaxed);
-    atomic_store_explicit(&r->thread_id, ctx ? ctx->global_id : -1, memory_order_relaxed);
-    atomic_store_explicit(&r->task_name, ctx ? ctx->impl->task->ops->name : NULL,
-                          memory_order_relaxed);
+    atomic_store_explicit(&r->task_id, wd_ident.task_id, memory_order_relaxed);
+    atomic_store_explicit(&r->thread_id, wd_ident.thread_id, memory_order_relaxed);
+    atomic_store_explicit(&r->task_name, wd_ident.task_name, memory_order_relaxed);
     atomic_fetch_add_explicit(&r->serial, 1, memory_order_relaxed);
-    atomic_store_explicit(&r->since_ns, now_ns(), memory_order_release);
+    atomic_store_explicit(&r->since_ns, utc__clock_ns(), memory_order_release);
 }
 
-void utc__wd_end_slow(void)
+static void wd_end(void)
 {
     wd_rec_t *r = wd_self;
     if (!r || r->depth == 0)
@@ -189,7 +195,7 @@ static void describe(char *buf, size_t n, int kind, int obj, int tag, int peer,
 
 static void scan(void)
 {
-    uint64_t now = now_ns();
+    uint64_t now = utc__clock_ns();
     /* acquire: pairs with the release CAS publishing records */
     for (wd_rec_t *r = atomic_load_explicit(&wd_head, memory_order_acquire); r; r = r->next) {
         /* acquire: pairs with the owner's release store; the fields are then current */
@@ -260,7 +266,7 @@ static void *monitor_main(void *arg)
     return NULL;
 }
 
-void utc__wd_start(void)
+void utc__wd_start(int rank)
 {
     const char *env = getenv("UTC_WATCHDOG");
     if (!env || !*env)
@@ -284,14 +290,14 @@ void utc__wd_start(void)
         key_made = true;
     }
     wd_threshold = s;
-    wd_rank = utc_rank();
+    wd_rank = rank;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&wd_cond, &ca);
     pthread_condattr_destroy(&ca);
     wd_stop_flag = false;
-    atomic_store(&utc__wd_on, true);
+    utc__wait_hook_install(&(utc__wait_hook_t){.begin = wd_begin, .end = wd_end});
     int err = pthread_create(&wd_thread, NULL, monitor_main, NULL);
     if (err != 0) {
         utc_log(UTC_LOG_WARN, "UTC_WATCHDOG: cannot start the monitor thread (%s)",

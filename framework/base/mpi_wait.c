@@ -1,6 +1,8 @@
 /* Waiting for MPI requests without holding a core (Open MPI's MPI_Wait busy-polls). */
-#include "utc_internal.h"
-#include "watchdog.h"
+#include "base/errors.h"
+#include "base/mpi_wait.h"
+#include "base/sync.h"
+#include "base/wait_hook.h"
 
 static utc_status_t test_with_backoff(MPI_Request *req, MPI_Status *status, double timeout_s)
 {
@@ -22,7 +24,7 @@ static utc_status_t test_with_backoff(MPI_Request *req, MPI_Status *status, doub
 
 utc_status_t utc__mpi_wait(MPI_Request *req, MPI_Status *status, double timeout_s)
 {
-    /* the watchdog sees the caller's own description when it has one (outermost wait) */
-    return UTC__WD_CALL(UTC__WAIT_MPI, -1, -1, -1, NULL,
+    /* an observer sees the caller's own description when it has one (outermost wait) */
+    return UTC__WAIT_CALL(UTC__WAIT_MPI, -1, -1, -1, NULL,
                         test_with_backoff(req, status, timeout_s));
 }

@@ -7,8 +7,8 @@
  * hooks as the tracer (trace.h); only their owner thread writes them, so they need no
  * locks. utc__stats_report reads them at utc_finalize, once every task thread is joined.
  */
-#ifndef UTC_FRAMEWORK_STATS_H
-#define UTC_FRAMEWORK_STATS_H
+#ifndef UTC_OBSERVE_STATS_H
+#define UTC_OBSERVE_STATS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,7 +16,7 @@
 
 #include <mpi.h>
 
-#include "trace.h"
+#include "observe/trace.h"
 
 /* Deepest span nesting whose waiting time is accounted for exactly. */
 #define UTC__STATS_DEPTH 32
@@ -67,4 +67,4 @@ void utc__stats_thread_fini(utc__stats_thread_t *st);
 void utc__stats_report(MPI_Comm comm, utc__stats_thread_t *const *threads, int n,
                        double elapsed_s, FILE *out);
 
-#endif /* UTC_FRAMEWORK_STATS_H */
+#endif /* UTC_OBSERVE_STATS_H */

@@ -2,7 +2,9 @@
 #include <hwloc.h>
 #include <stdatomic.h>
 
-#include "framework_private.h"
+#include "base/errors.h"
+#include "context/binding.h"
+#include "context/context_internal.h"
 
 static atomic_int cursor;
 static atomic_int cursor_started;

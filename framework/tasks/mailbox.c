@@ -6,7 +6,9 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "framework_private.h"
+#include "base/errors.h"
+#include "base/sync.h"
+#include "tasks/mailbox.h"
 
 #define MAILBOX_SLOTS 64
 

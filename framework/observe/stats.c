@@ -5,7 +5,7 @@
 
 #include <uthash.h>
 
-#include "stats.h"
+#include "observe/stats.h"
 
 /* Counters of one conduit in one direction on one thread. */
 struct utc__stats_conduit {

@@ -1,9 +1,14 @@
 /* A task thread: start-up (binding, extensions), the command loop, and the thread context. */
 #include <limits.h>
 
-#include "framework_private.h"
-#include "trace.h"
-#include "watchdog.h"
+#include "base/errors.h"
+#include "base/mpi_wait.h"
+#include "base/wait_hook.h"
+#include "context/binding.h"
+#include "observe/trace.h"
+#include "observe/watchdog.h"
+#include "tasks/mailbox.h"
+#include "tasks/thread.h"
 
 static _Thread_local utc_ctx_t *self_ctx;
 
@@ -42,9 +47,9 @@ static utc_status_t thread_start(struct utc__thread *th, int slot, int *nstarted
     utc_status_t rc = utc__bind_self(&t->opts, th->ctx.local_id, slot);
     if (rc != UTC_OK)
         return rc;
-    const utc__task_ext_t *exts[UTC__EXT_COUNT] = {&utc__gshared_ext, &utc__gpu_ext};
     for (int i = 0; i < UTC__EXT_COUNT; i++) {
-        if (exts[i]->thread_start && (rc = exts[i]->thread_start(&th->ctx)) != UTC_OK)
+        const utc__task_ext_t *ext = utc__task_ext(i);
+        if (ext->thread_start && (rc = ext->thread_start(&th->ctx)) != UTC_OK)
             return rc;
         *nstarted_ext = i + 1;
     }
@@ -53,10 +58,9 @@ static utc_status_t thread_start(struct utc__thread *th, int slot, int *nstarted
 
 static void thread_stop(struct utc__thread *th, int nstarted_ext)
 {
-    const utc__task_ext_t *exts[UTC__EXT_COUNT] = {&utc__gshared_ext, &utc__gpu_ext};
     for (int i = nstarted_ext - 1; i >= 0; i--)
-        if (exts[i]->thread_stop)
-            exts[i]->thread_stop(&th->ctx);
+        if (utc__task_ext(i)->thread_stop)
+            utc__task_ext(i)->thread_stop(&th->ctx);
 }
 
 void *utc__thread_main(void *arg)
@@ -66,6 +70,7 @@ void *utc__thread_main(void *arg)
     utc_ctx_t *ctx = &th->ctx;
     utc__thread_set_self(ctx);
     utc__prof_thread_start(t->id, t->ops->name, ctx->global_id, ctx->local_id);
+    utc__wd_thread_identity(t->id, t->ops->name, ctx->global_id);
 
     int nstarted_ext = 0;
     report_start(t, thread_start(th, th->bind_slot, &nstarted_ext));
@@ -113,7 +118,7 @@ utc_status_t utc_ctx_barrier_local(utc_ctx_t *ctx)
         return rc;
     struct utc__task *t = ctx->impl->task;
     UTC__PROF_CALL(UTC__EV_BARRIER_LOCAL, t->id, -1, -1, -1,
-                   UTC__WD_CALL(UTC__WAIT_BARRIER_LOCAL, t->id, -1, -1, t->ops->name,
+                   UTC__WAIT_CALL(UTC__WAIT_BARRIER_LOCAL, t->id, -1, -1, t->ops->name,
                                 utc__barrier_wait(&t->barrier)));
     return UTC_OK;
 }
@@ -161,7 +166,7 @@ utc_status_t utc_ctx_barrier(utc_ctx_t *ctx)
         return rc;
     struct utc__task *t = ctx->impl->task;
     return UTC__PROF_CALL(UTC__EV_BARRIER, t->id, -1, -1, -1,
-                          UTC__WD_CALL(UTC__WAIT_BARRIER, t->id, -1, -1, t->ops->name,
+                          UTC__WAIT_CALL(UTC__WAIT_BARRIER, t->id, -1, -1, t->ops->name,
                                        (utc_status_t)utc_ctx_single(ctx, 0, group_barrier,
                                                                     NULL)));
 }

@@ -1,5 +1,7 @@
 /* Proc-list helpers. */
-#include "utc_internal.h"
+#include <utc/task.h>
+
+#include "base/errors.h"
 
 int utc_procs_spread(int *procs, int cap, int first, int nranks, int per_rank)
 {

@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "utc_internal.h"
+#include "base/errors.h"
 
 static _Thread_local char last_error[512];
 

@@ -29,11 +29,15 @@
  * Events are kept in bounded per-thread buffers (no locks on the hot path) and written
  * at utc_finalize; see stats.h for what the statistics take from them.
  */
-#ifndef UTC_FRAMEWORK_TRACE_H
-#define UTC_FRAMEWORK_TRACE_H
+#ifndef UTC_OBSERVE_TRACE_H
+#define UTC_OBSERVE_TRACE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <mpi.h>
+
+#include "base/clock.h"
 
 /* Bits of utc__prof_flags. */
 enum { UTC__PROF_TRACE = 1, UTC__PROF_STATS = 2 };
@@ -88,7 +92,7 @@ typedef enum utc__ev {
 } utc__ev_t;
 
 /* Nanoseconds of the monotonic clock (the one utc_wtime reads). */
-uint64_t utc__prof_clock(void);
+static inline uint64_t utc__prof_clock(void) { return utc__clock_ns(); }
 
 /* Open a span on the calling thread and return its start (slow path of utc__prof_start). */
 uint64_t utc__prof_begin(void);
@@ -143,12 +147,12 @@ void utc__prof_leaf(utc__ev_t ev, uint64_t t0, int obj, int64_t bytes, int tag, 
 /* A task thread starts (framework/thread.c): names its track and its statistics row. */
 void utc__prof_thread_start(int task_id, const char *task_name, int global_id, int local_id);
 
-/* utc_init, after the world communicator exists: reads UTC_TRACE and UTC_STATS on rank 0,
+/* utc_init, with the runtime's world communicator: reads UTC_TRACE and UTC_STATS on rank 0,
  * shares them, and aligns the ranks' clocks when tracing. Collective; main thread. */
-void utc__prof_init(void);
+void utc__prof_init(MPI_Comm world);
 
 /* utc_finalize, after the tasks are gone and before the world communicator goes: prints
  * the statistics and writes the trace (rank 0 gathers). Collective; main thread. */
-void utc__prof_finalize(void);
+void utc__prof_finalize(MPI_Comm world);
 
-#endif /* UTC_FRAMEWORK_TRACE_H */
+#endif /* UTC_OBSERVE_TRACE_H */

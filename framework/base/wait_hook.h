@@ -1,0 +1,73 @@
+/*
+ * Base layer: the wait hook. Every blocking wait of the runtime says what it waits on
+ * (utc__wait_begin before, utc__wait_end after); an observer above (the watchdog,
+ * framework/observe/watchdog.c) plugs its functions in with utc__wait_hook_install.
+ * Nothing here knows who listens.
+ *
+ * Cost with no observer: one relaxed load and a branch per wait. Only the outermost wait
+ * of a thread matters to the observer (a task barrier that waits on an MPI request shows
+ * as the barrier); nesting is the observer's to count.
+ */
+#ifndef UTC_BASE_WAIT_HOOK_H
+#define UTC_BASE_WAIT_HOOK_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/* What a blocked thread waits on; obj, tag, peer and name are read as the kind says. */
+typedef enum utc__wait_kind {
+    UTC__WAIT_NONE = 0,
+    UTC__WAIT_TASK,          /* utc_task_init/wait: obj = task id, name = task name */
+    UTC__WAIT_BARRIER_LOCAL, /* a task's threads on this rank: obj = task id */
+    UTC__WAIT_BARRIER,       /* all threads of a task, across ranks: obj = task id */
+    UTC__WAIT_WORLD_BARRIER, /* utc_barrier */
+    UTC__WAIT_MPI,           /* an MPI request (utc__mpi_wait) */
+    UTC__WAIT_CONDUIT_READ,  /* obj = conduit id, tag, peer = world rank of the writer */
+    UTC__WAIT_CONDUIT_WRITE, /* obj = conduit id, tag, peer = world rank of the reader */
+    UTC__WAIT_CONDUIT_REQ,   /* utc_request_wait: as read/write, tag < 0 unknown */
+    UTC__WAIT_CONDUIT_SETUP, /* utc_conduit_create meeting the other ranks: obj = id */
+    UTC__WAIT_RMA,           /* remote access: obj = task id, peer = target world rank */
+    UTC__WAIT_RMA_BARRIER,   /* global shared data barrier / create / destroy: obj = task id */
+    UTC__WAIT_COLLECTIVE     /* a task collective: obj = task id */
+} utc__wait_kind_t;
+
+typedef struct utc__wait_hook {
+    /* `name` (may be NULL) outlives the wait (a task's ops name, a string literal) */
+    void (*begin)(utc__wait_kind_t kind, int obj, int tag, int peer, const char *name);
+    void (*end)(void);
+} utc__wait_hook_t;
+
+/* Set once, by utc__wait_hook_install, before any task thread exists; never cleared. */
+extern atomic_bool utc__wait_hook_on;
+extern utc__wait_hook_t utc__wait_hook;
+
+/* Plug an observer in (main thread, in utc_init, before any task thread exists). */
+void utc__wait_hook_install(const utc__wait_hook_t *hook);
+
+/* Before a blocking wait. Pair every begin with one end on the same thread. */
+static inline void utc__wait_begin(utc__wait_kind_t kind, int obj, int tag, int peer,
+                                   const char *name)
+{
+    /* relaxed: set before any task thread exists (pthread_create orders it) */
+    if (atomic_load_explicit(&utc__wait_hook_on, memory_order_relaxed))
+        utc__wait_hook.begin(kind, obj, tag, peer, name);
+}
+
+/* After the wait. */
+static inline void utc__wait_end(void)
+{
+    /* relaxed: as in utc__wait_begin */
+    if (atomic_load_explicit(&utc__wait_hook_on, memory_order_relaxed))
+        utc__wait_hook.end();
+}
+
+/* Evaluate `call` (not void) between utc__wait_begin and utc__wait_end; yields its value. */
+#define UTC__WAIT_CALL(kind, obj, tag, peer, name, call)                                   \
+    __extension__({                                                                        \
+        utc__wait_begin(kind, obj, tag, peer, name);                                       \
+        __typeof__(call) utc__wait_rv_ = (call);                                           \
+        utc__wait_end();                                                                   \
+        utc__wait_rv_;                                                                     \
+    })
+
+#endif /* UTC_BASE_WAIT_HOOK_H */

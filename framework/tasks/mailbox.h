@@ -1,0 +1,25 @@
+/* The command queue of a task's threads on one rank (task layer, private). */
+#ifndef UTC_TASKS_MAILBOX_H
+#define UTC_TASKS_MAILBOX_H
+
+#include <stdint.h>
+
+#include <utc/status.h>
+
+typedef struct utc__mailbox utc__mailbox_t;
+typedef enum { UTC__CMD_INIT, UTC__CMD_RUN, UTC__CMD_EXIT } utc__cmd_kind_t;
+
+utc_status_t utc__mailbox_create(int nthreads, utc__mailbox_t **out);
+void utc__mailbox_destroy(utc__mailbox_t *mb);
+/* Before any command is posted: only `nthreads` threads will take commands. */
+void utc__mailbox_shrink(utc__mailbox_t *mb, int nthreads);
+/* Post a command (owner thread only). Blocks while the queue is full. Returns its number. */
+uint64_t utc__mailbox_post(utc__mailbox_t *mb, utc__cmd_kind_t kind, void *arg);
+/* Task thread: wait for command number `seq` (sleeps while there is none). */
+void utc__mailbox_take(utc__mailbox_t *mb, uint64_t seq, utc__cmd_kind_t *kind, void **arg);
+/* Task thread: report command `seq` done with status rc. */
+void utc__mailbox_done(utc__mailbox_t *mb, uint64_t seq, utc_status_t rc);
+/* Owner: wait until every posted command is done; returns and clears the first error. */
+utc_status_t utc__mailbox_wait_all(utc__mailbox_t *mb);
+
+#endif /* UTC_TASKS_MAILBOX_H */

@@ -1,0 +1,93 @@
+/*
+ * The task layer: task objects, their thread groups, the thread context, extensions that
+ * modules above attach to every task. Above the process context, observe and base.
+ */
+#ifndef UTC_TASKS_TASK_INTERNAL_H
+#define UTC_TASKS_TASK_INTERNAL_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include <utc/context.h>
+#include <utc/status.h>
+#include <utc/task.h>
+
+#include <uthash.h>
+
+#include "base/sync.h"
+
+/* Extensions: modules that attach state to every task (gshared window, GPU devices). */
+typedef struct utc__task_ext {
+    const char *name;
+    /* On every rank at utc_task_create, after the task communicator exists. */
+    utc_status_t (*create)(utc_task_t *task);
+    /* On every rank at utc_task_destroy (after the threads have exited), or after a
+     * failed create whose `create` had succeeded. */
+    void (*destroy)(utc_task_t *task);
+    /* In each task thread, once, before its first command. */
+    utc_status_t (*thread_start)(utc_ctx_t *ctx);
+    /* In each task thread, once, after fini. */
+    void (*thread_stop)(utc_ctx_t *ctx);
+} utc__task_ext_t;
+
+/* The extension slots; the runtime layer (runtime/runtime.c) plugs the modules in. */
+enum { UTC__EXT_GSHARED = 0, UTC__EXT_GPU = 1, UTC__EXT_COUNT = 2 };
+
+/* Plug a module's extension into `slot` (utc_init, before any task exists). A slot left
+ * empty does nothing. */
+void utc__task_ext_register(int slot, const utc__task_ext_t *ext);
+
+typedef struct utc__mailbox utc__mailbox_t;
+
+struct utc__task {
+    int id;                     /* equal on all ranks */
+    const utc_task_ops_t *ops;
+    utc_task_options_t opts;    /* copied; cpu_list and devices copied too */
+    int nthreads;               /* global thread count */
+    int *procs;                 /* procs[global id] = world rank */
+    int nlocal;                 /* threads on this rank */
+    int *local_gids;            /* local id -> global id */
+    int ngroup;                 /* ranks holding threads, in order of first appearance */
+    int *group_ranks;           /* group rank -> world rank */
+    int group_rank;             /* this rank in the group, -1 if not a member */
+    int entry_rank;             /* world rank of procs[0] */
+    MPI_Comm comm;              /* the task communicator; MPI_COMM_NULL if not a member */
+    void *ext[UTC__EXT_COUNT];  /* per-extension state */
+    /* thread group (only when nlocal > 0) */
+    struct utc__thread *threads;
+    utc__mailbox_t *mailbox;
+    utc__barrier_t barrier;     /* local barrier of the task's threads on this rank */
+    /* state of the "one thread does it" helper */
+    atomic_int single_rc;
+    /* start-up of the threads: each reports its binding and extensions' status */
+    atomic_uint started;
+    atomic_int start_rc;
+    pthread_mutex_t owner_lock; /* serializes init/run/wait/destroy calls on this rank */
+    bool initialized;           /* init has run (or there is no init) */
+    bool destroying;            /* utc_task_destroy has begun */
+    struct utc__task *destroy_next; /* utc_finalize's list of tasks left alive */
+    utc_task_t *self;           /* the rank instance (registry key) */
+    UT_hash_handle hh;          /* registry of live tasks, keyed by self */
+};
+
+struct utc__thread {
+    utc_ctx_t ctx;
+    pthread_t tid;
+    struct utc__task *task;
+    int bind_slot;         /* binding-cursor slot of this thread */
+    void *ext[UTC__EXT_COUNT];  /* per-extension, per-thread state */
+};
+
+/* Look up a live task; UTC_ERR_INVALID_HANDLE (with message) if it is not one. */
+utc_status_t utc__task_check(const utc_task_t *task, const char *fn);
+/* The calling thread's ctx if it is a thread of `task`, else NULL. */
+utc_ctx_t *utc__ctx_of(const utc_task_t *task);
+/* Check that ctx is the calling thread's own context. */
+utc_status_t utc__ctx_check(utc_ctx_t *ctx, const char *fn);
+
+/* utc_finalize: destroy every live task, newest first. */
+void utc__task_destroy_all(void);
+
+#endif /* UTC_TASKS_TASK_INTERNAL_H */

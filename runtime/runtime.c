@@ -1,0 +1,43 @@
+/*
+ * The runtime layer: utc_init and utc_finalize. The only file that knows every module; it
+ * starts them bottom up and stops them top down, so no module below calls up into
+ * another (doc/guide/architecture.md).
+ */
+#include <utc/context.h>
+
+#include "utc_internal.h"
+#include "observe/trace.h"
+#include "observe/watchdog.h"
+
+#include "conduits/conduits_module.h"
+#include "gpu/gpu_module.h"
+#include "gshared/gshared_module.h"
+
+utc_status_t utc_init(int *argc, char ***argv)
+{
+    utc_status_t rc = utc__context_start(argc, argv);
+    if (rc != UTC_OK)
+        return rc;
+    utc__task_ext_register(UTC__EXT_GSHARED, &utc__gshared_ext);
+    utc__task_ext_register(UTC__EXT_GPU, &utc__gpu_ext);
+    utc__prof_init(utc__world_comm()); /* UTC_TRACE, UTC_STATS: collective */
+    utc__wd_start(utc_rank());         /* UTC_WATCHDOG */
+    utc_log(UTC_LOG_DEBUG, "initialized: %d ranks, node-local rank %d", utc_nranks(),
+            utc__node_local_rank());
+    return UTC_OK;
+}
+
+utc_status_t utc_finalize(void)
+{
+    utc_status_t rc = utc__check_init("utc_finalize");
+    if (rc != UTC_OK)
+        return rc;
+    utc__conduits_finalize(); /* conduits use tasks: they go first */
+    utc__task_destroy_all();
+    utc__prof_finalize(utc__world_comm()); /* statistics and trace: collective */
+    /* every rank must be done with the runtime's communicators before they go */
+    MPI_Barrier(utc__world_comm());
+    utc__wd_stop();
+    utc__context_stop();
+    return UTC_OK;
+}
