@@ -17,149 +17,6 @@
 #include "observe/trace.h"
 #include "base/wait_hook.h"
 
-/* How long a blocked thread spins before it sleeps on a futex: covers a ping-pong round
- * trip through the ring (well under a microsecond) with a wide margin. */
-#define EVENT_SPIN_NS 50000
-
-/* ---- waiting on event words ---- */
-
-void utc__event_signal(atomic_uint *event, atomic_uint *sleepers)
-{
-    /* seq_cst increment, then seq_cst read of the sleeper count: the waker's half of the
-     * Dekker pair in utc__event_wait */
-    atomic_fetch_add(event, 1);
-    if (atomic_load(sleepers))
-        utc__futex_wake(event, INT_MAX);
-}
-
-bool utc__event_wait(atomic_uint *event, unsigned old, atomic_uint *sleepers, double deadline)
-{
-    if (deadline >= 0 && utc_wtime() >= deadline)
-        return atomic_load(event) != old;
-    if (utc__spin_while_eq(event, old, EVENT_SPIN_NS) != old)
-        return true;
-    /* seq_cst increment, then seq_cst re-read in the loop: with utc__event_signal, either
-     * we see its change or it sees us counted and wakes us */
-    atomic_fetch_add(sleepers, 1);
-    bool changed = true;
-    while (atomic_load(event) == old) {
-        if (deadline < 0) {
-            utc__futex_wait(event, old);
-            continue;
-        }
-        double left = deadline - utc_wtime();
-        if (left <= 0) {
-            changed = false;
-            break;
-        }
-        utc__futex_wait_timeout(event, old, left);
-    }
-    atomic_fetch_sub(sleepers, 1);
-    return changed;
-}
-
-void utc__poll_step(utc__poll_t *p)
-{
-    /* while spinning, read the clock every 16 steps only (a VM's clock costs ~50 ns); the
-     * first 16 steps (a message just about to arrive) read it not at all */
-    if (p->iter == 16) {
-        p->start = utc_wtime();
-        p->waited = 0;
-    } else if (p->iter > 16 && ((p->iter & 15) == 0 || p->waited >= 50e-6)) {
-        p->waited = utc_wtime() - p->start;
-    }
-    p->iter++;
-    if (p->waited < 50e-6) {
-        utc__cpu_relax();
-        return;
-    }
-    if (p->waited < 1e-3 || p->start + p->waited < p->busy_until) {
-        sched_yield();
-        return;
-    }
-    double s = p->waited / 16;
-    if (s > 1e-3)
-        s = 1e-3;
-    struct timespec ts = {0, (long)(s * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
-/* ---- owned buffers ---- */
-
-/*
- * A header in front of every buffer, and a registry of live buffers (sharded by address,
- * the hash handle kept in the header): utc__buf_size and utc_buf_free look a pointer up
- * instead of reading memory in front of it, so a foreign pointer is refused safely.
- */
-typedef struct buf_hdr {
-    void *key;  /* the data pointer: the registry key */
-    size_t size;
-    UT_hash_handle hh;
-} buf_hdr_t;
-
-#define BUF_HDR 128 /* keeps the data 64-byte aligned */
-static_assert(sizeof(buf_hdr_t) <= BUF_HDR, "buffer header fits its slot");
-
-#define BUF_SHARDS 16
-static struct {
-    pthread_mutex_t lock;
-    buf_hdr_t *set;
-} buf_reg[BUF_SHARDS] = {[0 ... BUF_SHARDS - 1] = {PTHREAD_MUTEX_INITIALIZER, NULL}};
-
-static unsigned buf_shard(const void *p)
-{
-    return (unsigned)((((uintptr_t)p >> 7) * 0x9e3779b97f4a7c15ull) >> 60) % BUF_SHARDS;
-}
-
-void *utc_buf_alloc(size_t size)
-{
-    void *p;
-    if (size > SIZE_MAX - BUF_HDR || posix_memalign(&p, 64, BUF_HDR + size))
-        return NULL;
-    buf_hdr_t *h = p;
-    h->key = (unsigned char *)p + BUF_HDR;
-    h->size = size;
-    unsigned k = buf_shard(h->key);
-    pthread_mutex_lock(&buf_reg[k].lock);
-    HASH_ADD_PTR(buf_reg[k].set, key, h);
-    pthread_mutex_unlock(&buf_reg[k].lock);
-    return h->key;
-}
-
-static buf_hdr_t *buf_find(const void *buf, bool remove)
-{
-    unsigned k = buf_shard(buf);
-    buf_hdr_t *h;
-    pthread_mutex_lock(&buf_reg[k].lock);
-    HASH_FIND_PTR(buf_reg[k].set, &buf, h);
-    if (h && remove)
-        HASH_DEL(buf_reg[k].set, h);
-    pthread_mutex_unlock(&buf_reg[k].lock);
-    return h;
-}
-
-void utc_buf_free(void *buf)
-{
-    if (!buf)
-        return;
-    buf_hdr_t *h = buf_find(buf, true);
-    if (!h) {
-        utc_log(UTC_LOG_ERROR, "utc_buf_free: %p is not a buffer from utc_buf_alloc (or was "
-                "freed already); ignored", buf);
-        return;
-    }
-    free(h);
-}
-
-bool utc__buf_size(const void *buf, size_t *size)
-{
-    buf_hdr_t *h = buf ? buf_find(buf, false) : NULL;
-    if (!h)
-        return false;
-    *size = h->size;
-    return true;
-}
-
 /* ---- registry of live conduits ---- */
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -325,9 +182,9 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
     }
     if (need_remote &&
         (rc = UTC__WAIT_CALL(UTC__WAIT_CONDUIT_SETUP, c->id, -1, -1, NULL,
-                           utc__mpi_transport_create(c, members, nmembers, &c->remote))) != UTC_OK)
+                           utc__mpi_transport_create(c->id, members, nmembers, &c->remote))) != UTC_OK)
         goto fail;
-    if (need_local && (rc = utc__shm_transport_create(c, &c->local)) != UTC_OK)
+    if (need_local && (rc = utc__shm_transport_create(c->id, &c->opts, &c->local)) != UTC_OK)
         goto fail;
     if ((c->local && !transport_ok(c->local)) || (c->remote && !transport_ok(c->remote))) {
         rc = utc__error(UTC_ERR_INTERNAL, "utc_conduit_create: a transport has an incomplete "

@@ -25,7 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../conduit_internal.h"
+#include <assert.h>
+
+#include "utc_internal.h"
+#include "service/buffer.h"
+#include "service/request.h"
+#include "service/transport.h"
+#include "service/wait.h"
 
 /* A message received before a read could take it (it was too large for that read). */
 typedef struct mpi_stash {
@@ -116,7 +122,7 @@ static bool take_probed(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, MPI_
             free(s);
             utc_buf_free(buf);
             utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte message (tag %d) "
-                    "that did not fit its reader is lost", t->base.conduit->id, n, r->tag);
+                    "that did not fit its reader is lost", t->base.conduit_id, n, r->tag);
             MPI_Mrecv(NULL, 0, MPI_BYTE, msg, MPI_STATUS_IGNORE);
             *st = UTC_ERR_NO_MEMORY;
         } else if ((err = MPI_Mrecv(buf, count, MPI_BYTE, msg, MPI_STATUS_IGNORE))) {
@@ -136,7 +142,7 @@ static bool take_probed(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, MPI_
     void *dst = r->rbuf;
     if (r->owned && !(dst = r->owned_buf = utc_buf_alloc(n))) {
         utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte message (tag %d) is lost",
-                t->base.conduit->id, n, r->tag);
+                t->base.conduit_id, n, r->tag);
         MPI_Mrecv(NULL, 0, MPI_BYTE, msg, MPI_STATUS_IGNORE);
         *st = UTC_ERR_NO_MEMORY;
         return true;
@@ -359,7 +365,7 @@ static const utc__transport_ops_t mpi_ops = {
     .destroy = mpi_destroy,
 };
 
-utc_status_t utc__mpi_transport_create(utc_conduit_t *c, const int *members, int nmembers,
+utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int nmembers,
                                        utc__transport_t **out)
 {
     MPI_Comm world = utc__world_comm(), comm = MPI_COMM_NULL;
@@ -410,7 +416,7 @@ utc_status_t utc__mpi_transport_create(utc_conduit_t *c, const int *members, int
     for (int i = 0; i < nmembers; i++)
         crank[members[i]] = i;
     t->base.ops = &mpi_ops;
-    t->base.conduit = c;
+    t->base.conduit_id = conduit_id;
     t->base.kind = UTC_CONDUIT_MPI;
     t->comm = comm;
     t->crank = crank;

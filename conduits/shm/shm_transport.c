@@ -34,7 +34,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../conduit_internal.h"
+#include <assert.h>
+#include <stdalign.h>
+
+#include "utc_internal.h"
+#include "service/buffer.h"
+#include "service/request.h"
+#include "service/transport.h"
+#include "service/wait.h"
 
 typedef struct shm_slot {
     atomic_size_t seq;
@@ -661,7 +668,8 @@ static const utc__transport_ops_t shm_ops = {
     .destroy = shm_destroy,
 };
 
-utc_status_t utc__shm_transport_create(utc_conduit_t *c, utc__transport_t **out)
+utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options_t *opts,
+                                       utc__transport_t **out)
 {
     size_t size = (sizeof(shm_transport_t) + 63) & ~(size_t)63;
     shm_transport_t *t = aligned_alloc(64, size);
@@ -669,13 +677,13 @@ utc_status_t utc__shm_transport_create(utc_conduit_t *c, utc__transport_t **out)
         return utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: no memory for the rings");
     memset(t, 0, size);
     t->base.ops = &shm_ops;
-    t->base.conduit = c;
+    t->base.conduit_id = conduit_id;
     t->base.kind = UTC_CONDUIT_INPROC;
-    size_t nslots = c->opts.ring_slots;
+    size_t nslots = opts->ring_slots;
     int i;
     for (i = 0; i < 2; i++) {
         shm_dir_t *d = &t->dir[i];
-        d->inline_max = c->opts.inline_max;
+        d->inline_max = opts->inline_max;
         d->stride = (SLOT_HDR + d->inline_max + 63) & ~(size_t)63;
         d->mask = nslots - 1;
         if (!(d->slots = aligned_alloc(64, d->stride * nslots)))
@@ -703,5 +711,5 @@ fail:
     free(t);
     return utc__error(UTC_ERR_NO_MEMORY,
                       "utc_conduit_create: no memory for two rings of %zu slots of %zu bytes",
-                      nslots, c->opts.inline_max);
+                      nslots, opts->inline_max);
 }

@@ -1,0 +1,84 @@
+/*
+ * Conduit service: requests. One request is one operation (a send or a receive) of a
+ * conduit; conduit.c makes and finishes them, the transports (shm/, mpi/) move them from
+ * PENDING to DONE. Knows no conduit and no transport internals.
+ */
+#ifndef UTC_CONDUITS_REQUEST_H
+#define UTC_CONDUITS_REQUEST_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <utc/conduit.h>
+
+typedef struct utc__transport utc__transport_t;
+
+/* Direction of a message: 0 from the source task to the destination task, 1 back. */
+enum { UTC__DIR_FWD = 0, UTC__DIR_BACK = 1 };
+
+typedef enum { UTC__OP_SEND = 1, UTC__OP_RECV = 2 } utc__op_t;
+
+/* Request states. Only PENDING -> MATCHED -> DONE or PENDING -> DONE. */
+enum { UTC__REQ_PENDING = 0, UTC__REQ_MATCHED = 1, UTC__REQ_DONE = 2 };
+
+#define UTC__REQ_MAGIC 0x43524551u /* "CREQ" */
+
+/* What an in-process message is, as a ring slot or a queued message describes it. */
+typedef enum {
+    UTC__MSG_INLINE = 1, /* the bytes are in the slot (or in the queued message) */
+    UTC__MSG_LARGE = 2,  /* `ptr` is the writer's buffer; the writer waits for the copy */
+    UTC__MSG_OWNED = 3   /* `ptr` is a utc_buf_alloc buffer handed over with the message */
+} utc__msg_kind_t;
+
+typedef struct utc__msg_desc {
+    utc__msg_kind_t kind;
+    size_t size;
+    const void *ptr;       /* LARGE, OWNED */
+    utc_request_t *wreq;   /* LARGE: the writer's request, completed after the copy */
+} utc__msg_desc_t;
+
+/* One operation. Blocking calls keep it on their stack; iwrite/iread allocate it. */
+struct utc_request {
+    uint32_t magic;
+    utc__op_t op;
+    bool owned;            /* send: sbuf is handed over; recv: wants a buffer of its own */
+    bool heap;             /* from iwrite/iread: freed when test/wait reports completion */
+    int dir;               /* direction of the message (UTC__DIR_*) */
+    int tag;
+    int peer;              /* world rank of the other end */
+    utc__transport_t *tp;
+    utc_conduit_t *conduit;
+    const void *sbuf;      /* send */
+    void *rbuf;            /* recv */
+    size_t size;           /* send: message size; recv: capacity */
+    size_t received;       /* recv: the message's size (also set on UTC_ERR_TRUNCATE) */
+    void *owned_buf;       /* owned recv: the buffer given to the reader */
+    utc_status_t status;   /* valid once state is DONE */
+    int mpi_err;           /* MPI error code behind a UTC_ERR_MPI status */
+    /* release (DONE/MATCHED) pairs with the owner's acquire load: what the completer wrote
+     * into the request and the receive buffer is visible once the owner sees the state */
+    atomic_uint state;
+    utc_request_t *next;   /* link in a transport's queue (owned by the transport) */
+    utc__msg_desc_t m;     /* in-process: a message matched to this read, copied by its owner */
+    bool posted;           /* in-process read: in its tag's queue (else it polls the ring) */
+    MPI_Request mpi_req;   /* MPI: the send, or the matched receive */
+    bool mpi_matched;      /* MPI receive: probed and MPI_Imrecv started */
+};
+
+/* Mark `req` DONE with `status`; release: publishes the request's results to its owner. */
+static inline void utc__req_finish(utc_request_t *req, utc_status_t status)
+{
+    req->status = status;
+    atomic_store_explicit(&req->state, UTC__REQ_DONE, memory_order_release);
+}
+
+static inline unsigned utc__req_state(utc_request_t *req)
+{
+    /* acquire: pairs with the release in utc__req_finish / the MATCHED store */
+    return atomic_load_explicit(&req->state, memory_order_acquire);
+}
+
+#endif /* UTC_CONDUITS_REQUEST_H */

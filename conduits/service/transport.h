@@ -1,0 +1,54 @@
+/*
+ * Conduit service: the transport interface that the in-process (shm/) and MPI (mpi/)
+ * transports implement and conduit.c drives. A transport knows requests, waiting and
+ * what its creator tells it; it never calls back into the conduit object.
+ */
+#ifndef UTC_CONDUITS_TRANSPORT_H
+#define UTC_CONDUITS_TRANSPORT_H
+
+#include <stdbool.h>
+
+#include <utc/conduit.h>
+
+#include "service/request.h"
+
+/*
+ * A transport: the in-process rings or MPI. Ops tables are static const and checked once
+ * at conduit creation (utc__transport_check).
+ */
+typedef struct utc__transport_ops {
+    const char *name;
+    /* Start `req` (send or receive). Never blocks for long. UTC_OK: the request is in
+     * flight or already complete (state DONE with its status); an error: not started. */
+    utc_status_t (*start)(utc__transport_t *tp, utc_request_t *req);
+    /* Make progress without blocking; true once the request is DONE. */
+    bool (*progress)(utc__transport_t *tp, utc_request_t *req);
+    /* Block (sleeping after a short spin) until the request is DONE or `timeout_s`
+     * passes (< 0: no limit). True when DONE. */
+    bool (*wait)(utc__transport_t *tp, utc_request_t *req, double timeout_s);
+    /* Withdraw a receive that has no message yet. True if withdrawn; false if a message
+     * was matched to it meanwhile (then it will complete: wait for it). */
+    bool (*cancel)(utc__transport_t *tp, utc_request_t *req);
+    /* Free the transport (at conduit destroy): drops queued messages. */
+    void (*destroy)(utc__transport_t *tp);
+} utc__transport_ops_t;
+
+/* Root object of a transport: derived ones put it first, named base. */
+struct utc__transport {
+    const utc__transport_ops_t *ops;
+    int conduit_id;        /* for messages */
+    utc_conduit_transport_t kind;
+};
+
+/* ---- transports ---- */
+
+/* In-process rings (conduits/shm/). On the rank that holds both ends. */
+utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options_t *opts,
+                                       utc__transport_t **out);
+
+/* MPI (conduits/mpi/). Collective over all ranks: `members` lists the world ranks that
+ * take part (ascending); *out is NULL on the others. */
+utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int nmembers,
+                                       utc__transport_t **out);
+
+#endif /* UTC_CONDUITS_TRANSPORT_H */
