@@ -1,7 +1,8 @@
 /*
- * Helpers shared by the conduit suites: a task type that runs a job function, placement
- * of task pairs by rank count, deterministic message contents, and thread-safe checks
- * (CUnit is not thread-safe: task threads count failures, the main thread asserts).
+ * Helpers shared by the conduit suites (conduit_test_util.c): a task type that runs a job
+ * function, placement of task pairs by rank count, a pair of tasks joined by a conduit,
+ * deterministic message contents, and thread-safe checks (CUnit is not thread-safe: task
+ * threads count failures, the main thread asserts).
  */
 #ifndef UTC_CONDUIT_TEST_UTIL_H
 #define UTC_CONDUIT_TEST_UTIL_H
@@ -28,22 +29,11 @@ typedef struct ct_task {
     utc_task_t base;
 } ct_task_t;
 
-static inline int ct_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
-{
-    (void)self;
-    ct_job_t *job = arg;
-    return job->fn(ctx, job->data);
-}
-
-__attribute__((unused)) static const utc_task_ops_t ct_ops_a = {
-    .name = "task-a", .size = sizeof(ct_task_t), .run = ct_run};
-__attribute__((unused)) static const utc_task_ops_t ct_ops_b = {
-    .name = "task-b", .size = sizeof(ct_task_t), .run = ct_run};
-__attribute__((unused)) static const utc_task_ops_t ct_ops_c = {
-    .name = "task-c", .size = sizeof(ct_task_t), .run = ct_run};
+/* Three task types that run a ct_job_t: "task-a", "task-b", "task-c". */
+extern const utc_task_ops_t ct_ops_a, ct_ops_b, ct_ops_c;
 
 /* Failures seen by task threads; the main thread asserts it stays 0. */
-static atomic_int ct_failures;
+extern atomic_int ct_failures;
 
 #define CT_CHECK(cond, ...)                                                               \
     do {                                                                                  \
@@ -75,98 +65,73 @@ static atomic_int ct_failures;
     } while (0)
 
 /* Reset the failure count at the start of a test case; assert it at the end. */
-static inline void ct_begin(void) { atomic_store(&ct_failures, 0); }
+void ct_begin(void);
 #define CT_END() CU_ASSERT_EQUAL(atomic_load(&ct_failures), 0)
 
 /* A task with the given proc list. */
-static inline utc_task_t *ct_task_procs(const utc_task_ops_t *ops, const int *procs, int n)
-{
-    utc_task_t *t = NULL;
-    utc_status_t rc = utc_task_create(ops, procs, n, NULL, &t);
-    if (rc != UTC_OK)
-        utc_test_report_(__FILE__, __LINE__, "utc_task_create", rc);
-    CU_ASSERT_FATAL(rc == UTC_OK);
-    return t;
-}
+utc_task_t *ct_task_procs(const utc_task_ops_t *ops, const int *procs, int n);
 
-/* A task with n threads, all on `rank`. */
-static inline utc_task_t *ct_task(const utc_task_ops_t *ops, int rank, int n)
-{
-    int procs[64];
-    for (int i = 0; i < n && i < 64; i++)
-        procs[i] = rank;
-    return ct_task_procs(ops, procs, n);
-}
+/* A task with n threads (at most 64), all on `rank`. */
+utc_task_t *ct_task(const utc_task_ops_t *ops, int rank, int n);
 
 /* Two ranks for a pair of tasks that should be on different ranks: 0 and 0 with one
  * rank, 0 and 1 with two, 1 and 2 with three (so rank 0 also holds a bystander). */
-static inline void ct_pair_ranks(int *a, int *b)
-{
-    int n = utc_test_nranks();
-    *a = n >= 3 ? 1 : 0;
-    *b = n >= 3 ? 2 : n - 1;
-}
+void ct_pair_ranks(int *a, int *b);
+
+/* ct_pair_ranks for a case that needs two ranks: false, with a note in the test's output,
+ * when there is only one. */
+bool ct_remote_ranks(int *a, int *b);
 
 /* Run one job on each of two tasks at once (collective) and wait for both. */
-static inline void ct_run2(utc_task_t *a, ct_fn_t fa, void *da, utc_task_t *b, ct_fn_t fb,
-                           void *db)
-{
-    ct_job_t ja = {fa, da}, jb = {fb, db};
-    UTC_ASSERT_OK(utc_task_run(a, &ja));
-    UTC_ASSERT_OK(utc_task_run(b, &jb));
-    UTC_ASSERT_OK(utc_task_wait(a));
-    UTC_ASSERT_OK(utc_task_wait(b));
-    /* ranks that hold neither task wait here, asleep, rather than in the next MPI
-     * collective, where Open MPI would spin on a core the busy ranks need */
-    UTC_ASSERT_OK(utc_barrier());
-}
+void ct_run2(utc_task_t *a, ct_fn_t fa, void *da, utc_task_t *b, ct_fn_t fb, void *db);
 
 /* Run one job on one task (collective) and wait. */
-static inline void ct_run1(utc_task_t *a, ct_fn_t fa, void *da)
-{
-    ct_job_t ja = {fa, da};
-    UTC_ASSERT_OK(utc_task_run(a, &ja));
-    UTC_ASSERT_OK(utc_task_wait(a));
-    UTC_ASSERT_OK(utc_barrier());
-}
+void ct_run1(utc_task_t *a, ct_fn_t fa, void *da);
 
-static inline uint64_t ct_mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
+/* A job that does nothing, for the end of a pair that has no part in a case. */
+int ct_idle(utc_ctx_t *ctx, void *data);
+
+/* ---- a pair of tasks joined by one conduit ---- */
+
+typedef struct ct_pair {
+    utc_task_t *a; /* "task-a", the conduit's source */
+    utc_task_t *b; /* "task-b", its destination */
+    utc_conduit_t *c;
+} ct_pair_t;
+
+/* Tasks of na threads on rank ra and nb threads on rank rb, and a conduit from the first
+ * to the second with opts (NULL: defaults). Collective. */
+ct_pair_t ct_pair_open(int ra, int na, int rb, int nb, const utc_conduit_options_t *opts);
+
+/* The same with the tasks' proc lists given. Collective. */
+ct_pair_t ct_pair_open_procs(const int *pa, int na, const int *pb, int nb,
+                             const utc_conduit_options_t *opts);
+
+/* Destroy the conduit, then both tasks. Collective. */
+void ct_pair_close(ct_pair_t *p);
+
+/* ct_run2 on the pair with the conduit as both jobs' data. Collective. */
+void ct_pair_run(const ct_pair_t *p, ct_fn_t fa, ct_fn_t fb);
+
+/* A case run once per placement of its two tasks. */
+typedef void (*ct_place_fn_t)(int ra, int rb, void *arg);
+
+/* Call fn(0, 0, arg) (both tasks in-process on rank 0), then fn with the ranks of
+ * ct_pair_ranks (between ranks when there are two or more). With one rank the second
+ * call is in-process again, unless `distinct`, which leaves it out. Collective. */
+void ct_each_placement(bool distinct, ct_place_fn_t fn, void *arg);
+
+/* For each placement (both calls, `distinct` false): open a pair with na and nb threads
+ * and default options, ct_pair_run it with fa and fb, close it. Collective. */
+void ct_each_placement_run(int na, ct_fn_t fa, int nb, ct_fn_t fb);
+
+/* ---- message contents ---- */
+
+/* A 64-bit mix of x (splitmix64's finalizer). */
+uint64_t ct_mix(uint64_t x);
 
 /* Fill / check n bytes with contents that depend on seed and position. */
-static inline void ct_fill(void *buf, size_t n, uint64_t seed)
-{
-    unsigned char *p = buf;
-    size_t words = n / 8;
-    uint64_t s = ct_mix(seed);
-    for (size_t i = 0; i < words; i++) {
-        uint64_t w = s + i * 0x9e3779b97f4a7c15ull;
-        w ^= w >> 29;
-        memcpy(p + 8 * i, &w, 8);
-    }
-    uint64_t t = ct_mix(s ^ n);
-    memcpy(p + 8 * words, &t, n - 8 * words);
-}
-
-static inline bool ct_verify(const void *buf, size_t n, uint64_t seed)
-{
-    const unsigned char *p = buf;
-    size_t words = n / 8;
-    uint64_t s = ct_mix(seed);
-    for (size_t i = 0; i < words; i++) {
-        uint64_t w = s + i * 0x9e3779b97f4a7c15ull, v;
-        w ^= w >> 29;
-        memcpy(&v, p + 8 * i, 8);
-        if (v != w)
-            return false;
-    }
-    uint64_t t = ct_mix(s ^ n);
-    return memcmp(p + 8 * words, &t, n - 8 * words) == 0;
-}
+void ct_fill(void *buf, size_t n, uint64_t seed);
+bool ct_verify(const void *buf, size_t n, uint64_t seed);
 
 #endif /* UTC_CONDUIT_TEST_UTIL_H */

@@ -158,76 +158,55 @@ static int mix_r(utc_ctx_t *ctx, void *d)
     return 0;
 }
 
-static void pair(int ra, int rb, const utc_conduit_options_t *o, utc_conduit_t **cp,
-                 utc_task_t **ap, utc_task_t **bp)
+/* A pair of one-thread tasks, a conduit with opts, fa and fb run with it as their data. */
+typedef struct {
+    const utc_conduit_options_t *opts;
+    ct_fn_t fa, fb;
+} case_t;
+
+static void run_case(int ra, int rb, void *arg)
 {
-    *ap = ct_task(&ct_ops_a, ra, 1);
-    *bp = ct_task(&ct_ops_b, rb, 1);
-    UTC_ASSERT_OK(utc_conduit_create(*ap, *bp, o, cp));
+    const case_t *k = arg;
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 1, k->opts);
+    ct_pair_run(&p, k->fa, k->fb);
+    ct_pair_close(&p);
 }
 
-static void unpair(utc_conduit_t *c, utc_task_t *a, utc_task_t *b)
-{
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
-}
-
-static void both_placements(void (*fn)(int ra, int rb))
+/* In-process, then between ranks where there are several. */
+static void both_placements(case_t k)
 {
     ct_begin();
-    int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    fn(0, 0);
-    if (ra != rb)
-        fn(ra, rb);
+    ct_each_placement(true, run_case, &k);
     CT_END();
 }
 
-static void order_case(int ra, int rb)
+static void big_case(int ra, int rb, void *arg)
 {
-    utc_conduit_t *c;
-    utc_task_t *a, *b;
-    pair(ra, rb, NULL, &c, &a, &b);
-    ct_run2(a, order_w, c, b, order_r, c);
-    unpair(c, a, b);
+    (void)arg;
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 1, NULL);
+    big_t ka = {p.c, malloc(BIG), malloc(BIG)}, kb = {p.c, malloc(BIG), malloc(BIG)};
+    ct_run2(p.a, big_a, &ka, p.b, big_b, &kb);
+    free(ka.out), free(ka.in), free(kb.out), free(kb.in);
+    ct_pair_close(&p);
 }
 
-static void many_case(int ra, int rb)
+static void test_order(void) { both_placements((case_t){NULL, order_w, order_r}); }
+
+static void test_many_in_flight(void)
 {
     utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
     o.ring_slots = 4;
-    utc_conduit_t *c;
-    utc_task_t *a, *b;
-    pair(ra, rb, &o, &c, &a, &b);
-    ct_run2(a, many_w, c, b, many_r, c);
-    unpair(c, a, b);
+    both_placements((case_t){&o, many_w, many_r});
 }
 
-static void big_case(int ra, int rb)
+static void test_big_both_ways(void)
 {
-    utc_conduit_t *c;
-    utc_task_t *a, *b;
-    pair(ra, rb, NULL, &c, &a, &b);
-    big_t ka = {c, malloc(BIG), malloc(BIG)}, kb = {c, malloc(BIG), malloc(BIG)};
-    ct_run2(a, big_a, &ka, b, big_b, &kb);
-    free(ka.out), free(ka.in), free(kb.out), free(kb.in);
-    unpair(c, a, b);
+    ct_begin();
+    ct_each_placement(true, big_case, NULL);
+    CT_END();
 }
 
-static void mix_case(int ra, int rb)
-{
-    utc_conduit_t *c;
-    utc_task_t *a, *b;
-    pair(ra, rb, NULL, &c, &a, &b);
-    ct_run2(a, mix_w, c, b, mix_r, c);
-    unpair(c, a, b);
-}
-
-static void test_order(void) { both_placements(order_case); }
-static void test_many_in_flight(void) { both_placements(many_case); }
-static void test_big_both_ways(void) { both_placements(big_case); }
-static void test_truncate_and_mix(void) { both_placements(mix_case); }
+static void test_truncate_and_mix(void) { both_placements((case_t){NULL, mix_w, mix_r}); }
 
 static void test_bad_requests(void)
 {

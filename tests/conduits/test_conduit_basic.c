@@ -59,17 +59,13 @@ static void round_trip(int ra, int rb, int threads, const utc_conduit_options_t 
                        utc_conduit_transport_t expect)
 {
     ct_begin();
-    utc_task_t *a = ct_task(&ct_ops_a, ra, threads), *b = ct_task(&ct_ops_b, rb, threads);
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, opts, &c));
-    CU_ASSERT_EQUAL(utc_conduit_transport(c), expect);
-    rt_t da = {c, malloc(MAXSZ), 10}, db = {c, malloc(MAXSZ), 10};
-    ct_run2(a, rt_a, &da, b, rt_b, &db);
+    ct_pair_t p = ct_pair_open(ra, threads, rb, threads, opts);
+    CU_ASSERT_EQUAL(utc_conduit_transport(p.c), expect);
+    rt_t da = {p.c, malloc(MAXSZ), 10}, db = {p.c, malloc(MAXSZ), 10};
+    ct_run2(p.a, rt_a, &da, p.b, rt_b, &db);
     free(da.buf);
     free(db.buf);
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    ct_pair_close(&p);
     CT_END();
 }
 
@@ -160,22 +156,19 @@ static int coll_r(utc_ctx_t *ctx, void *d)
     return 0;
 }
 
+static void all_threads_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    ct_pair_t p = ct_pair_open(ra, 4, rb, 3, NULL);
+    coll_t ka = {.c = p.c}, kb = {.c = p.c};
+    ct_run2(p.a, coll_w, &ka, p.b, coll_r, &kb);
+    ct_pair_close(&p);
+}
+
 static void test_all_threads_same_result(void)
 {
     ct_begin();
-    int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    for (int round = 0; round < 2; round++) {
-        utc_task_t *a = ct_task(&ct_ops_a, round ? ra : 0, 4);
-        utc_task_t *b = ct_task(&ct_ops_b, round ? rb : 0, 3);
-        utc_conduit_t *c;
-        UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-        coll_t ka = {.c = c}, kb = {.c = c};
-        ct_run2(a, coll_w, &ka, b, coll_r, &kb);
-        UTC_ASSERT_OK(utc_conduit_destroy(c));
-        UTC_ASSERT_OK(utc_task_destroy(a));
-        UTC_ASSERT_OK(utc_task_destroy(b));
-    }
+    ct_each_placement(false, all_threads_at, NULL);
     CT_END();
 }
 
@@ -213,13 +206,9 @@ static void test_by_thread(void)
     ct_begin();
     int ra, rb;
     ct_pair_ranks(&ra, &rb);
-    utc_task_t *a = ct_task(&ct_ops_a, ra, 3), *b = ct_task(&ct_ops_b, rb, 3);
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-    ct_run2(a, by_w, c, b, by_r, c);
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    ct_pair_t p = ct_pair_open(ra, 3, rb, 3, NULL);
+    ct_pair_run(&p, by_w, by_r);
+    ct_pair_close(&p);
     CT_END();
 }
 
@@ -270,24 +259,21 @@ static int dir_b(utc_ctx_t *ctx, void *d)
     return 0;
 }
 
+static void directions_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    ct_pair_t p = ct_pair_open(ra, 2, rb, 2, NULL);
+    dir_t ka = {p.c, malloc(BIG)}, kb = {p.c, malloc(BIG)};
+    ct_run2(p.a, dir_a, &ka, p.b, dir_b, &kb);
+    free(ka.big);
+    free(kb.big);
+    ct_pair_close(&p);
+}
+
 static void test_directions_independent(void)
 {
     ct_begin();
-    int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    for (int round = 0; round < 2; round++) {
-        utc_task_t *a = ct_task(&ct_ops_a, round ? ra : 0, 2);
-        utc_task_t *b = ct_task(&ct_ops_b, round ? rb : 0, 2);
-        utc_conduit_t *c;
-        UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-        dir_t ka = {c, malloc(BIG)}, kb = {c, malloc(BIG)};
-        ct_run2(a, dir_a, &ka, b, dir_b, &kb);
-        free(ka.big);
-        free(kb.big);
-        UTC_ASSERT_OK(utc_conduit_destroy(c));
-        UTC_ASSERT_OK(utc_task_destroy(a));
-        UTC_ASSERT_OK(utc_task_destroy(b));
-    }
+    ct_each_placement(false, directions_at, NULL);
     CT_END();
 }
 
@@ -335,22 +321,19 @@ static int to_r(utc_ctx_t *ctx, void *d)
     return 0;
 }
 
+static void read_timeout_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 2, NULL);
+    to_t k = {p.c, 0};
+    ct_run2(p.a, to_w, p.c, p.b, to_r, &k);
+    ct_pair_close(&p);
+}
+
 static void test_read_timeout(void)
 {
     ct_begin();
-    int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    for (int round = 0; round < 2; round++) {
-        utc_task_t *a = ct_task(&ct_ops_a, round ? ra : 0, 1);
-        utc_task_t *b = ct_task(&ct_ops_b, round ? rb : 0, 2);
-        utc_conduit_t *c;
-        UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-        to_t k = {c, 0};
-        ct_run2(a, to_w, c, b, to_r, &k);
-        UTC_ASSERT_OK(utc_conduit_destroy(c));
-        UTC_ASSERT_OK(utc_task_destroy(a));
-        UTC_ASSERT_OK(utc_task_destroy(b));
-    }
+    ct_each_placement(false, read_timeout_at, NULL);
     CT_END();
 }
 
@@ -389,13 +372,9 @@ static void test_full_ring(void)
     ct_begin();
     utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
     o.ring_slots = 4;
-    utc_task_t *a = ct_task(&ct_ops_a, 0, 1), *b = ct_task(&ct_ops_b, 0, 1);
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, &o, &c));
-    ct_run2(a, full_w, c, b, full_r, c);
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    ct_pair_t p = ct_pair_open(0, 1, 0, 1, &o);
+    ct_pair_run(&p, full_w, full_r);
+    ct_pair_close(&p);
     CT_END();
 }
 

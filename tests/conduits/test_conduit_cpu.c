@@ -76,43 +76,38 @@ static int timed_out_reader(utc_ctx_t *ctx, void *d)
     return 0;
 }
 
-static int nothing(utc_ctx_t *ctx, void *d)
-{
-    (void)ctx, (void)d;
-    return 0;
-}
+/* One case: the peer's job, the blocked end's job and threads, what they show. */
+typedef struct {
+    ct_fn_t peer_fn, blocked_fn;
+    const char *what;
+    int blocked_threads;
+} idle_case_t;
 
-static void check_idle(int ra, int rb, ct_fn_t peer_fn, ct_fn_t blocked_fn, const char *what,
-                       int blocked_threads)
+static void check_idle(int ra, int rb, void *arg)
 {
+    const idle_case_t *k = arg;
     ct_begin();
-    utc_task_t *p = ct_task(&ct_ops_a, ra, 1), *b = ct_task(&ct_ops_b, rb, blocked_threads);
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(p, b, NULL, &c));
-    cpu_t kp = {c, malloc(BIG), 0, 0}, kb = {c, malloc(BIG), 0, 0};
-    ct_run2(p, peer_fn, &kp, b, blocked_fn, &kb);
-    if (utc_task_is_local(b) == 1) {
-        printf("\n    %s (%s, %d thread(s)): %.4f s CPU over %.3f s (%.2f%% of a core)", what,
-               ra == rb ? "in-process" : "MPI", blocked_threads, kb.cpu, kb.wall,
+    ct_pair_t p = ct_pair_open(ra, 1, rb, k->blocked_threads, NULL);
+    cpu_t kp = {p.c, malloc(BIG), 0, 0}, kb = {p.c, malloc(BIG), 0, 0};
+    ct_run2(p.a, k->peer_fn, &kp, p.b, k->blocked_fn, &kb);
+    if (utc_task_is_local(p.b) == 1) {
+        printf("\n    %s (%s, %d thread(s)): %.4f s CPU over %.3f s (%.2f%% of a core)",
+               k->what, ra == rb ? "in-process" : "MPI", k->blocked_threads, kb.cpu, kb.wall,
                100 * kb.cpu / kb.wall);
         CU_ASSERT(kb.wall > 0.9);
         CU_ASSERT(kb.cpu < 0.05 * kb.wall);
     }
     free(kp.buf);
     free(kb.buf);
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(p));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    ct_pair_close(&p);
     CT_END();
 }
 
+/* In-process, then between ranks where there are several. */
 static void both(ct_fn_t peer_fn, ct_fn_t blocked_fn, const char *what, int threads)
 {
-    int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    check_idle(0, 0, peer_fn, blocked_fn, what, threads);
-    if (ra != rb)
-        check_idle(ra, rb, peer_fn, blocked_fn, what, threads);
+    idle_case_t k = {peer_fn, blocked_fn, what, threads};
+    ct_each_placement(true, check_idle, &k);
 }
 
 static void test_blocked_reader(void) { both(late_writer, blocked_reader, "reader blocked 1 s", 1); }
@@ -126,7 +121,7 @@ static void test_blocked_writer(void)
 }
 static void test_timed_out_read(void)
 {
-    both(nothing, timed_out_reader, "read timing out after 1 s", 1);
+    both(ct_idle, timed_out_reader, "read timing out after 1 s", 1);
 }
 
 int main(int argc, char **argv)

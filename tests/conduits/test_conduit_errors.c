@@ -61,18 +61,7 @@ static int trunc_r(utc_ctx_t *ctx, void *d)
 static void test_truncate(void)
 {
     ct_begin();
-    int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    for (int round = 0; round < 2; round++) {
-        utc_task_t *a = ct_task(&ct_ops_a, round ? ra : 0, 1);
-        utc_task_t *b = ct_task(&ct_ops_b, round ? rb : 0, 2);
-        utc_conduit_t *c;
-        UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-        ct_run2(a, trunc_w, c, b, trunc_r, c);
-        UTC_ASSERT_OK(utc_conduit_destroy(c));
-        UTC_ASSERT_OK(utc_task_destroy(a));
-        UTC_ASSERT_OK(utc_task_destroy(b));
-    }
+    ct_each_placement_run(1, trunc_w, 2, trunc_r);
     CT_END();
 }
 
@@ -132,40 +121,33 @@ static int outsider(utc_ctx_t *ctx, void *d)
     return 0;
 }
 
+static void bad_arguments_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    ct_pair_t p = ct_pair_open(ra, 2, rb, 1, NULL);
+    utc_task_t *x = ct_task(&ct_ops_c, rb, 1);
+    ct_pair_run(&p, bad_args, empty_r);
+    ct_run1(x, outsider, p.c);
+    UTC_ASSERT_OK(utc_task_destroy(x));
+    ct_pair_close(&p);
+}
+
 static void test_bad_arguments(void)
 {
     ct_begin();
-    int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    for (int round = 0; round < 2; round++) {
-        utc_task_t *a = ct_task(&ct_ops_a, round ? ra : 0, 2);
-        utc_task_t *b = ct_task(&ct_ops_b, round ? rb : 0, 1);
-        utc_task_t *x = ct_task(&ct_ops_c, round ? rb : 0, 1);
-        utc_conduit_t *c;
-        UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-        ct_run2(a, bad_args, c, b, empty_r, c);
-        ct_run1(x, outsider, c);
-        UTC_ASSERT_OK(utc_conduit_destroy(c));
-        UTC_ASSERT_OK(utc_task_destroy(x));
-        UTC_ASSERT_OK(utc_task_destroy(a));
-        UTC_ASSERT_OK(utc_task_destroy(b));
-    }
+    ct_each_placement(false, bad_arguments_at, NULL);
     CT_END();
 }
 
 /* the main thread is not a task thread */
 static void test_not_a_task_thread(void)
 {
-    utc_task_t *a = ct_task(&ct_ops_a, 0, 1), *b = ct_task(&ct_ops_b, 0, 1);
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
+    ct_pair_t p = ct_pair_open(0, 1, 0, 1, NULL);
     int v = 0;
-    CU_ASSERT_EQUAL(utc_conduit_write(c, &v, sizeof v, 0), UTC_ERR_NOT_MEMBER);
+    CU_ASSERT_EQUAL(utc_conduit_write(p.c, &v, sizeof v, 0), UTC_ERR_NOT_MEMBER);
     CU_ASSERT(has("not a thread of task 'task-a' or 'task-b'"));
-    CU_ASSERT_EQUAL(utc_conduit_read(c, &v, sizeof v, 0, NULL), UTC_ERR_NOT_MEMBER);
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    CU_ASSERT_EQUAL(utc_conduit_read(p.c, &v, sizeof v, 0, NULL), UTC_ERR_NOT_MEMBER);
+    ct_pair_close(&p);
 }
 
 /* ---- use after destroy ---- */
@@ -191,26 +173,20 @@ static int use_once(utc_ctx_t *ctx, void *d)
     return 0;
 }
 
-static int idle(utc_ctx_t *ctx, void *d)
-{
-    (void)ctx, (void)d;
-    return 0;
-}
-
 static void test_use_after_destroy(void)
 {
     ct_begin();
     utc_task_t *a = ct_task(&ct_ops_a, 0, 1), *b = ct_task(&ct_ops_b, 0, 1);
     utc_conduit_t *c;
     UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-    ct_run2(a, use_once, c, b, idle, NULL);
+    ct_run2(a, use_once, c, b, ct_idle, NULL);
     UTC_ASSERT_OK(utc_conduit_destroy(c));
     CU_ASSERT_EQUAL(utc_conduit_destroy(c), UTC_ERR_INVALID_HANDLE);
     CU_ASSERT(has("not a live conduit"));
     CU_ASSERT(utc_conduit_id(c) == UTC_ERR_INVALID_HANDLE);
     CU_ASSERT_EQUAL(utc_conduit_transport(c), UTC_CONDUIT_NONE);
     CU_ASSERT_EQUAL(utc_conduit_destroy(NULL), UTC_ERR_INVALID_ARG);
-    ct_run2(a, after_destroy, c, b, idle, NULL);
+    ct_run2(a, after_destroy, c, b, ct_idle, NULL);
     UTC_ASSERT_OK(utc_task_destroy(a));
     UTC_ASSERT_OK(utc_task_destroy(b));
     CT_END();
@@ -281,13 +257,9 @@ static void test_single_entry_non_entry_rank(void)
     }
     ct_begin();
     int pa[2] = {0, 1}, pb[2] = {n - 1, 0};
-    utc_task_t *a = ct_task_procs(&ct_ops_a, pa, 2), *b = ct_task_procs(&ct_ops_b, pb, 2);
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-    ct_run2(a, non_entry, c, b, entry_reader, c);
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    ct_pair_t p = ct_pair_open_procs(pa, 2, pb, 2, NULL);
+    ct_pair_run(&p, non_entry, entry_reader);
+    ct_pair_close(&p);
     CT_END();
 }
 

@@ -52,15 +52,11 @@ static int se_b(utc_ctx_t *ctx, void *d)
 static void single_entry(const int *pa, int na, const int *pb, int nb,
                          utc_conduit_transport_t want)
 {
-    utc_task_t *a = ct_task_procs(&ct_ops_a, pa, na), *b = ct_task_procs(&ct_ops_b, pb, nb);
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-    CU_ASSERT_EQUAL(utc_conduit_transport(c), want);
-    md_t ka = {c, 0, 0, true}, kb = {c, 0, 0, false};
-    ct_run2(a, se_a, &ka, b, se_b, &kb);
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    ct_pair_t p = ct_pair_open_procs(pa, na, pb, nb, NULL);
+    CU_ASSERT_EQUAL(utc_conduit_transport(p.c), want);
+    md_t ka = {p.c, 0, 0, true}, kb = {p.c, 0, 0, false};
+    ct_run2(p.a, se_a, &ka, p.b, se_b, &kb);
+    ct_pair_close(&p);
 }
 
 static void test_single_entry(void)
@@ -122,6 +118,18 @@ static int fr_b(utc_ctx_t *ctx, void *d)
     return 0;
 }
 
+/* A free-mode conduit between tasks with the given procs; fn runs on both ends. */
+static void free_mode(const int *pa, const int *pb, int n, ct_fn_t fa, ct_fn_t fb)
+{
+    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
+    o.mode = UTC_CONDUIT_FREE;
+    ct_pair_t p = ct_pair_open_procs(pa, n, pb, n, &o);
+    int nranks = utc_test_nranks();
+    md_t ka = {p.c, nranks, 0, true}, kb = {p.c, nranks, 0, false};
+    ct_run2(p.a, fa, &ka, p.b, fb, &kb);
+    ct_pair_close(&p);
+}
+
 static void test_free_mode(void)
 {
     ct_begin();
@@ -131,16 +139,7 @@ static void test_free_mode(void)
         pa[r] = r;          /* entry rank 0 */
         pb[r] = n - 1 - r;  /* entry rank n-1 */
     }
-    utc_task_t *a = ct_task_procs(&ct_ops_a, pa, n), *b = ct_task_procs(&ct_ops_b, pb, n);
-    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
-    o.mode = UTC_CONDUIT_FREE;
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, &o, &c));
-    md_t ka = {c, n, 0, true}, kb = {c, n, 0, false};
-    ct_run2(a, fr_a, &ka, b, fr_b, &kb);
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    free_mode(pa, pb, n, fr_a, fr_b);
     CT_END();
 }
 
@@ -175,16 +174,7 @@ static void test_free_mode_threads(void)
     }
     if (n == 1)
         pb[0] = pb[1] = 0;
-    utc_task_t *a = ct_task_procs(&ct_ops_a, pa, 2 * n), *b = ct_task_procs(&ct_ops_b, pb, 2 * n);
-    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
-    o.mode = UTC_CONDUIT_FREE;
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, &o, &c));
-    md_t ka = {c, n, 0, true}, kb = {c, n, 0, false};
-    ct_run2(a, fs_run, &ka, b, fs_run, &kb);
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    free_mode(pa, pb, 2 * n, fs_run, fs_run);
     CT_END();
 }
 

@@ -116,23 +116,24 @@ static int trio_r(utc_ctx_t *ctx, void *d)
     return 0;
 }
 
+static void parallel_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    utc_task_t *a = ct_task(&ct_ops_a, ra, NC), *b = ct_task(&ct_ops_b, rb, NC);
+    trio_t k;
+    for (int i = 0; i < NC; i++)
+        UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &k.c[i]));
+    ct_run2(a, trio_w, &k, b, trio_r, &k);
+    for (int i = 0; i < NC; i++)
+        UTC_ASSERT_OK(utc_conduit_destroy(k.c[i]));
+    UTC_ASSERT_OK(utc_task_destroy(a));
+    UTC_ASSERT_OK(utc_task_destroy(b));
+}
+
 static void test_parallel_conduits(void)
 {
     ct_begin();
-    int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    for (int round = 0; round < 2; round++) {
-        utc_task_t *a = ct_task(&ct_ops_a, round ? ra : 0, NC);
-        utc_task_t *b = ct_task(&ct_ops_b, round ? rb : 0, NC);
-        trio_t k;
-        for (int i = 0; i < NC; i++)
-            UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &k.c[i]));
-        ct_run2(a, trio_w, &k, b, trio_r, &k);
-        for (int i = 0; i < NC; i++)
-            UTC_ASSERT_OK(utc_conduit_destroy(k.c[i]));
-        UTC_ASSERT_OK(utc_task_destroy(a));
-        UTC_ASSERT_OK(utc_task_destroy(b));
-    }
+    ct_each_placement(false, parallel_at, NULL);
     CT_END();
 }
 

@@ -61,42 +61,31 @@ static int pass_b(utc_ctx_t *ctx, void *d)
 static void test_inproc_pointer_crosses(void)
 {
     ct_begin();
-    utc_task_t *a = ct_task(&ct_ops_a, 0, 1), *b = ct_task(&ct_ops_b, 0, 1);
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-    own_t k = {.c = c};
+    ct_pair_t p = ct_pair_open(0, 1, 0, 1, NULL);
+    own_t k = {.c = p.c};
     atomic_init(&k.got, NULL);
-    ct_run2(a, pass_a, &k, b, pass_b, &k);
+    ct_run2(p.a, pass_a, &k, p.b, pass_b, &k);
     if (utc_test_rank() == 0) {
         CU_ASSERT_PTR_EQUAL(atomic_load(&k.got), k.sent); /* the pointer itself crossed */
         printf("\n    64 MiB owned pass in-process: %.2f us", k.secs * 1e6);
         /* a copy of 64 MiB takes milliseconds; a handed-over pointer microseconds */
         CU_ASSERT(k.secs < 1e-3);
     }
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    ct_pair_close(&p);
     CT_END();
 }
 
 static void test_remote_owned(void)
 {
     int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    if (ra == rb) {
-        printf("\n    one rank: nothing between ranks to test");
+    if (!ct_remote_ranks(&ra, &rb))
         return;
-    }
     ct_begin();
-    utc_task_t *a = ct_task(&ct_ops_a, ra, 1), *b = ct_task(&ct_ops_b, rb, 2);
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-    own_t k = {.c = c};
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 2, NULL);
+    own_t k = {.c = p.c};
     atomic_init(&k.got, NULL);
-    ct_run2(a, pass_a, &k, b, pass_b, &k); /* contents checked after 40 crossings */
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    ct_run2(p.a, pass_a, &k, p.b, pass_b, &k); /* contents checked after 40 crossings */
+    ct_pair_close(&p);
     CT_END();
 }
 
@@ -146,18 +135,7 @@ static int mix_r(utc_ctx_t *ctx, void *d)
 static void test_mixed_forms(void)
 {
     ct_begin();
-    int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    for (int round = 0; round < 2; round++) {
-        utc_task_t *a = ct_task(&ct_ops_a, round ? ra : 0, 1);
-        utc_task_t *b = ct_task(&ct_ops_b, round ? rb : 0, 1);
-        utc_conduit_t *c;
-        UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-        ct_run2(a, mix_w, c, b, mix_r, c);
-        UTC_ASSERT_OK(utc_conduit_destroy(c));
-        UTC_ASSERT_OK(utc_task_destroy(a));
-        UTC_ASSERT_OK(utc_task_destroy(b));
-    }
+    ct_each_placement_run(1, mix_w, 1, mix_r);
     CT_END();
 }
 
@@ -182,12 +160,6 @@ static int misuse(utc_ctx_t *ctx, void *d)
     return 0;
 }
 
-static int idle(utc_ctx_t *ctx, void *d)
-{
-    (void)ctx, (void)d;
-    return 0;
-}
-
 static void test_misuse(void)
 {
     ct_begin();
@@ -196,13 +168,9 @@ static void test_misuse(void)
     CU_ASSERT_EQUAL((uintptr_t)z % 64, 0);
     utc_buf_free(z);
     utc_buf_free(NULL);
-    utc_task_t *a = ct_task(&ct_ops_a, 0, 1), *b = ct_task(&ct_ops_b, 0, 1);
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-    ct_run2(a, misuse, c, b, idle, NULL);
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    ct_pair_t p = ct_pair_open(0, 1, 0, 1, NULL);
+    ct_pair_run(&p, misuse, ct_idle);
+    ct_pair_close(&p);
     CT_END();
 }
 

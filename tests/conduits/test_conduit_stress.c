@@ -107,10 +107,9 @@ static int stress_run(utc_ctx_t *ctx, void *d)
 static void stress(int ra, int rb, const char *what)
 {
     ct_begin();
-    utc_task_t *a = ct_task(&ct_ops_a, ra, 2 * STREAMS), *b = ct_task(&ct_ops_b, rb, 2 * STREAMS);
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-    stress_t sa = {.c = c, .end = 0}, sb = {.c = c, .end = 1};
+    ct_pair_t p = ct_pair_open(ra, 2 * STREAMS, rb, 2 * STREAMS, NULL);
+    utc_task_t *a = p.a, *b = p.b;
+    stress_t sa = {.c = p.c, .end = 0}, sb = {.c = p.c, .end = 1};
     stress_t *all[2] = {&sa, &sb};
     for (int e = 0; e < 2; e++) {
         for (int i = 0; i < STREAMS; i++) {
@@ -136,9 +135,7 @@ static void stress(int ra, int rb, const char *what)
         }
         free(all[e]->shared);
     }
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    ct_pair_close(&p);
     CT_END();
 }
 
@@ -147,11 +144,8 @@ static void test_stress_inproc(void) { stress(0, 0, "in-process"); }
 static void test_stress_remote(void)
 {
     int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    if (ra == rb) {
-        printf("\n    one rank: nothing between ranks to test");
+    if (!ct_remote_ranks(&ra, &rb))
         return;
-    }
     stress(ra, rb, "MPI");
 }
 

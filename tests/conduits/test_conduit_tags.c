@@ -70,16 +70,12 @@ static int big_r(utc_ctx_t *ctx, void *d)
 
 static void run_pair(int ra, int rb, int na, int nb, ct_fn_t fw, ct_fn_t fr)
 {
-    utc_task_t *a = ct_task(&ct_ops_a, ra, na), *b = ct_task(&ct_ops_b, rb, nb);
-    utc_conduit_t *c;
-    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-    tg_t ka = {c, malloc(BIG)}, kb = {c, malloc(BIG)};
-    ct_run2(a, fw, &ka, b, fr, &kb);
+    ct_pair_t p = ct_pair_open(ra, na, rb, nb, NULL);
+    tg_t ka = {p.c, malloc(BIG)}, kb = {p.c, malloc(BIG)};
+    ct_run2(p.a, fw, &ka, p.b, fr, &kb);
     free(ka.big);
     free(kb.big);
-    UTC_ASSERT_OK(utc_conduit_destroy(c));
-    UTC_ASSERT_OK(utc_task_destroy(a));
-    UTC_ASSERT_OK(utc_task_destroy(b));
+    ct_pair_close(&p);
 }
 
 static void test_independent_inproc(void)
@@ -161,18 +157,7 @@ static int many_r(utc_ctx_t *ctx, void *d)
 static void test_many_tags(void)
 {
     ct_begin();
-    int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    for (int round = 0; round < 2; round++) {
-        utc_task_t *a = ct_task(&ct_ops_a, round ? ra : 0, 1);
-        utc_task_t *b = ct_task(&ct_ops_b, round ? rb : 0, 1);
-        utc_conduit_t *c;
-        UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-        ct_run2(a, many_w, c, b, many_r, c);
-        UTC_ASSERT_OK(utc_conduit_destroy(c));
-        UTC_ASSERT_OK(utc_task_destroy(a));
-        UTC_ASSERT_OK(utc_task_destroy(b));
-    }
+    ct_each_placement_run(1, many_w, 1, many_r);
     CT_END();
 }
 
@@ -221,18 +206,7 @@ static int conc_r(utc_ctx_t *ctx, void *d)
 static void test_concurrent_readers(void)
 {
     ct_begin();
-    int ra, rb;
-    ct_pair_ranks(&ra, &rb);
-    for (int round = 0; round < 2; round++) {
-        utc_task_t *a = ct_task(&ct_ops_a, round ? ra : 0, 1);
-        utc_task_t *b = ct_task(&ct_ops_b, round ? rb : 0, NR);
-        utc_conduit_t *c;
-        UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
-        ct_run2(a, conc_w, c, b, conc_r, c);
-        UTC_ASSERT_OK(utc_conduit_destroy(c));
-        UTC_ASSERT_OK(utc_task_destroy(a));
-        UTC_ASSERT_OK(utc_task_destroy(b));
-    }
+    ct_each_placement_run(1, conc_w, NR, conc_r);
     CT_END();
 }
 
