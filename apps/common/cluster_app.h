@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h> /* free, for CAPP_APP_MAIN */
 
 #include <utc/utc.h>
 
@@ -103,6 +104,41 @@ typedef struct capp_app {
 
 /* Whole program: parse, start MPI/UTC, run, verify, report. Returns the exit status. */
 int capp_main(int argc, char **argv, const capp_app_t *app);
+
+/* run[CAPP_GPU] of an app: fn in builds with CUDA (CAPP_WITH_CUDA), NULL otherwise. */
+#ifdef CAPP_WITH_CUDA
+#define CAPP_GPU_RUN(fn) fn
+#else
+#define CAPP_GPU_RUN(fn) NULL
+#endif
+
+/*
+ * An app's table and its main(), from the names it defines with prefix p:
+ *   p_params      its capp_param_t array (nparams is the array's length)
+ *   p_check_cfg   capp_app_t.check       p_bytes, p_describe, p_verify: the same fields
+ *   p_seq, p_mpi, p_utc, p_gpu           the implementations (p_gpu only with CUDA)
+ * The results (capp_result_t.out) are freed with free().
+ */
+#define CAPP_APP_MAIN(p, app_name, app_summary, app_details)                             \
+    _Static_assert(sizeof p##_params / sizeof p##_params[0] <= CAPP_MAX_PARAMS,           \
+                   "more parameters than CAPP_MAX_PARAMS");                              \
+    static const capp_app_t p##_app = {                                                  \
+        .name = app_name,                                                                \
+        .summary = app_summary,                                                          \
+        .details = app_details,                                                          \
+        .params = p##_params,                                                            \
+        .nparams = (int)(sizeof p##_params / sizeof p##_params[0]),                      \
+        .check = p##_check_cfg,                                                          \
+        .bytes = p##_bytes,                                                              \
+        .describe = p##_describe,                                                        \
+        .run = {p##_seq, p##_mpi, p##_utc, CAPP_GPU_RUN(p##_gpu)},                       \
+        .verify = p##_verify,                                                            \
+        .free_out = free,                                                                \
+    };                                                                                   \
+    int main(int argc, char **argv)                                                      \
+    {                                                                                    \
+        return capp_main(argc, argv, &p##_app);                                          \
+    }
 
 /* ---- helpers for the implementations ---- */
 

@@ -1,7 +1,6 @@
-/* heat: the app's table for the cluster-app driver. */
+/* heat: what the cluster-app driver needs to know of it (CAPP_APP_MAIN). */
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "heat.h"
 
@@ -13,7 +12,7 @@ static const capp_param_t heat_params[] = {
     [HEAT_P_STEPS] = {"steps", "time steps T", false, {100, 2000, 200, 100}, 0, 1 << 30},
 };
 
-static int heat_check(const capp_cfg_t *cfg, char *msg, size_t len)
+static int heat_check_cfg(const capp_cfg_t *cfg, char *msg, size_t len)
 {
     heat_dims_t d = heat_dims(cfg);
     if (d.rows - 2 < cfg->nranks) {
@@ -43,36 +42,14 @@ static void heat_describe(const capp_cfg_t *cfg, char *buf, size_t len)
              (long long)d.steps);
 }
 
-static const capp_app_t heat_app = {
-    .name = "heat",
-    .summary = "2D heat conduction, explicit 5-point stencil, fixed boundary, T steps (float)",
-    .details =
-        "u' = u + 0.2 * ((up + down) + (left + right) - 4u) on the interior; the edges stay\n"
-        "fixed (top row 1, others 0); the interior starts uniform in [0,1) from the seed.\n"
-        "Sizes: S 128x128, M 512x512, L 2Kx2K (tables A.5-A.7), XL 92160x4096 (table A.3's\n"
-        "4096*92160, rows split over the nodes). Interior rows are split over ranks (each\n"
-        "rank needs one) and threads. mpi scatters row blocks, swaps halo rows with\n"
-        "MPI_Sendrecv each step and gathers; utc puts row blocks and, each step, the edge\n"
-        "rows into the neighbours' global shared data (double-buffered, one barrier per\n"
-        "step), and rank 0 reads the result back one-sidedly. --verify asks for equality\n"
-        "with seq and checks the maximum principle.",
-    .params = heat_params,
-    .nparams = 3,
-    .check = heat_check,
-    .bytes = heat_bytes,
-    .describe = heat_describe,
-    .run = {heat_seq, heat_mpi, heat_utc,
-#ifdef CAPP_WITH_CUDA
-            heat_gpu
-#else
-            NULL
-#endif
-    },
-    .verify = heat_verify,
-    .free_out = free,
-};
-
-int main(int argc, char **argv)
-{
-    return capp_main(argc, argv, &heat_app);
-}
+CAPP_APP_MAIN(
+    heat, "heat", "2D heat conduction, explicit 5-point stencil, fixed boundary, T steps (float)",
+    "u' = u + 0.2 * ((up + down) + (left + right) - 4u) on the interior; the edges stay\n"
+    "fixed (top row 1, others 0); the interior starts uniform in [0,1) from the seed.\n"
+    "Sizes: S 128x128, M 512x512, L 2Kx2K (tables A.5-A.7), XL 92160x4096 (table A.3's\n"
+    "4096*92160, rows split over the nodes). Interior rows are split over ranks (each\n"
+    "rank needs one) and threads. mpi scatters row blocks, swaps halo rows with\n"
+    "MPI_Sendrecv each step and gathers; utc puts row blocks and, each step, the edge\n"
+    "rows into the neighbours' global shared data (double-buffered, one barrier per\n"
+    "step), and rank 0 reads the result back one-sidedly. --verify asks for equality\n"
+    "with seq and checks the maximum principle.")

@@ -1,7 +1,6 @@
-/* kmeans: the app's table for the cluster-app driver. */
+/* kmeans: what the cluster-app driver needs to know of it (CAPP_APP_MAIN). */
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "kmeans.h"
 
@@ -14,7 +13,7 @@ static const capp_param_t km_params[] = {
                     {100, 50, 50, 50}, 1, 1 << 20},
 };
 
-static int km_check(const capp_cfg_t *cfg, char *msg, size_t len)
+static int km_check_cfg(const capp_cfg_t *cfg, char *msg, size_t len)
 {
     km_dims_t d = km_dims(cfg);
     if (d.k > d.n) {
@@ -43,43 +42,16 @@ static void km_describe(const capp_cfg_t *cfg, char *buf, size_t len)
              (long long)d.n, d.f, d.k, (long long)d.iters);
 }
 
-static void km_free(void *out)
-{
-    free(out);
-}
-
-static const capp_app_t km_app = {
-    .name = "kmeans",
-    .summary = "k-means clustering, Lloyd's algorithm on float features",
-    .details =
-        "Sizes: S 8K, M 128K, L 2M points of 16 features (tables A.5-A.7), XL 6144000 points\n"
-        "(table A.3); 16 clusters (the dissertation does not say: a choice). The points are\n"
-        "16 blobs from the seed, on a grid of 2^-16 in [0,256); the first centroids are points\n"
-        "i*n/k. Steps run until no point changes cluster, or --iters steps. Centroid sums are\n"
-        "exact 64-bit integers in units of 2^-16, so the result does not depend on the order\n"
-        "of summation: --verify asks for equal step count, assignment checksum and bit-equal\n"
-        "centroids against seq and, when converged, checks that each centroid is the mean of\n"
-        "its points and each point is nearest its own centroid. mpi scatters the points and\n"
-        "all-reduces each step's sums; utc puts the points into global shared data and\n"
-        "all-reduces with a task collective, the threads of a rank first adding their sums\n"
-        "into one rank buffer atomically.",
-    .params = km_params,
-    .nparams = 4,
-    .check = km_check,
-    .bytes = km_bytes,
-    .describe = km_describe,
-    .run = {km_seq, km_mpi, km_utc,
-#ifdef CAPP_WITH_CUDA
-            km_gpu
-#else
-            NULL
-#endif
-    },
-    .verify = km_verify,
-    .free_out = km_free,
-};
-
-int main(int argc, char **argv)
-{
-    return capp_main(argc, argv, &km_app);
-}
+CAPP_APP_MAIN(
+    km, "kmeans", "k-means clustering, Lloyd's algorithm on float features",
+    "Sizes: S 8K, M 128K, L 2M points of 16 features (tables A.5-A.7), XL 6144000 points\n"
+    "(table A.3); 16 clusters (the dissertation does not say: a choice). The points are\n"
+    "16 blobs from the seed, on a grid of 2^-16 in [0,256); the first centroids are points\n"
+    "i*n/k. Steps run until no point changes cluster, or --iters steps. Centroid sums are\n"
+    "exact 64-bit integers in units of 2^-16, so the result does not depend on the order\n"
+    "of summation: --verify asks for equal step count, assignment checksum and bit-equal\n"
+    "centroids against seq and, when converged, checks that each centroid is the mean of\n"
+    "its points and each point is nearest its own centroid. mpi scatters the points and\n"
+    "all-reduces each step's sums; utc puts the points into global shared data and\n"
+    "all-reduces with a task collective, the threads of a rank first adding their sums\n"
+    "into one rank buffer atomically.")

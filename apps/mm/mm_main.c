@@ -1,7 +1,6 @@
-/* mm: the app's table for the cluster-app driver. */
+/* mm: what the cluster-app driver needs to know of it (CAPP_APP_MAIN). */
 #include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "mm.h"
 
@@ -11,7 +10,7 @@ static const capp_param_t mm_params[] = {
     [MM_P_N] = {"n", "columns of B and C", true, {256, 1024, 4096, 7680}, 1, 1 << 20},
 };
 
-static int mm_check(const capp_cfg_t *cfg, char *msg, size_t len)
+static int mm_check_cfg(const capp_cfg_t *cfg, char *msg, size_t len)
 {
     mm_dims_t d = mm_dims(cfg);
     /* MPI counts are ints: every matrix must have at most INT_MAX elements. */
@@ -37,33 +36,11 @@ static void mm_describe(const capp_cfg_t *cfg, char *buf, size_t len)
              (long long)d.k, (long long)d.n);
 }
 
-static const capp_app_t mm_app = {
-    .name = "mm",
-    .summary = "matrix multiply C = A x B in float (A m x k, B k x n)",
-    .details =
-        "Sizes: S 256x256 * 256x256, M 1K x 1K, L 4K x 4K (tables A.5-A.7), XL 7680x8192 *\n"
-        "8192x7680 (table A.3). A and B are uniform in [-1,1) from the seed. Rows of C are\n"
-        "split over ranks and threads; mpi scatters A, broadcasts B and gathers C; utc puts\n"
-        "A's rows into each rank's global shared data, broadcasts B with a task collective and\n"
-        "rank 0 reads C's rows back with one-sided loads. Every element is summed in the same\n"
-        "order, so --verify asks for equality with seq (plus spot checks by dot products).",
-    .params = mm_params,
-    .nparams = 3,
-    .check = mm_check,
-    .bytes = mm_bytes,
-    .describe = mm_describe,
-    .run = {mm_seq, mm_mpi, mm_utc,
-#ifdef CAPP_WITH_CUDA
-            mm_gpu
-#else
-            NULL
-#endif
-    },
-    .verify = mm_verify,
-    .free_out = free,
-};
-
-int main(int argc, char **argv)
-{
-    return capp_main(argc, argv, &mm_app);
-}
+CAPP_APP_MAIN(
+    mm, "mm", "matrix multiply C = A x B in float (A m x k, B k x n)",
+    "Sizes: S 256x256 * 256x256, M 1K x 1K, L 4K x 4K (tables A.5-A.7), XL 7680x8192 *\n"
+    "8192x7680 (table A.3). A and B are uniform in [-1,1) from the seed. Rows of C are\n"
+    "split over ranks and threads; mpi scatters A, broadcasts B and gathers C; utc puts\n"
+    "A's rows into each rank's global shared data, broadcasts B with a task collective and\n"
+    "rank 0 reads C's rows back with one-sided loads. Every element is summed in the same\n"
+    "order, so --verify asks for equality with seq (plus spot checks by dot products).")
