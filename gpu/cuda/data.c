@@ -124,24 +124,32 @@ static cudaError_t prefetch(const utc_gpu_data_t *d, bool to_device, cudaStream_
 #endif
 }
 
-/* Queue the transfer that makes one copy current from the other. Does not wait. */
-static utc_status_t transfer(utc_gpu_data_t *d, utc__gpu_thread_t *self, bool to_device,
-                             const char *fn)
+/*
+ * Queue a copy of the buffer's bytes on the caller's stream, towards the device copy when
+ * to_device: from or to `user` (the caller's memory), or with user NULL between the
+ * buffer's own copies (for unified memory, a prefetch). Does not wait.
+ */
+static utc_status_t queue_copy(utc_gpu_data_t *d, utc__gpu_thread_t *self, bool to_device,
+                               void *user, const char *fn)
 {
     utc_status_t rc = order_on_stream(d, self, fn);
     if (rc != UTC_OK)
         return rc;
     cudaError_t err = cudaSuccess;
     const char *call = "cudaMemcpyAsync";
-    if (d->kind == UTC_MEM_UNIFIED) {
+    if (!user && d->kind == UTC_MEM_UNIFIED) {
         /* Without prefetch support the pages migrate on demand when touched. */
         call = "cudaMemPrefetchAsync";
         if (d->prefetch)
             err = prefetch(d, to_device, self->stream);
-    } else if (to_device) {
-        err = cudaMemcpyAsync(d->dev, d->host, d->bytes, cudaMemcpyHostToDevice, self->stream);
     } else {
-        err = cudaMemcpyAsync(d->host, d->dev, d->bytes, cudaMemcpyDeviceToHost, self->stream);
+        void *host = user ? user : d->host;
+        /* Unified memory is one managed allocation: let CUDA see where the pointers live. */
+        enum cudaMemcpyKind kind = d->kind == UTC_MEM_UNIFIED ? cudaMemcpyDefault
+                                   : to_device               ? cudaMemcpyHostToDevice
+                                                             : cudaMemcpyDeviceToHost;
+        err = to_device ? cudaMemcpyAsync(d->dev, host, d->bytes, kind, self->stream)
+                        : cudaMemcpyAsync(host, d->dev, d->bytes, kind, self->stream);
     }
     if (err != cudaSuccess)
         return utc__gpu_error(err, fn, call);
@@ -386,46 +394,6 @@ utc_status_t utc_gpu_data_reset_stats(utc_gpu_data_t *d)
 
 /* ---- moving data ---- */
 
-utc_status_t utc_gpu_data_put_host(utc_gpu_data_t *d, const void *src)
-{
-    static const char fn[] = "utc_gpu_data_put_host";
-    utc__gpu_thread_t *self = NULL;
-    utc_status_t rc = enter(d, fn, &self);
-    if (rc != UTC_OK)
-        return rc;
-    if (!src)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: src is NULL", fn);
-    if ((rc = host_access(d, self, fn)) != UTC_OK)
-        return rc;
-    if (src != d->host)
-        memmove(d->host, src, d->bytes);
-    d->current = COPY_HOST;
-    return UTC_OK;
-}
-
-utc_status_t utc_gpu_data_put_device(utc_gpu_data_t *d, const void *src)
-{
-    static const char fn[] = "utc_gpu_data_put_device";
-    utc__gpu_thread_t *self = NULL;
-    utc_status_t rc = enter(d, fn, &self);
-    if (rc != UTC_OK)
-        return rc;
-    if (!src)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: src is NULL", fn);
-    if ((rc = order_on_stream(d, self, fn)) != UTC_OK)
-        return rc;
-    /* Unified memory is one managed allocation: let CUDA see where the pointers live. */
-    enum cudaMemcpyKind kind = d->kind == UTC_MEM_UNIFIED ? cudaMemcpyDefault : cudaMemcpyHostToDevice;
-    cudaError_t err = cudaMemcpyAsync(d->dev, src, d->bytes, kind, self->stream);
-    if (err != cudaSuccess)
-        return utc__gpu_error(err, fn, "cudaMemcpyAsync");
-    count(d, true, d->bytes);
-    if ((rc = queued(d, self, fn)) != UTC_OK || (rc = wait_pending(d, fn)) != UTC_OK)
-        return rc;
-    d->current = COPY_DEVICE;
-    return UTC_OK;
-}
-
 utc_status_t utc_gpu_data_sync_device(utc_gpu_data_t *d)
 {
     static const char fn[] = "utc_gpu_data_sync_device";
@@ -433,7 +401,7 @@ utc_status_t utc_gpu_data_sync_device(utc_gpu_data_t *d)
     utc_status_t rc = enter(d, fn, &self);
     if (rc != UTC_OK || (d->current & COPY_DEVICE))
         return rc;
-    if ((rc = transfer(d, self, true, fn)) != UTC_OK)
+    if ((rc = queue_copy(d, self, true, NULL, fn)) != UTC_OK)
         return rc;
     d->current |= COPY_DEVICE;
     return UTC_OK;
@@ -443,7 +411,7 @@ utc_status_t utc_gpu_data_sync_device(utc_gpu_data_t *d)
 static utc_status_t sync_host(utc_gpu_data_t *d, utc__gpu_thread_t *self, const char *fn)
 {
     if (!(d->current & COPY_HOST)) {
-        utc_status_t rc = transfer(d, self, false, fn);
+        utc_status_t rc = queue_copy(d, self, false, NULL, fn);
         if (rc != UTC_OK)
             return rc;
         d->current |= COPY_HOST;
@@ -459,49 +427,62 @@ utc_status_t utc_gpu_data_sync_host(utc_gpu_data_t *d)
     return rc != UTC_OK ? rc : sync_host(d, self, fn);
 }
 
-utc_status_t utc_gpu_data_fetch_host(utc_gpu_data_t *d, void *dst)
+enum { PUT, FETCH };
+
+/*
+ * The one path of the put and fetch calls: copy all the buffer's bytes from the caller's
+ * `user` memory into the buffer (PUT), or from the buffer to it (FETCH). `copy` is the
+ * buffer's copy a put writes (and makes the only current one), or the one a fetch reads
+ * (the host copy whenever it holds the data, as no transfer is needed then). Blocks until
+ * the copy is done.
+ */
+static utc_status_t copy_user(utc_gpu_data_t *d, int way, unsigned copy, void *user,
+                              const char *fn)
 {
-    static const char fn[] = "utc_gpu_data_fetch_host";
     utc__gpu_thread_t *self = NULL;
     utc_status_t rc = enter(d, fn, &self);
     if (rc != UTC_OK)
         return rc;
-    if (!dst)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: dst is NULL", fn);
-    if ((rc = sync_host(d, self, fn)) != UTC_OK)
-        return rc;
-    if (dst != d->host)
-        memmove(dst, d->host, d->bytes);
+    if (!user)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: %s is NULL", fn, way == PUT ? "src" : "dst");
+    if (way == FETCH && (d->current & COPY_HOST))
+        copy = COPY_HOST;
+    if (copy == COPY_DEVICE) {
+        if ((rc = queue_copy(d, self, way == PUT, user, fn)) != UTC_OK ||
+            (rc = wait_pending(d, fn)) != UTC_OK)
+            return rc;
+    } else {
+        /* A put overwrites the host copy; a fetch needs it current. */
+        rc = way == PUT ? host_access(d, self, fn) : sync_host(d, self, fn);
+        if (rc != UTC_OK)
+            return rc;
+        if (user != d->host)
+            memmove(way == PUT ? d->host : user, way == PUT ? user : d->host, d->bytes);
+    }
+    if (way == PUT)
+        d->current = copy;
     return UTC_OK;
+}
+
+/* The puts only read src: the cast lets them share copy_user with the fetches. */
+utc_status_t utc_gpu_data_put_host(utc_gpu_data_t *d, const void *src)
+{
+    return copy_user(d, PUT, COPY_HOST, (void *)src, "utc_gpu_data_put_host");
+}
+
+utc_status_t utc_gpu_data_put_device(utc_gpu_data_t *d, const void *src)
+{
+    return copy_user(d, PUT, COPY_DEVICE, (void *)src, "utc_gpu_data_put_device");
+}
+
+utc_status_t utc_gpu_data_fetch_host(utc_gpu_data_t *d, void *dst)
+{
+    return copy_user(d, FETCH, COPY_HOST, dst, "utc_gpu_data_fetch_host");
 }
 
 utc_status_t utc_gpu_data_fetch_device(utc_gpu_data_t *d, void *dst)
 {
-    static const char fn[] = "utc_gpu_data_fetch_device";
-    utc__gpu_thread_t *self = NULL;
-    utc_status_t rc = enter(d, fn, &self);
-    if (rc != UTC_OK)
-        return rc;
-    if (!dst)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: dst is NULL", fn);
-    if (d->current & COPY_HOST) {
-        /* The host copy holds the data too: no transfer needed. */
-        if ((rc = host_access(d, self, fn)) != UTC_OK)
-            return rc;
-        if (dst != d->host)
-            memmove(dst, d->host, d->bytes);
-        return UTC_OK;
-    }
-    if ((rc = order_on_stream(d, self, fn)) != UTC_OK)
-        return rc;
-    enum cudaMemcpyKind kind = d->kind == UTC_MEM_UNIFIED ? cudaMemcpyDefault : cudaMemcpyDeviceToHost;
-    cudaError_t err = cudaMemcpyAsync(dst, d->dev, d->bytes, kind, self->stream);
-    if (err != cudaSuccess)
-        return utc__gpu_error(err, fn, "cudaMemcpyAsync");
-    count(d, false, d->bytes);
-    if ((rc = queued(d, self, fn)) != UTC_OK)
-        return rc;
-    return wait_pending(d, fn);
+    return copy_user(d, FETCH, COPY_DEVICE, dst, "utc_gpu_data_fetch_device");
 }
 
 utc_status_t utc_gpu_data_mark_host(utc_gpu_data_t *d)
