@@ -12,14 +12,9 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "host_device.h"
 #include "render.h"
 #include "scene.h"
-
-#ifdef __CUDACC__
-#define RYR_HD __host__ __device__
-#else
-#define RYR_HD
-#endif
 
 static inline RYR_HD double ryr__dot(ryr_vec3_t a, ryr_vec3_t b)
 {

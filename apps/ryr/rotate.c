@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "rotate_rules.h"
+
 /* A size within this of an integer counts as that integer, so that rounding noise in
  * cos and sin does not add a pixel to the bounding box. */
 #define SIZE_SLACK 1e-6
@@ -43,84 +45,22 @@ int ryr_rotation_init(ryr_rotation_t *rot, int w, int h, double angle_deg, ryr_e
     return 0;
 }
 
-/* Exact quarter turns: out(x, y) = src(sx, sy). Counter-clockwise with y down: the
- * source's top-right corner becomes the output's top-left for a quarter turn. */
-static void rotate_quarter(const ryr_rotation_t *rot, const uint8_t *src, int y0, int y1,
-                           uint8_t *out)
-{
-    const int w = rot->w, h = rot->h, ow = rot->ow;
-    for (int y = y0; y < y1; y++) {
-        uint8_t *row = out + (size_t)(y - y0) * ow;
-        switch (rot->quarter) {
-        case 0:
-            for (int x = 0; x < ow; x++)
-                row[x] = src[(size_t)y * w + x];
-            break;
-        case 1: /* out(x, y) = src(w-1-y, x) */
-            for (int x = 0; x < ow; x++)
-                row[x] = src[(size_t)x * w + (w - 1 - y)];
-            break;
-        case 2: /* out(x, y) = src(w-1-x, h-1-y) */
-            for (int x = 0; x < ow; x++)
-                row[x] = src[(size_t)(h - 1 - y) * w + (w - 1 - x)];
-            break;
-        default: /* 3: out(x, y) = src(y, h-1-x) */
-            for (int x = 0; x < ow; x++)
-                row[x] = src[(size_t)(h - 1 - x) * w + y];
-            break;
-        }
-    }
-}
-
-static void rotate_general(const ryr_rotation_t *rot, const uint8_t *src, int y0, int y1,
-                           uint8_t *out)
-{
-    const int w = rot->w, h = rot->h, ow = rot->ow, oh = rot->oh;
-    const double c = rot->c, s = rot->s;
-    for (int y = y0; y < y1; y++) {
-        uint8_t *row = out + (size_t)(y - y0) * ow;
-        double v = y + 0.5 - oh * 0.5;
-        for (int x = 0; x < ow; x++) {
-            double u = x + 0.5 - ow * 0.5;
-            /* Inverse rotation (clockwise with y down), back to source pixel coordinates
-             * where pixel centres are at integers. */
-            double sx = u * c - v * s + w * 0.5 - 0.5;
-            double sy = u * s + v * c + h * 0.5 - 0.5;
-            if (!(sx >= -0.5 && sx < w - 0.5 && sy >= -0.5 && sy < h - 0.5)) {
-                row[x] = 0;
-                continue;
-            }
-            /* Inside the source area: within half a pixel of the border the edge pixels
-             * stand in for their missing neighbours. */
-            if (sx < 0.0)
-                sx = 0.0;
-            if (sy < 0.0)
-                sy = 0.0;
-            if (sx > w - 1)
-                sx = w - 1;
-            if (sy > h - 1)
-                sy = h - 1;
-            int x0 = (int)sx, yy0 = (int)sy;
-            int x1 = x0 + 1 < w ? x0 + 1 : x0;
-            int yy1 = yy0 + 1 < h ? yy0 + 1 : yy0;
-            double fx = sx - x0, fy = sy - yy0;
-            const uint8_t *r0 = src + (size_t)yy0 * w, *r1 = src + (size_t)yy1 * w;
-            double top = r0[x0] + fx * (r0[x1] - r0[x0]);
-            double bot = r1[x0] + fx * (r1[x1] - r1[x0]);
-            double val = top + fy * (bot - top);
-            int iv = (int)(val + 0.5);
-            row[x] = (uint8_t)(iv < 0 ? 0 : iv > 255 ? 255 : iv);
-        }
-    }
-}
-
 void ryr_rotate_rows(const ryr_rotation_t *rot, const uint8_t *src, int y0, int y1,
                      uint8_t *out)
 {
-    if (rot->quarter >= 0)
-        rotate_quarter(rot, src, y0, y1, out);
-    else
-        rotate_general(rot, src, y0, y1, out);
+    const ryr_rotation_t r = *rot; /* by value, as rotate_rules.h takes it */
+    for (int y = y0; y < y1; y++) {
+        uint8_t *row = out + (size_t)(y - y0) * r.ow;
+        if (r.quarter >= 0) {
+            ptrdiff_t first, step;
+            ryr__quarter_row(r, y, &first, &step);
+            for (int x = 0; x < r.ow; x++)
+                row[x] = src[first + x * step];
+        } else {
+            for (int x = 0; x < r.ow; x++)
+                row[x] = ryr__rotate_general(r, src, x, y);
+        }
+    }
 }
 
 void ryr_rotate_plane(const ryr_rotation_t *rot, const uint8_t *src, uint8_t *out)
