@@ -1,6 +1,6 @@
 /* The window allocator: offsets, reuse, coalescing, exhaustion, and objects' life. */
 #include "gs_test.h"
-#include "gshared_internal.h"
+#include "core/alloc.h"
 
 /* ---- the allocator alone ---- */
 

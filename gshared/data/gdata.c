@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gshared_internal.h"
+#include "core/progress.h"
+#include "data/gdata.h"
 
 utc_status_t utc__gdata_check_fail(const utc_gdata_t *gd, const char *fn)
 {
@@ -230,16 +231,7 @@ static utc_status_t local_check(const utc_gdata_t *gd, size_t start, size_t n, c
                                 const char *fn)
 {
     utc_status_t rc = utc__gdata_check(gd, fn);
-    if (rc != UTC_OK)
-        return rc;
-    if (n == 0 && start <= gd->count)
-        return UTC_OK;
-    rc = utc__gdata_check_range(gd, start, n, fn);
-    if (rc != UTC_OK)
-        return rc;
-    if (!buf)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: the buffer is NULL", fn);
-    return UTC_OK;
+    return rc != UTC_OK ? rc : utc__gdata_check_block(gd, start, n, buf, fn);
 }
 
 static utc_status_t local_load(utc_gdata_t *gd, size_t start, size_t n, void *dst, const char *fn)

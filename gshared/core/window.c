@@ -1,16 +1,16 @@
 /*
- * The per-task part of the gshared module: the framework's extension hooks, which give every
- * task (on the ranks it spans) its own communicator and one RMA window, locked for the task's
- * whole life; the thread checks; and the "team" steps in which one thread per rank works
- * while the task's other threads on that rank wait.
+ * What each task owns on a rank (core/window.h): its own communicator and one RMA window,
+ * locked for the task's whole life, with the window's allocator; the thread checks; and the
+ * "team" steps in which one thread per rank works while the task's other threads on that
+ * rank wait. The task extension (gshared_module.c) opens and closes it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gshared_internal.h"
-#include "gshared_module.h"
 #include "base/wait_hook.h"
+#include "core/progress.h"
+#include "core/window.h"
 
 UTC__GS_TLS const utc_task_t *utc__gs_thread_task;
 
@@ -46,7 +46,7 @@ utc_status_t utc__gs_ctx_state(utc_ctx_t *ctx, const char *fn, utc__gs_task_t **
 bool utc__gs_team_enter(utc__gs_task_t *gs)
 {
     return UTC__WAIT_CALL(UTC__WAIT_RMA_BARRIER, gs->task->impl->id, -1, -1,
-                        gs->task->impl->ops->name, utc__barrier_wait(&gs->barrier)) != 0;
+                          gs->task->impl->ops->name, utc__barrier_wait(&gs->barrier)) != 0;
 }
 
 utc_status_t utc__gs_team_leave(utc__gs_task_t *gs, bool leader, utc_status_t rc)
@@ -57,7 +57,7 @@ utc_status_t utc__gs_team_leave(utc__gs_task_t *gs, bool leader, utc_status_t rc
             snprintf(gs->team_msg, sizeof gs->team_msg, "%s", utc_last_error());
     }
     UTC__WAIT_CALL(UTC__WAIT_RMA_BARRIER, gs->task->impl->id, -1, -1, gs->task->impl->ops->name,
-                 utc__barrier_wait(&gs->barrier));
+                   utc__barrier_wait(&gs->barrier));
     /* No thread can write team_rc again before every thread has passed the next enter,
      * i.e. after this read. */
     rc = gs->team_rc;
@@ -66,9 +66,9 @@ utc_status_t utc__gs_team_leave(utc__gs_task_t *gs, bool leader, utc_status_t rc
     return rc;
 }
 
-/* ---- extension hooks ---- */
+/* ---- open / close ---- */
 
-static void gs_free(utc__gs_task_t *gs)
+void utc__gs_task_close(utc__gs_task_t *gs)
 {
     if (gs->win != MPI_WIN_NULL) {
         MPI_Win_unlock_all(gs->win);
@@ -156,12 +156,13 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
     return UTC_OK;
 }
 
-static utc_status_t gs_task_create(utc_task_t *task)
+utc_status_t utc__gs_task_open(utc_task_t *task, utc__gs_task_t **out)
 {
     struct utc__task *t = task->impl;
-    t->ext[UTC__EXT_GSHARED] = NULL;
-    if (t->comm == MPI_COMM_NULL)
-        return UTC_OK; /* this rank holds none of the task's threads */
+    if (t->comm == MPI_COMM_NULL) {
+        *out = NULL; /* this rank holds none of the task's threads */
+        return UTC_OK;
+    }
 
     const char *name = t->ops && t->ops->name ? t->ops->name : "?";
     utc__gs_task_t *gs = calloc(1, sizeof *gs);
@@ -196,41 +197,10 @@ static utc_status_t gs_task_create(utc_task_t *task)
         if (rc != UTC_OK)
             goto fail;
     }
-    t->ext[UTC__EXT_GSHARED] = gs;
+    *out = gs;
     return UTC_OK;
 
 fail:
-    gs_free(gs);
+    utc__gs_task_close(gs);
     return rc;
 }
-
-static void gs_task_destroy(utc_task_t *task)
-{
-    utc__gs_task_t *gs = utc__gs_of(task);
-    if (!gs)
-        return;
-    task->impl->ext[UTC__EXT_GSHARED] = NULL;
-    utc__gdata_free_all(gs);
-    gs_free(gs);
-}
-
-static utc_status_t gs_thread_start(utc_ctx_t *ctx)
-{
-    utc__gs_thread_task = ctx->task;
-    return UTC_OK;
-}
-
-static void gs_thread_stop(utc_ctx_t *ctx)
-{
-    (void)ctx;
-    utc__gs_stage_release();
-    utc__gs_thread_task = NULL;
-}
-
-const utc__task_ext_t utc__gshared_ext = {
-    .name = "gshared",
-    .create = gs_task_create,
-    .destroy = gs_task_destroy,
-    .thread_start = gs_thread_start,
-    .thread_stop = gs_thread_stop,
-};

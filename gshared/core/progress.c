@@ -8,13 +8,16 @@
  * runs MPI's progress engine every UTC_GSHARED_PROGRESS_US microseconds (default 100; 0
  * turns it off) and sleeps in between: ~9% of a core here, instead of a spinning one.
  */
+#include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <time.h>
 
-#include "gshared_internal.h"
+#include "utc_internal.h"
+#include "core/progress.h"
 
 #define GS_PROGRESS_US_DEFAULT 100
 

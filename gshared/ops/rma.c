@@ -21,9 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gshared_internal.h"
-#include "observe/trace.h"
 #include "base/wait_hook.h"
+#include "observe/trace.h"
+#include "data/gdata.h"
+#include "ops/rma.h"
 
 /* Largest piece moved by one MPI call (counts are int). */
 #define GS_CHUNK ((size_t)1 << 30)
@@ -100,14 +101,7 @@ __attribute__((cold, noinline)) static utc_status_t remote_check_slow(const utc_
         return utc__error(UTC_ERR_OUT_OF_RANGE,
                           "%s: rank %d is not a rank of task '%s' (group ranks 0 .. %d)", fn, rank,
                           utc_task_name(gd->task), gd->nranks - 1);
-    if (n == 0 && start <= gd->count)
-        return UTC_OK;
-    rc = utc__gdata_check_range(gd, start, n, fn);
-    if (rc != UTC_OK)
-        return rc;
-    if (!buf)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: the buffer is NULL", fn);
-    return UTC_OK;
+    return utc__gdata_check_block(gd, start, n, buf, fn);
 }
 
 /* Everything an access needs checked, before anything is issued: one inlined test on the
@@ -182,8 +176,8 @@ utc_status_t utc_gdata_rload(utc_gdata_t *gd, int rank, size_t index, void *dst)
                ? rc
                : UTC__PROF_CALL(UTC__EV_RMA_LOAD, gd->task->impl->id, gd->elem_size, -1, rank,
                                 UTC__WAIT_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1, rank,
-                                             gd->task->impl->ops->name,
-                                             remote_get(gd, rank, index, 1, dst)));
+                                               gd->task->impl->ops->name,
+                                               remote_get(gd, rank, index, 1, dst)));
 }
 
 utc_status_t utc_gdata_rstore(utc_gdata_t *gd, int rank, size_t index, const void *src)
@@ -201,8 +195,8 @@ utc_status_t utc_gdata_rload_block(utc_gdata_t *gd, int rank, size_t start, size
                ? rc
                : UTC__PROF_CALL(UTC__EV_RMA_LOAD, gd->task->impl->id, n * gd->elem_size, -1, rank,
                                 UTC__WAIT_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1, rank,
-                                             gd->task->impl->ops->name,
-                                             remote_get(gd, rank, start, n, dst)));
+                                               gd->task->impl->ops->name,
+                                               remote_get(gd, rank, start, n, dst)));
 }
 
 utc_status_t utc_gdata_rstore_block(utc_gdata_t *gd, int rank, size_t start, size_t n,

@@ -1,16 +1,45 @@
 /*
  * Task collectives on the task's own communicator. One thread per rank makes a nonblocking
  * MPI collective and waits on it with back-off (MPI's blocking collectives busy-poll); the
- * rank's other threads wait in the team barrier, asleep after a short spin.
+ * rank's other threads wait in the team barrier, asleep after a short spin. The ten public
+ * calls are one path (coll): the plain forms are called by every local thread of the rank,
+ * the _by forms by one of them; the kinds differ only in coll_kinds and the MPI call.
  */
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 
-#include "gshared_internal.h"
-#include "observe/trace.h"
+#include <utc/collectives.h>
+
 #include "base/wait_hook.h"
+#include "observe/trace.h"
+#include "core/window.h"
 
 typedef enum { COLL_BCAST, COLL_GATHER, COLL_SCATTER, COLL_REDUCE, COLL_ALLREDUCE } coll_kind_t;
+
+/* What sets the kinds apart, besides the MPI call itself (coll_run). */
+static const struct {
+    const char *fn, *fn_by; /* the public calls, as named in messages */
+    const char *mpi;        /* the nonblocking MPI call, as named in messages */
+    utc__ev_t ev;           /* trace event */
+    bool reducing;          /* takes an op */
+    bool rooted;            /* takes a root */
+} coll_kinds[] = {
+    [COLL_BCAST] = {"utc_task_bcast", "utc_task_bcast_by", "MPI_Ibcast", UTC__EV_COLL_BCAST, false,
+                    true},
+    [COLL_GATHER] = {"utc_task_gather", "utc_task_gather_by", "MPI_Igather", UTC__EV_COLL_GATHER,
+                     false, true},
+    [COLL_SCATTER] = {"utc_task_scatter", "utc_task_scatter_by", "MPI_Iscatter",
+                      UTC__EV_COLL_SCATTER, false, true},
+    [COLL_REDUCE] = {"utc_task_reduce", "utc_task_reduce_by", "MPI_Ireduce", UTC__EV_COLL_REDUCE,
+                     true, true},
+    [COLL_ALLREDUCE] = {"utc_task_allreduce", "utc_task_allreduce_by", "MPI_Iallreduce",
+                        UTC__EV_COLL_ALLREDUCE, true, false},
+};
+
+/* Placeholders for the arguments a kind does not take (never read). */
+#define COLL_NO_OP   UTC_OP_SUM
+#define COLL_NO_ROOT 0
 
 /* One collective call, as the caller wrote it. */
 typedef struct {
@@ -20,8 +49,8 @@ typedef struct {
     void *recvbuf; /* bcast: the buffer */
     size_t count;
     utc_datatype_t type;
-    utc_reduce_op_t op;
-    int root;
+    utc_reduce_op_t op; /* reducing kinds only */
+    int root;           /* rooted kinds only */
 } coll_t;
 
 size_t utc_datatype_size(utc_datatype_t type)
@@ -74,12 +103,11 @@ static MPI_Op coll_mpi_op(utc_reduce_op_t op)
 /* Everything checked before any thread waits or any MPI call is made. */
 static utc_status_t coll_check(const utc__gs_task_t *gs, const coll_t *c)
 {
-    bool reducing = c->kind == COLL_REDUCE || c->kind == COLL_ALLREDUCE;
     if (utc_datatype_size(c->type) == 0)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: unknown datatype %d", c->fn, (int)c->type);
-    if (reducing && coll_mpi_op(c->op) == MPI_OP_NULL)
+    if (coll_kinds[c->kind].reducing && coll_mpi_op(c->op) == MPI_OP_NULL)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: unknown reduce op %d", c->fn, (int)c->op);
-    if (c->kind != COLL_ALLREDUCE && (c->root < 0 || c->root >= gs->nranks))
+    if (coll_kinds[c->kind].rooted && (c->root < 0 || c->root >= gs->nranks))
         return utc__error(UTC_ERR_OUT_OF_RANGE,
                           "%s: root %d is not a rank of task '%s' (group ranks 0 .. %d)", c->fn,
                           c->root, utc_task_name(gs->task), gs->nranks - 1);
@@ -102,44 +130,48 @@ static utc_status_t coll_check(const utc__gs_task_t *gs, const coll_t *c)
 /* The MPI part, made by one thread of the rank. */
 static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c)
 {
-    bool reducing = c->kind == COLL_REDUCE || c->kind == COLL_ALLREDUCE;
-    MPI_Datatype dt = coll_mpi_type(c->type, reducing);
+    MPI_Datatype dt = coll_mpi_type(c->type, coll_kinds[c->kind].reducing);
     int n = (int)c->count;
     bool root = gs->rank == c->root;
     const void *send = c->sendbuf;
     MPI_Request req;
     int err = MPI_SUCCESS;
-    const char *what = "";
     switch (c->kind) {
     case COLL_BCAST:
-        what = "MPI_Ibcast";
         err = MPI_Ibcast(c->recvbuf, n, dt, c->root, gs->comm, &req);
         break;
     case COLL_GATHER:
-        what = "MPI_Igather";
         err = MPI_Igather(send, n, dt, c->recvbuf, n, dt, c->root, gs->comm, &req);
         break;
     case COLL_SCATTER:
-        what = "MPI_Iscatter";
         err = MPI_Iscatter(send, n, dt, c->recvbuf, n, dt, c->root, gs->comm, &req);
         break;
     case COLL_REDUCE:
-        what = "MPI_Ireduce";
         if (root && send == c->recvbuf)
             send = MPI_IN_PLACE;
         err = MPI_Ireduce(send, c->recvbuf, n, dt, coll_mpi_op(c->op), c->root, gs->comm, &req);
         break;
     case COLL_ALLREDUCE:
-        what = "MPI_Iallreduce";
         if (send == c->recvbuf)
             send = MPI_IN_PLACE;
         err = MPI_Iallreduce(send, c->recvbuf, n, dt, coll_mpi_op(c->op), gs->comm, &req);
         break;
     }
     if (err != MPI_SUCCESS)
-        return utc__mpi_error(err, what);
-    return UTC__WAIT_CALL(UTC__WAIT_COLLECTIVE, gs->task->impl->id, -1, -1, gs->task->impl->ops->name,
-                        utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0));
+        return utc__mpi_error(err, coll_kinds[c->kind].mpi);
+    return UTC__WAIT_CALL(UTC__WAIT_COLLECTIVE, gs->task->impl->id, -1, -1,
+                          gs->task->impl->ops->name, utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0));
+}
+
+/* The trace record's size and peer. */
+static size_t coll_bytes(const coll_t *c)
+{
+    return c->count * utc_datatype_size(c->type);
+}
+
+static int coll_peer(const coll_t *c)
+{
+    return coll_kinds[c->kind].rooted ? c->root : -1;
 }
 
 /* Every local thread calls; one makes the MPI call. */
@@ -155,10 +187,8 @@ static utc_status_t coll_all(utc_ctx_t *ctx, const coll_t *c)
     bool leader = utc__gs_team_enter(gs);
     if (leader)
         rc = coll_run(gs, c);
-    return UTC__PROF_LEAF_VAL((utc__ev_t)(UTC__EV_COLL_BCAST + c->kind), prof_t0,
-                              gs->task->impl->id, c->count * utc_datatype_size(c->type), -1,
-                              c->kind == COLL_ALLREDUCE ? -1 : c->root,
-                              utc__gs_team_leave(gs, leader, rc));
+    return UTC__PROF_LEAF_VAL(coll_kinds[c->kind].ev, prof_t0, gs->task->impl->id, coll_bytes(c),
+                              -1, coll_peer(c), utc__gs_team_leave(gs, leader, rc));
 }
 
 /* Only local thread `thread` makes the call; the others return at once. */
@@ -175,138 +205,83 @@ static utc_status_t coll_by(utc_ctx_t *ctx, int thread, const coll_t *c)
     if (ctx->local_id != thread)
         return UTC_OK;
     rc = coll_check(gs, c);
-    return rc != UTC_OK
-               ? rc
-               : UTC__PROF_CALL((utc__ev_t)(UTC__EV_COLL_BCAST + c->kind), gs->task->impl->id,
-                                c->count * utc_datatype_size(c->type), -1,
-                                c->kind == COLL_ALLREDUCE ? -1 : c->root, coll_run(gs, c));
+    return rc != UTC_OK ? rc
+                        : UTC__PROF_CALL(coll_kinds[c->kind].ev, gs->task->impl->id, coll_bytes(c),
+                                         -1, coll_peer(c), coll_run(gs, c));
+}
+
+/* The one path of all ten public calls: `by` NULL for the plain forms (every local thread
+ * calls), else the _by forms' thread. */
+static utc_status_t coll(utc_ctx_t *ctx, const int *by, coll_kind_t kind, const void *sendbuf,
+                         void *recvbuf, size_t count, utc_datatype_t type, utc_reduce_op_t op,
+                         int root)
+{
+    const coll_t c = {.fn = by ? coll_kinds[kind].fn_by : coll_kinds[kind].fn,
+                      .kind = kind,
+                      .sendbuf = sendbuf,
+                      .recvbuf = recvbuf,
+                      .count = count,
+                      .type = type,
+                      .op = op,
+                      .root = root};
+    return by ? coll_by(ctx, *by, &c) : coll_all(ctx, &c);
 }
 
 utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type, int root)
 {
-    coll_t c = {.fn = "utc_task_bcast",
-                .kind = COLL_BCAST,
-                .recvbuf = buf,
-                .count = count,
-                .type = type,
-                .root = root};
-    return coll_all(ctx, &c);
+    return coll(ctx, NULL, COLL_BCAST, NULL, buf, count, type, COLL_NO_OP, root);
 }
 
 utc_status_t utc_task_gather(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
                              utc_datatype_t type, int root)
 {
-    coll_t c = {.fn = "utc_task_gather",
-                .kind = COLL_GATHER,
-                .sendbuf = sendbuf,
-                .recvbuf = recvbuf,
-                .count = count,
-                .type = type,
-                .root = root};
-    return coll_all(ctx, &c);
+    return coll(ctx, NULL, COLL_GATHER, sendbuf, recvbuf, count, type, COLL_NO_OP, root);
 }
 
 utc_status_t utc_task_scatter(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
                               utc_datatype_t type, int root)
 {
-    coll_t c = {.fn = "utc_task_scatter",
-                .kind = COLL_SCATTER,
-                .sendbuf = sendbuf,
-                .recvbuf = recvbuf,
-                .count = count,
-                .type = type,
-                .root = root};
-    return coll_all(ctx, &c);
+    return coll(ctx, NULL, COLL_SCATTER, sendbuf, recvbuf, count, type, COLL_NO_OP, root);
 }
 
 utc_status_t utc_task_reduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
                              utc_datatype_t type, utc_reduce_op_t op, int root)
 {
-    coll_t c = {.fn = "utc_task_reduce",
-                .kind = COLL_REDUCE,
-                .sendbuf = sendbuf,
-                .recvbuf = recvbuf,
-                .count = count,
-                .type = type,
-                .op = op,
-                .root = root};
-    return coll_all(ctx, &c);
+    return coll(ctx, NULL, COLL_REDUCE, sendbuf, recvbuf, count, type, op, root);
 }
 
 utc_status_t utc_task_allreduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
                                 utc_datatype_t type, utc_reduce_op_t op)
 {
-    coll_t c = {.fn = "utc_task_allreduce",
-                .kind = COLL_ALLREDUCE,
-                .sendbuf = sendbuf,
-                .recvbuf = recvbuf,
-                .count = count,
-                .type = type,
-                .op = op};
-    return coll_all(ctx, &c);
+    return coll(ctx, NULL, COLL_ALLREDUCE, sendbuf, recvbuf, count, type, op, COLL_NO_ROOT);
 }
 
 utc_status_t utc_task_bcast_by(utc_ctx_t *ctx, int thread, void *buf, size_t count,
                                utc_datatype_t type, int root)
 {
-    coll_t c = {.fn = "utc_task_bcast_by",
-                .kind = COLL_BCAST,
-                .recvbuf = buf,
-                .count = count,
-                .type = type,
-                .root = root};
-    return coll_by(ctx, thread, &c);
+    return coll(ctx, &thread, COLL_BCAST, NULL, buf, count, type, COLL_NO_OP, root);
 }
 
 utc_status_t utc_task_gather_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
                                 size_t count, utc_datatype_t type, int root)
 {
-    coll_t c = {.fn = "utc_task_gather_by",
-                .kind = COLL_GATHER,
-                .sendbuf = sendbuf,
-                .recvbuf = recvbuf,
-                .count = count,
-                .type = type,
-                .root = root};
-    return coll_by(ctx, thread, &c);
+    return coll(ctx, &thread, COLL_GATHER, sendbuf, recvbuf, count, type, COLL_NO_OP, root);
 }
 
 utc_status_t utc_task_scatter_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
                                  size_t count, utc_datatype_t type, int root)
 {
-    coll_t c = {.fn = "utc_task_scatter_by",
-                .kind = COLL_SCATTER,
-                .sendbuf = sendbuf,
-                .recvbuf = recvbuf,
-                .count = count,
-                .type = type,
-                .root = root};
-    return coll_by(ctx, thread, &c);
+    return coll(ctx, &thread, COLL_SCATTER, sendbuf, recvbuf, count, type, COLL_NO_OP, root);
 }
 
 utc_status_t utc_task_reduce_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
                                 size_t count, utc_datatype_t type, utc_reduce_op_t op, int root)
 {
-    coll_t c = {.fn = "utc_task_reduce_by",
-                .kind = COLL_REDUCE,
-                .sendbuf = sendbuf,
-                .recvbuf = recvbuf,
-                .count = count,
-                .type = type,
-                .op = op,
-                .root = root};
-    return coll_by(ctx, thread, &c);
+    return coll(ctx, &thread, COLL_REDUCE, sendbuf, recvbuf, count, type, op, root);
 }
 
 utc_status_t utc_task_allreduce_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
                                    size_t count, utc_datatype_t type, utc_reduce_op_t op)
 {
-    coll_t c = {.fn = "utc_task_allreduce_by",
-                .kind = COLL_ALLREDUCE,
-                .sendbuf = sendbuf,
-                .recvbuf = recvbuf,
-                .count = count,
-                .type = type,
-                .op = op};
-    return coll_by(ctx, thread, &c);
+    return coll(ctx, &thread, COLL_ALLREDUCE, sendbuf, recvbuf, count, type, op, COLL_NO_ROOT);
 }

@@ -6,9 +6,11 @@
  * order (objects are created and destroyed collectively), so every rank computes the same
  * offsets. Freed space is merged with its free neighbours so it can be reused whole.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 
-#include "gshared_internal.h"
+#include "core/alloc.h"
 
 utc_status_t utc__gs_alloc_init(utc__gs_alloc_t *a, size_t size)
 {
