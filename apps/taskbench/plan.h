@@ -1,0 +1,100 @@
+/*
+ * The plan of one task thread for one task graph: which points it owns, where each input
+ * of each of its points comes from, and the message streams it exchanges with threads on
+ * other ranks. Built once, in the task's init; read on every timestep. See main.c's opening
+ * comment for the mapping.
+ */
+#ifndef TB_PLAN_H
+#define TB_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <core_c.h>
+#include <utc/utc.h>
+
+/** Output slots per point (a power of two): a producer runs at most TB_SLOTS - 2 steps
+ * ahead of its slowest consumer on the same rank. */
+#define TB_SLOTS 8
+
+/** How points are dealt to the threads (rank r's threads are r*T .. r*T+T-1). */
+typedef enum tb_layout {
+    TB_LAYOUT_BLOCK = 0, /**< contiguous blocks, in thread order (ranks get blocks too) */
+    TB_LAYOUT_CYCLIC = 1 /**< point p to thread p % (ranks * threads) */
+} tb_layout_t;
+
+/** What every rank knows: the graphs and where each point lives. Read-only in the run. */
+typedef struct tb_world {
+    long ngraphs;
+    task_graph_t *graphs;
+    int nranks;
+    int rank;    /**< this rank */
+    int threads; /**< task threads per rank (the same on every rank) */
+    tb_layout_t layout;
+    int **owner;           /**< owner[g][p]: global thread of point p (rank * threads + local) */
+    utc_conduit_t **link;  /**< link[s]: the conduit between this rank's task and rank s's */
+    uint32_t *step_base;   /**< step_base[g]: timesteps of the graphs before g */
+    uint32_t steps_per_run;/**< timesteps of all graphs */
+    char ***ring;          /**< ring[g][p]: output slots of a point of this rank (else NULL) */
+} tb_world_t;
+
+/** A stream of batched outputs between two threads on different ranks, for one graph: one
+ * message per timestep holding the outputs of the sender's points the receiver needs. */
+typedef struct tb_stream {
+    utc_conduit_t *link;
+    int tag;
+    int peer;             /**< global thread at the other end */
+    long *pts;            /**< per dependence set d: pts[off[d] .. off[d+1]-1], ascending */
+    long *off;            /**< ndsets + 1 entries */
+    char *buf;            /**< TB_SLOTS slots of slot_bytes */
+    size_t slot_bytes;
+    utc_request_t *req[TB_SLOTS];
+    long lo[TB_SLOTS];    /**< index in pts of the slot's first point (receive side) */
+    long n[TB_SLOTS];     /**< points in the slot's message */
+} tb_stream_t;
+
+/** Where one input of a point comes from. */
+typedef struct tb_dep {
+    long point;         /**< the producing point (at the previous timestep) */
+    const char *local;  /**< its output slots, when it lives on this rank; else NULL */
+    int stream;         /**< otherwise: index of the in-stream that brings it */
+    long idx;           /**< and its index in that stream's pts for the dependence set */
+} tb_dep_t;
+
+/** One thread's plan for one graph. */
+typedef struct tb_plan {
+    task_graph_t graph;
+    long ndsets;
+    long npoints;
+    long *points;       /**< owned points, ascending */
+    char *out;          /**< npoints * TB_SLOTS * output bytes */
+    char *scratch;      /**< npoints * scratch bytes */
+    long *dep_off;      /**< ndsets * npoints + 1 offsets into deps ([d * npoints + j]) */
+    tb_dep_t *deps;
+    long *prod;         /**< per dset: local threads (ids) this thread waits for */
+    long *prod_off;     /**< ndsets + 1 */
+    int *cons;          /**< local threads that read this thread's outputs (any dset) */
+    int ncons;
+    tb_stream_t *in;    /**< from threads on other ranks */
+    int nin;
+    tb_stream_t *outs;  /**< to threads on other ranks */
+    int nout;
+    const char **in_ptr;/**< room for one point's inputs */
+    size_t *in_bytes;
+} tb_plan_t;
+
+/** Global thread that owns point p of a graph of width w. */
+int tb_owner(tb_layout_t layout, long w, int nthreads_total, long p);
+
+/** First pass (each thread, before the others build): own points and output slots, and
+ * publish them in world->ring. */
+int tb_plan_points(tb_plan_t *pl, const tb_world_t *w, long g, int me);
+
+/** Second pass (after every local thread has run the first): inputs, producers,
+ * consumers and streams. */
+int tb_plan_links(tb_plan_t *pl, const tb_world_t *w, long g, int me);
+
+/** Free a plan (requests must be complete). */
+void tb_plan_fini(tb_plan_t *pl);
+
+#endif /* TB_PLAN_H */
