@@ -7,6 +7,7 @@
 #define UTC_CONDUITS_REQUEST_H
 
 #include <mpi.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,8 +65,12 @@ struct utc_request {
     utc_request_t *next;   /* link in a transport's queue (owned by the transport) */
     utc__msg_desc_t m;     /* in-process: a message matched to this read, copied by its owner */
     bool posted;           /* in-process read: in its tag's queue (else it polls the ring) */
-    MPI_Request mpi_req;   /* MPI: the send, or the matched receive */
-    bool mpi_matched;      /* MPI receive: probed and MPI_Imrecv started */
+    MPI_Request mpi_req;   /* MPI: the send of the header (with a small payload), or the
+                            * receive of a large payload */
+    MPI_Request mpi_bulk;  /* MPI: the send of a large payload */
+    bool mpi_matched;      /* MPI receive: its message's payload is being received */
+    void *mpi_wire;        /* MPI send: header + small payload, when it does not fit below */
+    alignas(8) unsigned char mpi_wire_inline[64];
 };
 
 /* Mark `req` DONE with `status`; release: publishes the request's results to its owner. */
