@@ -54,11 +54,11 @@ extern int utc__prof_flags;
 /* Kinds of events. Their names, categories and whether they count as waiting are in
  * trace.c (ev_info): add a row there when adding one here. */
 typedef enum utc__ev {
-    /* task threads (framework/thread.c); obj = task id */
+    /* task threads (framework/tasks/thread.c); obj = task id */
     UTC__EV_TASK_INIT = 0,
     UTC__EV_TASK_RUN,
     UTC__EV_TASK_FINI,
-    /* the main thread (framework/task.c, context.c); obj = task id */
+    /* the main thread (framework/tasks/task.c, context/context.c); obj = task id */
     UTC__EV_TASK_CREATE,
     UTC__EV_TASK_DESTROY,
     UTC__EV_TASK_WAIT,
@@ -144,7 +144,7 @@ void utc__prof_leaf(utc__ev_t ev, uint64_t t0, int obj, int64_t bytes, int tag, 
         utc__prof_rv_;                                                                     \
     })
 
-/* A task thread starts (framework/thread.c): names its track and its statistics row. */
+/* A task thread starts (framework/tasks/thread.c): names its track and its statistics row. */
 void utc__prof_thread_start(int task_id, const char *task_name, int global_id, int local_id);
 
 /* utc_init, with the runtime's world communicator: reads UTC_TRACE and UTC_STATS on rank 0,
