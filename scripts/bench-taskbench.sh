@@ -22,8 +22,9 @@
 # Systems: utc (1 rank, cores task threads), utc_ranks (cores ranks, 1 thread each),
 # mpi (nonblock, cores ranks), mpi_openmp (forall, 1 rank, cores threads),
 # openmp (tasks, -worker cores), starpu (1 rank, -core cores).
-# Patterns: stencil_1d, nearest, spread (default), or any Task Bench -type.
-# --quick: stencil_1d, 200 steps, -iter 4096 down to 1 by factors of 4, 1 repetition.
+# Patterns: stencil_1d, nearest, spread (default), or any Task Bench -type (spread and
+# random_nearest: -radix min(3, width), -period min(3, width / radix), as Task Bench allows).
+# --quick: stencil_1d, 500 steps, -iter 4096 down to 1 by factors of 4, 1 repetition.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,7 +67,7 @@ while [ $# -gt 0 ]; do
     shift 2
 done
 if [ "$quick" = 1 ]; then
-    reps=1 steps=200 patterns=stencil_1d max_iter=4096 min_iter=1 factor=4
+    reps=1 steps=500 patterns=stencil_1d max_iter=4096 min_iter=1 factor=4
 fi
 [ "$min_iter" -le "$max_iter" ] || die "--min-iter $min_iter is above --max-iter $max_iter"
 [ -f "$taskbench/core/core_c.h" ] || die "no Task Bench at '$taskbench' (--taskbench DIR)"
@@ -173,6 +174,12 @@ log "${#system_list[@]} systems x ${#pattern_list[@]} patterns x ${#iters[@]} -i
 command_for() { # system pattern iter -> the command in the array cmd
     local s=$1 p=$2 it=$3
     local args=(-steps "$steps" -width "$cores" -type "$p" -kernel compute_bound -iter "$it")
+    if [ "$p" = spread ] || [ "$p" = random_nearest ]; then
+        # Task Bench's rules: radix at most the width, period at most width / radix
+        local radix=$((cores < 3 ? cores : 3))
+        local period=$(((cores + radix - 1) / radix))
+        args+=(-radix "$radix" -period "$((period < 3 ? period : 3))")
+    fi
     case "$s" in
         utc) cmd=("$utcrun" -np 1 "${bin[utc]}" "${args[@]}" --threads "$cores") ;;
         utc_ranks) cmd=("$utcrun" -np "$cores" "${bin[utc]}" "${args[@]}" --threads 1) ;;
