@@ -1,4 +1,7 @@
 /* Pinning task threads with hwloc. One cursor per rank spreads the threads of all tasks. */
+#define _GNU_SOURCE
+#include <sched.h>
+
 #include <hwloc.h>
 #include <stdatomic.h>
 
@@ -8,6 +11,20 @@
 
 static atomic_int cursor;
 static atomic_int cursor_started;
+
+int utc__cpus_allowed(void)
+{
+    static atomic_int n;
+    int v = atomic_load_explicit(&n, memory_order_relaxed); /* a lone value, same for all */
+    if (v == 0) {
+        cpu_set_t set;
+        v = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+        if (v < 1)
+            v = 1;
+        atomic_store_explicit(&n, v, memory_order_relaxed);
+    }
+    return v;
+}
 
 int utc__binding_reserve(int n)
 {

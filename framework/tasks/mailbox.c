@@ -27,11 +27,15 @@ struct utc__mailbox {
     atomic_uint owner_waits; /* the owner is asleep (or about to be) on `completed` */
     atomic_int first_error;  /* first error since the last wait_all */
     slot_t slots[MAILBOX_SLOTS];
+    /* per thread: commands taken (mod 2^32). A thread takes its share of a command by
+     * moving its counter from the command's number to the next; the owner may take a
+     * thread's share of a RUN the same way (utc__mailbox_claim), whoever comes first. */
+    atomic_uint claimed[];
 };
 
 utc_status_t utc__mailbox_create(int nthreads, utc__mailbox_t **out)
 {
-    utc__mailbox_t *mb = calloc(1, sizeof *mb);
+    utc__mailbox_t *mb = calloc(1, sizeof *mb + sizeof(atomic_uint) * (size_t)nthreads);
     if (!mb)
         return utc__error(UTC_ERR_NO_MEMORY, "cannot allocate a task mailbox");
     mb->nthreads = nthreads;
@@ -97,6 +101,28 @@ void utc__mailbox_done(utc__mailbox_t *mb, uint64_t seq, utc_status_t rc)
         if (atomic_load(&mb->owner_waits))
             utc__futex_wake(&mb->completed, INT_MAX);
     }
+}
+
+bool utc__mailbox_claim(utc__mailbox_t *mb, int thread, uint64_t seq)
+{
+    unsigned expected = (unsigned)seq;
+    /* seq_cst: one of the thread and the owner wins; the winner's later writes (the run's
+     * effects, mailbox_done) are ordered by mailbox_done's own atomics */
+    return atomic_compare_exchange_strong(&mb->claimed[thread], &expected, expected + 1);
+}
+
+bool utc__mailbox_lendable(utc__mailbox_t *mb, uint64_t *seq, void **arg)
+{
+    uint64_t last = mb->nposted - 1;
+    /* only the one command in flight, and only a RUN: commands of a thread stay in order */
+    if (mb->nposted == 0 || atomic_load(&mb->completed) != (unsigned)last)
+        return false;
+    slot_t *s = &mb->slots[last % MAILBOX_SLOTS];
+    if (s->kind != UTC__CMD_RUN)
+        return false;
+    *seq = last;
+    *arg = s->arg;
+    return true;
 }
 
 utc_status_t utc__mailbox_wait_all(utc__mailbox_t *mb)

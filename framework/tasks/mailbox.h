@@ -2,6 +2,7 @@
 #ifndef UTC_TASKS_MAILBOX_H
 #define UTC_TASKS_MAILBOX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <utc/status.h>
@@ -19,6 +20,11 @@ uint64_t utc__mailbox_post(utc__mailbox_t *mb, utc__cmd_kind_t kind, void *arg);
 void utc__mailbox_take(utc__mailbox_t *mb, uint64_t seq, utc__cmd_kind_t *kind, void **arg);
 /* Task thread: report command `seq` done with status rc. */
 void utc__mailbox_done(utc__mailbox_t *mb, uint64_t seq, utc_status_t rc);
+/* Take thread `thread`'s share of command `seq` (the thread itself, or the owner lending
+ * its core). True for exactly one caller. */
+bool utc__mailbox_claim(utc__mailbox_t *mb, int thread, uint64_t seq);
+/* Owner: the one command in flight, when it is a RUN whose shares the owner may take. */
+bool utc__mailbox_lendable(utc__mailbox_t *mb, uint64_t *seq, void **arg);
 /* Owner: wait until every posted command is done; returns and clears the first error. */
 utc_status_t utc__mailbox_wait_all(utc__mailbox_t *mb);
 

@@ -204,6 +204,25 @@ static void free_task(struct utc__task *t)
     free(t);
 }
 
+/*
+ * Whether utc_task_wait may lend the calling thread's core: run one local thread's share
+ * of the RUN it waits for, when that thread has not taken it yet. Only where cores are
+ * scarce (as many local threads as CPUs the process may use, or more: then the waiting
+ * caller and the task's threads would take turns on the cores, a context switch each
+ * time), for CPU tasks whose threads are not pinned (the caller is not pinned like them).
+ * UTC_LEND=0 turns it off.
+ */
+static bool lend_allowed(const struct utc__task *t)
+{
+    static int env = -1;
+    if (env < 0) {
+        const char *v = getenv("UTC_LEND");
+        env = !(v && strcmp(v, "0") == 0);
+    }
+    return env && t->nlocal >= 2 && t->nlocal >= utc__cpus_allowed() &&
+           t->opts.kind == UTC_TASK_CPU && t->opts.bind == UTC_BIND_NONE;
+}
+
 utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nthreads,
                              const utc_task_options_t *opts, utc_task_t **out)
 {
@@ -270,6 +289,7 @@ utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nt
         return rc;
     }
 
+    t->lend = lend_allowed(t);
     pthread_mutex_lock(&registry_lock);
     HASH_ADD_PTR(registry, self, t);
     pthread_mutex_unlock(&registry_lock);
@@ -335,6 +355,9 @@ utc_status_t utc_task_wait(utc_task_t *task)
     if (t->nlocal == 0)
         return UTC_OK;
     pthread_mutex_lock(&t->owner_lock);
+    /* profiling off: a lent run would be counted as the caller's, not the task's */
+    if (t->lend && !UTC__PROF_ON() && !utc__ctx_of(task))
+        (void)utc__thread_lend(t);
     rc = UTC__PROF_CALL(UTC__EV_TASK_WAIT, t->id, -1, -1, -1,
                         UTC__WAIT_CALL(UTC__WAIT_TASK, t->id, -1, -1, t->ops->name,
                                      utc__mailbox_wait_all(t->mailbox)));

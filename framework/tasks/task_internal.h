@@ -67,6 +67,7 @@ struct utc__task {
     pthread_mutex_t owner_lock; /* serializes init/run/wait/destroy calls on this rank */
     bool initialized;           /* init has run (or there is no init) */
     bool destroying;            /* utc_task_destroy has begun */
+    bool lend;                  /* utc_task_wait may run a thread's share (task.c) */
     struct utc__task *destroy_next; /* utc_finalize's list of tasks left alive */
     utc_task_t *self;           /* the rank instance (registry key) */
     UT_hash_handle hh;          /* registry of live tasks, keyed by self */

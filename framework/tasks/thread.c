@@ -63,6 +63,66 @@ static void thread_stop(struct utc__thread *th, int nstarted_ext)
             utc__task_ext(i)->thread_stop(&th->ctx);
 }
 
+/* Run one INIT or RUN command of thread th on the calling thread, inside its span. */
+static utc_status_t execute(struct utc__thread *th, utc__cmd_kind_t kind, void *cmd_arg)
+{
+    struct utc__task *t = th->task;
+    utc_ctx_t *ctx = &th->ctx;
+    const utc_task_ops_t *ops = t->ops;
+    utc_status_t rc = UTC_OK;
+    uint64_t prof_t0 = utc__prof_start();
+    if (kind == UTC__CMD_INIT) {
+        if (ops->init)
+            rc = utc__user_status(ops->init(ctx->task, ctx, cmd_arg));
+    } else {
+        rc = utc__user_status(ops->run(ctx->task, ctx, cmd_arg));
+    }
+    UTC__PROF_END(kind == UTC__CMD_INIT ? UTC__EV_TASK_INIT : UTC__EV_TASK_RUN, prof_t0, t->id,
+                  -1, -1, -1);
+    if (rc != UTC_OK)
+        utc_log(UTC_LOG_INFO, "task %s (id %d) thread %d: %s returned %d (%s)",
+                ops->name ? ops->name : "?", t->id, ctx->global_id,
+                kind == UTC__CMD_INIT ? "init" : "run", (int)rc, utc_status_string(rc));
+    return rc;
+}
+
+bool utc__thread_lend(struct utc__task *t)
+{
+    uint64_t seq;
+    void *cmd_arg;
+    if (!utc__mailbox_lendable(t->mailbox, &seq, &cmd_arg))
+        return false;
+    for (int i = t->nlocal - 1; i >= 0; i--) {
+        struct utc__thread *th = &t->threads[i];
+        if (!utc__mailbox_claim(t->mailbox, i, seq))
+            continue; /* that thread has it already */
+        /* for the length of the run, the calling thread is thread i: its context, and
+         * its extensions' per-thread state (left as it found it afterwards) */
+        utc_ctx_t *prev = utc_ctx_self();
+        utc__thread_set_self(&th->ctx);
+        utc__wd_thread_identity(t->id, t->ops->name, th->ctx.global_id);
+        int nstarted_ext = 0;
+        utc_status_t rc = UTC_OK;
+        for (; nstarted_ext < UTC__EXT_COUNT; nstarted_ext++) {
+            const utc__task_ext_t *ext = utc__task_ext(nstarted_ext);
+            if (ext->thread_start && (rc = ext->thread_start(&th->ctx)) != UTC_OK)
+                break;
+        }
+        if (rc == UTC_OK)
+            rc = execute(th, UTC__CMD_RUN, cmd_arg);
+        thread_stop(th, nstarted_ext);
+        utc__thread_set_self(prev);
+        if (prev)
+            utc__wd_thread_identity(prev->impl->task->id, prev->impl->task->ops->name,
+                                    prev->global_id);
+        else
+            utc__wd_thread_identity(-1, NULL, -1);
+        utc__mailbox_done(t->mailbox, seq, rc);
+        return true;
+    }
+    return false;
+}
+
 void *utc__thread_main(void *arg)
 {
     struct utc__thread *th = arg;
@@ -80,17 +140,10 @@ void *utc__thread_main(void *arg)
         utc__cmd_kind_t kind;
         void *cmd_arg;
         utc__mailbox_take(t->mailbox, seq, &kind, &cmd_arg);
-        utc_status_t rc = UTC_OK;
-        uint64_t prof_t0 = utc__prof_start();
-        switch (kind) {
-        case UTC__CMD_INIT:
-            if (ops->init)
-                rc = utc__user_status(ops->init(ctx->task, ctx, cmd_arg));
-            break;
-        case UTC__CMD_RUN:
-            rc = utc__user_status(ops->run(ctx->task, ctx, cmd_arg));
-            break;
-        case UTC__CMD_EXIT:
+        if (!utc__mailbox_claim(t->mailbox, ctx->local_id, seq))
+            continue; /* the owner ran this thread's share (utc__thread_lend) */
+        if (kind == UTC__CMD_EXIT) {
+            uint64_t prof_t0 = utc__prof_start();
             if (ops->fini && t->initialized)
                 ops->fini(ctx->task, ctx);
             UTC__PROF_END(UTC__EV_TASK_FINI, prof_t0, t->id, -1, -1, -1);
@@ -99,13 +152,7 @@ void *utc__thread_main(void *arg)
             utc__mailbox_done(t->mailbox, seq, UTC_OK);
             return NULL;
         }
-        UTC__PROF_END(kind == UTC__CMD_INIT ? UTC__EV_TASK_INIT : UTC__EV_TASK_RUN, prof_t0,
-                      t->id, -1, -1, -1);
-        if (rc != UTC_OK)
-            utc_log(UTC_LOG_INFO, "task %s (id %d) thread %d: %s returned %d (%s)",
-                    ops->name ? ops->name : "?", t->id, ctx->global_id,
-                    kind == UTC__CMD_INIT ? "init" : "run", (int)rc, utc_status_string(rc));
-        utc__mailbox_done(t->mailbox, seq, rc);
+        utc__mailbox_done(t->mailbox, seq, execute(th, kind, cmd_arg));
     }
 }
 

@@ -9,6 +9,10 @@
 /* pthread entry of a task thread; arg is its struct utc__thread. */
 void *utc__thread_main(void *arg);
 void utc__thread_set_self(utc_ctx_t *ctx);
+/* Owner, in utc_task_wait: when the one command in flight is a RUN and some local thread
+ * has not taken its share yet, run that share on the calling thread (as that thread:
+ * its ctx, its extensions' per-thread state) and report it done. True if it did. */
+bool utc__thread_lend(struct utc__task *t);
 /* The extension in `slot` (an empty one when none is registered). */
 const utc__task_ext_t *utc__task_ext(int slot);
 

@@ -153,7 +153,10 @@ utc_status_t utc_task_run(utc_task_t *task, void *arg);
 
 /**
  * @brief Wait until every command queued on this rank's threads of the task is done.
- * Blocks; the caller sleeps while it waits.
+ * Blocks; the caller sleeps while it waits. Where the rank has no more CPUs than the task
+ * has local threads, the caller may first run one thread's share of the run in flight
+ * itself, as that thread (same ctx), if that thread has not taken it yet; never for
+ * pinned or GPU threads, nor with UTC_LEND=0.
  * @return UTC_OK or the first error a run returned since the last wait (then cleared).
  */
 utc_status_t utc_task_wait(utc_task_t *task);
