@@ -229,8 +229,10 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                 if ((rc = utc_request_wait(&st->req[ps], &got)) != UTC_OK)
                     return report(tk, ctx, "reading a message", rc);
                 if (got != (size_t)st->n[ps] * ob) {
-                    fprintf(stderr, "utc_taskbench: graph %ld step %ld: message of %zu bytes, "
-                                    "expected %zu\n", g, t, got, (size_t)st->n[ps] * ob);
+                    fprintf(stderr,
+                            "utc_taskbench: graph %ld step %ld: message of %zu bytes, "
+                            "expected %zu\n",
+                            g, t, got, (size_t)st->n[ps] * ob);
                     tb_fail(tk);
                     return UTC_ERR_INTERNAL;
                 }
@@ -255,7 +257,8 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                     pl->in_ptr[n++] = dep->local + ps * stride;
                 } else {
                     const tb_stream_t *st = &pl->in[dep->stream];
-                    pl->in_ptr[n++] = st->buf + ps * st->slot_bytes + (size_t)(dep->idx - st->lo[ps]) * ob;
+                    pl->in_ptr[n++] =
+                        st->buf + ps * st->slot_bytes + (size_t)(dep->idx - st->lo[ps]) * ob;
                 }
             }
             char *out = w->ring[g][q] + s * stride;
@@ -297,7 +300,8 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                 if (hi == lo)
                     continue;
                 if ((rc = utc_conduit_iread(st->link, st->buf + s * st->slot_bytes,
-                                            (size_t)(hi - lo) * ob, st->tag, &st->req[s])) != UTC_OK)
+                                            (size_t)(hi - lo) * ob, st->tag, &st->req[s])) !=
+                    UTC_OK)
                     return report(tk, ctx, "utc_conduit_iread", rc);
             }
         }
@@ -326,16 +330,18 @@ static int tb_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return UTC_OK;
 }
 
-static const utc_task_ops_t tb_ops = {
-    .name = "taskbench", .size = sizeof(tb_task_t), .init = tb_init, .run = tb_run,
-    .fini = tb_fini};
+static const utc_task_ops_t tb_ops = {.name = "taskbench",
+                                      .size = sizeof(tb_task_t),
+                                      .init = tb_init,
+                                      .run = tb_run,
+                                      .fini = tb_fini};
 
 /* ---- command line ---- */
 
 typedef struct options {
     int threads; /* 0: default */
     tb_layout_t layout;
-    utc_bind_mode_t bind;
+    int bind; /* a utc_bind_mode_t, or -1: default */
 } options_t;
 
 static void usage(FILE *f, const char *prog)
@@ -352,7 +358,8 @@ static void usage(FILE *f, const char *prog)
             "  --layout block|cyclic  points to threads in contiguous blocks (default) or\n"
             "                         round robin over all ranks' threads\n"
             "  --bind none|core|pu|package\n"
-            "                         pinning of the task threads (default none)\n"
+            "                         pinning of the task threads (default: core when this\n"
+            "                         node's ranks x threads fit in its CPUs, else none)\n"
             "  --help                 this text\n",
             prog, prog);
 }
@@ -366,11 +373,11 @@ static int bad(const char *fmt, const char *a, const char *b)
 }
 
 /* Task Bench's flags that take a value, and those that do not. */
-static const char *const tb_value_flags[] = {"-steps", "-width", "-type", "-radix", "-period",
-    "-fraction", "-kernel", "-iter", "-output", "-scratch", "-sample", "-imbalance", "-nodes",
-    "-field", NULL};
-static const char *const tb_plain_flags[] = {"-h", "-v", "-vv", "-and",
-    "-skip-graph-validation", NULL};
+static const char *const tb_value_flags[] = {
+    "-steps",  "-width",   "-type",   "-radix",     "-period", "-fraction", "-kernel", "-iter",
+    "-output", "-scratch", "-sample", "-imbalance", "-nodes",  "-field",    NULL};
+static const char *const tb_plain_flags[] = {"-h", "-v", "-vv", "-and", "-skip-graph-validation",
+                                             NULL};
 
 static int in_list(const char *const *l, const char *s)
 {
@@ -437,7 +444,8 @@ static int parse(int argc, char **argv, options_t *o, int *tb_argc, char **tb_ar
             continue;
         }
         if (a[0] == '-')
-            return bad("unknown flag '%s'%s: not a Task Bench flag (-h lists them) nor an option", a, "");
+            return bad("unknown flag '%s'%s: not a Task Bench flag (-h lists them) nor an option",
+                       a, "");
         return bad("unexpected argument '%s'%s", a, "");
     }
     tb_argv[*tb_argc] = NULL;
@@ -462,7 +470,7 @@ static void die(const char *what, utc_status_t rc)
 
 int main(int argc, char **argv)
 {
-    options_t o = {0, TB_LAYOUT_BLOCK, UTC_BIND_NONE};
+    options_t o = {0, TB_LAYOUT_BLOCK, -1};
     int tb_argc;
     char **tb_argv = calloc((size_t)argc + 1, sizeof *tb_argv);
     if (!tb_argv)
@@ -519,8 +527,9 @@ int main(int argc, char **argv)
     w.threads = T;
     if ((long)R * T > INT_MAX / 2 || w.ngraphs * T * T > UTC_CONDUIT_TAG_MAX + 1L) {
         if (rank == 0)
-            fprintf(stderr, "utc_taskbench: %ld graphs x %d threads per rank need more message "
-                            "tags than a conduit has (%d): use fewer threads\n",
+            fprintf(stderr,
+                    "utc_taskbench: %ld graphs x %d threads per rank need more message "
+                    "tags than a conduit has (%d): use fewer threads\n",
                     w.ngraphs, T, UTC_CONDUIT_TAG_MAX + 1);
         utc_finalize();
         return 2;
@@ -563,7 +572,15 @@ int main(int argc, char **argv)
     if (!tasks || !procs)
         die("setup", UTC_ERR_NO_MEMORY);
     utc_task_options_t topts = UTC_TASK_OPTIONS_INIT;
-    topts.bind = o.bind;
+    if (o.bind < 0) {
+        /* Pinned, two busy threads of one rank stay on two cores; unpinned, a thread woken
+         * from a futex lands beside its waker and they share a core (measured: stencil_1d,
+         * -iter 512..8192, 2-4x slower unpinned on the 2-core VM). Pin when it fits. */
+        const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+        long local = ls && atol(ls) > 0 ? atol(ls) : R;
+        o.bind = local * T <= cpus_allowed() ? UTC_BIND_CORE : UTC_BIND_NONE;
+    }
+    topts.bind = (utc_bind_mode_t)o.bind;
     topts.window_size = 0; /* no global shared data: outputs move by memory and conduits */
     for (int r = 0; r < R; r++) {
         for (int i = 0; i < T; i++)
@@ -608,8 +625,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < R * R; i++)
             nlinks += links[i] != NULL;
         app_display(app);
-        printf("UTC: %d rank(s) x %d task thread(s), layout %s, %d conduit(s) between ranks\n",
-               R, T, o.layout ? "cyclic" : "block", nlinks);
+        static const char *const binds[] = {"none", "package", "core", "pu"};
+        printf("UTC: %d rank(s) x %d task thread(s), layout %s, bind %s, %d conduit(s) between "
+               "ranks\n",
+               R, T, o.layout ? "cyclic" : "block", binds[o.bind], nlinks);
     }
 
     double elapsed = 0;

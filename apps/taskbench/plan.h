@@ -31,11 +31,11 @@ typedef struct tb_world {
     int rank;    /**< this rank */
     int threads; /**< task threads per rank (the same on every rank) */
     tb_layout_t layout;
-    int **owner;           /**< owner[g][p]: global thread of point p (rank * threads + local) */
-    utc_conduit_t **link;  /**< link[s]: the conduit between this rank's task and rank s's */
-    uint32_t *step_base;   /**< step_base[g]: timesteps of the graphs before g */
-    uint32_t steps_per_run;/**< timesteps of all graphs */
-    char ***ring;          /**< ring[g][p]: output slots of a point of this rank (else NULL) */
+    int **owner;            /**< owner[g][p]: global thread of point p (rank * threads + local) */
+    utc_conduit_t **link;   /**< link[s]: the conduit between this rank's task and rank s's */
+    uint32_t *step_base;    /**< step_base[g]: timesteps of the graphs before g */
+    uint32_t steps_per_run; /**< timesteps of all graphs */
+    char ***ring;           /**< ring[g][p]: output slots of a point of this rank (else NULL) */
 } tb_world_t;
 
 /** A stream of batched outputs between two threads on different ranks, for one graph: one
@@ -43,22 +43,22 @@ typedef struct tb_world {
 typedef struct tb_stream {
     utc_conduit_t *link;
     int tag;
-    int peer;             /**< global thread at the other end */
-    long *pts;            /**< per dependence set d: pts[off[d] .. off[d+1]-1], ascending */
-    long *off;            /**< ndsets + 1 entries */
-    char *buf;            /**< TB_SLOTS slots of slot_bytes */
+    int peer;  /**< global thread at the other end */
+    long *pts; /**< per dependence set d: pts[off[d] .. off[d+1]-1], ascending */
+    long *off; /**< ndsets + 1 entries */
+    char *buf; /**< TB_SLOTS slots of slot_bytes */
     size_t slot_bytes;
     utc_request_t *req[TB_SLOTS];
-    long lo[TB_SLOTS];    /**< index in pts of the slot's first point (receive side) */
-    long n[TB_SLOTS];     /**< points in the slot's message */
+    long lo[TB_SLOTS]; /**< index in pts of the slot's first point (receive side) */
+    long n[TB_SLOTS];  /**< points in the slot's message */
 } tb_stream_t;
 
 /** Where one input of a point comes from. */
 typedef struct tb_dep {
-    long point;         /**< the producing point (at the previous timestep) */
-    const char *local;  /**< its output slots, when it lives on this rank; else NULL */
-    int stream;         /**< otherwise: index of the in-stream that brings it */
-    long idx;           /**< and its index in that stream's pts for the dependence set */
+    long point;        /**< the producing point (at the previous timestep) */
+    const char *local; /**< its output slots, when it lives on this rank; else NULL */
+    int stream;        /**< otherwise: index of the in-stream that brings it */
+    long idx;          /**< and its index in that stream's pts for the dependence set */
 } tb_dep_t;
 
 /** One thread's plan for one graph. */
@@ -66,20 +66,20 @@ typedef struct tb_plan {
     task_graph_t graph;
     long ndsets;
     long npoints;
-    long *points;       /**< owned points, ascending */
-    char *out;          /**< npoints * TB_SLOTS * output bytes */
-    char *scratch;      /**< npoints * scratch bytes */
-    long *dep_off;      /**< ndsets * npoints + 1 offsets into deps ([d * npoints + j]) */
+    long *points;  /**< owned points, ascending */
+    char *out;     /**< npoints * TB_SLOTS * output bytes */
+    char *scratch; /**< npoints * scratch bytes */
+    long *dep_off; /**< ndsets * npoints + 1 offsets into deps ([d * npoints + j]) */
     tb_dep_t *deps;
-    long *prod;         /**< per dset: local threads (ids) this thread waits for */
-    long *prod_off;     /**< ndsets + 1 */
-    int *cons;          /**< local threads that read this thread's outputs (any dset) */
+    long *prod;     /**< per dset: local threads (ids) this thread waits for */
+    long *prod_off; /**< ndsets + 1 */
+    int *cons;      /**< local threads that read this thread's outputs (any dset) */
     int ncons;
-    tb_stream_t *in;    /**< from threads on other ranks */
+    tb_stream_t *in; /**< from threads on other ranks */
     int nin;
-    tb_stream_t *outs;  /**< to threads on other ranks */
+    tb_stream_t *outs; /**< to threads on other ranks */
     int nout;
-    const char **in_ptr;/**< room for one point's inputs */
+    const char **in_ptr; /**< room for one point's inputs */
     size_t *in_bytes;
 } tb_plan_t;
 
