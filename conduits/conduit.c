@@ -384,7 +384,8 @@ static utc_status_t route_op(utc_conduit_t *c, const xfer_t *x, route_t *r)
 
 static void req_init(utc_request_t *req, utc_conduit_t *c, const xfer_t *x, const route_t *r)
 {
-    memset(req, 0, sizeof *req);
+    /* the MPI transport sets its own part (from mpi_req on) when it starts the request */
+    memset(req, 0, offsetof(utc_request_t, mpi_req));
     req->magic = UTC__REQ_MAGIC;
     req->op = x->op;
     req->owned = x->owned;
@@ -398,6 +399,9 @@ static void req_init(utc_request_t *req, utc_conduit_t *c, const xfer_t *x, cons
     req->rbuf = x->rbuf;
     req->size = x->size;
     req->mpi_req = MPI_REQUEST_NULL;
+    req->mpi_bulk = MPI_REQUEST_NULL;
+    req->mpi_matched = false;
+    req->mpi_wire = NULL;
     atomic_init(&req->state, UTC__REQ_PENDING);
 }
 

@@ -466,7 +466,8 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
     pthread_mutex_lock(&t->lock);
     /* relaxed: reads change state only under this lock */
     if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE &&
-        (ring_drain(t) > 0 || req->mpi_matched || t->ring_err)) {
+        (ring_drain(t) > 0 || req->mpi_matched || t->ring_err) &&
+        atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
         /* something arrived, or a payload is in flight: the read's queue may move (an
          * unmatched read whose header has not come has nothing else to do) */
         mpi_rxq_t *q = rxq_get(t, t->crank[req->peer], mpi_tag(req), false);
