@@ -599,6 +599,50 @@ utc_status_t utc_conduit_read_from(utc_conduit_t *conduit, int peer, void *buf, 
 
 /* ---- asynchronous operations ---- */
 
+/*
+ * Requests of iwrite/iread come from a small per-thread cache, so a fine-grained exchange
+ * (a request per message) does not pay malloc and free each time. A thread's cache is
+ * freed when the thread exits (a key destructor).
+ */
+#define REQ_CACHE 16
+typedef struct req_cache {
+    int n;
+    bool keyed;
+    utc_request_t *r[REQ_CACHE];
+} req_cache_t;
+
+static _Thread_local req_cache_t req_cache;
+static pthread_key_t req_cache_key;
+static pthread_once_t req_cache_once = PTHREAD_ONCE_INIT;
+
+static void req_cache_drop(void *p)
+{
+    req_cache_t *c = p;
+    while (c->n > 0)
+        free(c->r[--c->n]);
+}
+
+static void req_cache_key_make(void) { (void)pthread_key_create(&req_cache_key, req_cache_drop); }
+
+static utc_request_t *req_alloc(void)
+{
+    req_cache_t *c = &req_cache;
+    return c->n > 0 ? c->r[--c->n] : malloc(sizeof(utc_request_t));
+}
+
+static void req_release(utc_request_t *r)
+{
+    req_cache_t *c = &req_cache;
+    if (!c->keyed) {
+        pthread_once(&req_cache_once, req_cache_key_make);
+        c->keyed = pthread_setspecific(req_cache_key, c) == 0;
+    }
+    if (c->keyed && c->n < REQ_CACHE)
+        c->r[c->n++] = r;
+    else
+        free(r);
+}
+
 static utc_status_t start_async(utc_conduit_t *c, const xfer_t *x, utc_request_t **out)
 {
     if (!out)
@@ -607,13 +651,14 @@ static utc_status_t start_async(utc_conduit_t *c, const xfer_t *x, utc_request_t
     utc_status_t rc = route_op(c, x, &r);
     if (rc != UTC_OK)
         return rc;
-    utc_request_t *req = malloc(sizeof *req);
+    utc_request_t *req = req_alloc();
     if (!req)
         return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", x->fn);
     req_init(req, c, x, &r);
     req->heap = true;
     if ((rc = r.tp->ops->start(r.tp, req)) != UTC_OK) {
-        free(req);
+        req->magic = 0;
+        req_release(req);
         return rc;
     }
     *out = req;
@@ -652,7 +697,7 @@ static utc_status_t complete_async(utc_request_t **req, const char *fn, size_t *
     utc_request_t *r = *req;
     utc_status_t rc = req_result(fn, r, received, NULL);
     r->magic = 0;
-    free(r);
+    req_release(r);
     *req = NULL;
     return rc;
 }
