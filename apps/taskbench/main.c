@@ -476,12 +476,13 @@ int main(int argc, char **argv)
     if (!tb_argv)
         return 1;
     int prc = parse(argc, argv, &o, &tb_argc, tb_argv);
-    if (prc < 0) {
+    if (prc != 0) {
+        free(tb_argv);
+        if (prc > 0)
+            return prc;
         usage(stdout, argv[0]);
         return 0;
     }
-    if (prc > 0)
-        return prc;
 
     /* Task Bench parses its flags (and prints -h, or an error, and stops) */
     app_t app = app_create(tb_argc, tb_argv);
