@@ -12,9 +12,9 @@
  * that MPI tag, received straight into the reader's buffer once its header is matched to
  * a read (the size is known: no probe).
  *
- * Headers are received into a ring of EAGER_SLOTS receives posted in advance (MPI_ANY_SOURCE,
- * MPI_ANY_TAG; posted at the first read, so a conduit nobody reads on this rank costs no
- * buffers), the way a hand-written MPI program posts its receives early: a small message
+ * Headers are received into a ring of EAGER_SLOTS receives posted in advance (from the
+ * other rank when the conduit spans two, else MPI_ANY_SOURCE; MPI_ANY_TAG; posted at the
+ * first read, so a conduit nobody reads on this rank costs no buffers), the way a hand-written MPI program posts its receives early: a small message
  * lands in a posted receive, not in MPI's unexpected queue. The ring is taken in post
  * order, which is the order of arrival, so the headers of one sender are seen in the
  * order they were sent. Each header goes to the oldest unmatched read of its (source,
@@ -91,6 +91,8 @@ typedef struct mpi_transport {
     unsigned ring_next;    /* the oldest posted receive */
     unsigned ring_taken;   /* slots before ring_next taken and not yet posted again */
     int ring_err;          /* an MPI error of the ring: every read fails with it */
+    int ring_source;       /* the one rank headers can come from (two members), else
+                            * MPI_ANY_SOURCE: MPI matches a named source faster */
 } mpi_transport_t;
 
 static_assert(offsetof(mpi_transport_t, base) == 0, "transport base must come first");
@@ -262,7 +264,7 @@ static utc_status_t ring_start(mpi_transport_t *t)
         return utc__error(UTC_ERR_NO_MEMORY, "conduit read: out of memory");
     for (int i = 0; i < EAGER_SLOTS; i++) {
         int err = MPI_Irecv(t->ring + (size_t)i * SLOT_BYTES, (int)SLOT_BYTES, MPI_BYTE,
-                            MPI_ANY_SOURCE, MPI_ANY_TAG, t->comm, &t->ring_req[i]);
+                            t->ring_source, MPI_ANY_TAG, t->comm, &t->ring_req[i]);
         if (err) {
             t->ring_err = err;
             return utc__mpi_error(err, "conduit read: MPI_Irecv");
@@ -279,7 +281,7 @@ static void ring_repost(mpi_transport_t *t)
     for (; t->ring_taken > 0 && !t->ring_err; t->ring_taken--) {
         unsigned i = (t->ring_next + EAGER_SLOTS - t->ring_taken) % EAGER_SLOTS;
         int err = MPI_Irecv(t->ring + (size_t)i * SLOT_BYTES, (int)SLOT_BYTES, MPI_BYTE,
-                            MPI_ANY_SOURCE, MPI_ANY_TAG, t->comm, &t->ring_req[i]);
+                            t->ring_source, MPI_ANY_TAG, t->comm, &t->ring_req[i]);
         if (err)
             t->ring_err = err;
     }
@@ -640,6 +642,9 @@ utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int n
     t->comm = comm;
     for (int i = 0; i < EAGER_SLOTS; i++)
         t->ring_req[i] = MPI_REQUEST_NULL;
+    /* with two members, the other one is the only sender (a rank never sends to itself) */
+    t->ring_source = nmembers == 2 ? crank[members[0] == me ? members[1] : members[0]]
+                                   : MPI_ANY_SOURCE;
     t->crank = crank;
     pthread_mutex_init(&t->lock, NULL);
     *out = &t->base;
