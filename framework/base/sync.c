@@ -69,7 +69,13 @@ unsigned utc__spin_while_eq(atomic_uint *word, unsigned old, unsigned long spin_
 
 unsigned utc__wait_change_counted(atomic_uint *word, unsigned old, atomic_uint *sleepers)
 {
-    unsigned v = utc__spin_while_eq(word, old, SPIN_NS);
+    return utc__wait_change_spin(word, old, sleepers, SPIN_NS);
+}
+
+unsigned utc__wait_change_spin(atomic_uint *word, unsigned old, atomic_uint *sleepers,
+                               unsigned long spin_ns)
+{
+    unsigned v = spin_ns ? utc__spin_while_eq(word, old, spin_ns) : atomic_load(word);
     if (v != old)
         return v;
     /* seq_cst increment then seq_cst re-check: a Dekker pair with the waker, which

@@ -22,6 +22,9 @@ unsigned utc__wait_change(atomic_uint *word, unsigned old);
  * wake-up system call when nobody sleeps: the waker must change *word (seq_cst), then
  * read *sleepers (seq_cst) and call utc__futex_wake if it is non-zero. */
 unsigned utc__wait_change_counted(atomic_uint *word, unsigned old, atomic_uint *sleepers);
+/* The same with a spin of spin_ns before sleeping (0: sleep at once). */
+unsigned utc__wait_change_spin(atomic_uint *word, unsigned old, atomic_uint *sleepers,
+                               unsigned long spin_ns);
 
 /* A reusable barrier for a fixed number of threads; waiters sleep after a short spin. */
 typedef struct utc__barrier {

@@ -11,6 +11,8 @@
 #include "tasks/mailbox.h"
 
 #define MAILBOX_SLOTS 64
+/* How long an idle task thread spins for its next command before it sleeps. */
+#define TAKE_SPIN_NS 30000
 
 typedef struct {
     utc__cmd_kind_t kind;
@@ -77,12 +79,13 @@ uint64_t utc__mailbox_post(utc__mailbox_t *mb, utc__cmd_kind_t kind, void *arg)
     return seq;
 }
 
-void utc__mailbox_take(utc__mailbox_t *mb, uint64_t seq, utc__cmd_kind_t *kind, void **arg)
+void utc__mailbox_take(utc__mailbox_t *mb, uint64_t seq, bool spin, utc__cmd_kind_t *kind,
+                       void **arg)
 {
     unsigned want = (unsigned)seq;
     /* `posted` counts commands: it equals `want` exactly while command `seq` is not out */
     while (atomic_load_explicit(&mb->posted, memory_order_acquire) == want)
-        utc__wait_change_counted(&mb->posted, want, &mb->sleepers);
+        utc__wait_change_spin(&mb->posted, want, &mb->sleepers, spin ? TAKE_SPIN_NS : 0);
     slot_t *s = &mb->slots[seq % MAILBOX_SLOTS];
     *kind = s->kind;
     *arg = s->arg;

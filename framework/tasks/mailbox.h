@@ -16,8 +16,10 @@ void utc__mailbox_destroy(utc__mailbox_t *mb);
 void utc__mailbox_shrink(utc__mailbox_t *mb, int nthreads);
 /* Post a command (owner thread only). Blocks while the queue is full. Returns its number. */
 uint64_t utc__mailbox_post(utc__mailbox_t *mb, utc__cmd_kind_t kind, void *arg);
-/* Task thread: wait for command number `seq` (sleeps while there is none). */
-void utc__mailbox_take(utc__mailbox_t *mb, uint64_t seq, utc__cmd_kind_t *kind, void **arg);
+/* Task thread: wait for command number `seq` (sleeps while there is none; first spins
+ * a little when `spin`). */
+void utc__mailbox_take(utc__mailbox_t *mb, uint64_t seq, bool spin, utc__cmd_kind_t *kind,
+                       void **arg);
 /* Task thread: report command `seq` done with status rc. */
 void utc__mailbox_done(utc__mailbox_t *mb, uint64_t seq, utc_status_t rc);
 /* Take thread `thread`'s share of command `seq` (the thread itself, or the owner lending

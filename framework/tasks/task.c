@@ -270,6 +270,7 @@ utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nt
             if (exts[next]->create && (rc = exts[next]->create(t->self)) != UTC_OK)
                 break;
         }
+        t->lend = lend_allowed(t); /* before the threads read it */
         if (rc == UTC_OK && t->nlocal > 0)
             rc = start_threads(t, &nstarted);
         local_rc = rc;
@@ -289,7 +290,6 @@ utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nt
         return rc;
     }
 
-    t->lend = lend_allowed(t);
     pthread_mutex_lock(&registry_lock);
     HASH_ADD_PTR(registry, self, t);
     pthread_mutex_unlock(&registry_lock);

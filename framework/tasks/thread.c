@@ -136,10 +136,14 @@ void *utc__thread_main(void *arg)
     report_start(t, thread_start(th, th->bind_slot, &nstarted_ext));
 
     const utc_task_ops_t *ops = t->ops;
+    /* Where the caller of utc_task_wait lends its core, the last local thread does not
+     * spin for its next command: the caller takes its share, and a spinning thread would
+     * only keep a core from the others */
+    bool spin = !(t->lend && ctx->local_id == t->nlocal - 1);
     for (uint64_t seq = 0;; seq++) {
         utc__cmd_kind_t kind;
         void *cmd_arg;
-        utc__mailbox_take(t->mailbox, seq, &kind, &cmd_arg);
+        utc__mailbox_take(t->mailbox, seq, spin, &kind, &cmd_arg);
         if (!utc__mailbox_claim(t->mailbox, ctx->local_id, seq))
             continue; /* the owner ran this thread's share (utc__thread_lend) */
         if (kind == UTC__CMD_EXIT) {
