@@ -28,7 +28,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
 die() { echo "bench-taskbench: $*" >&2; exit 2; }
 
 reps=3 steps=1000 patterns=stencil_1d,nearest,spread
