@@ -371,8 +371,10 @@ static int ring_drain(mpi_transport_t *t)
         t->ring_taken++;
         t->ring_next = (i + 1) % EAGER_SLOTS;
         taken++;
-        if (q)
+        if (q) {
             rxq_progress(t, q);
+            rxq_trim(t, q); /* only when no read is in it and nothing stashed */
+        }
     }
     return taken;
 }
@@ -428,14 +430,15 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
     }
     req->next = NULL;
     req->mpi_matched = false;
+    req->mpi_rxq = q;
     if (q->ptail)
         q->ptail->next = req;
     else
         q->phead = req;
     q->ptail = req;
+    /* a stashed message is taken now; one still in the ring waits for the next drain
+     * (the read's test or wait): starting a read costs no trip through MPI's progress */
     rxq_progress(t, q);
-    ring_drain(t);
-    rxq_trim(t, q);
     pthread_mutex_unlock(&t->lock);
     return UTC_OK;
 }
@@ -471,12 +474,12 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
         (ring_drain(t) > 0 || req->mpi_matched || t->ring_err) &&
         atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
         /* something arrived, or a payload is in flight: the read's queue may move (an
-         * unmatched read whose header has not come has nothing else to do) */
-        mpi_rxq_t *q = rxq_get(t, t->crank[req->peer], mpi_tag(req), false);
-        if (q) {
-            rxq_progress(t, q);
+         * unmatched read whose header has not come has nothing else to do). The queue is
+         * not freed while the read is in it. */
+        mpi_rxq_t *q = req->mpi_rxq;
+        rxq_progress(t, q);
+        if (atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_DONE)
             rxq_trim(t, q);
-        }
         *flowing = atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE &&
                    req->mpi_matched;
     }
@@ -533,6 +536,7 @@ static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
                 break;
             }
         }
+        rxq_progress(t, q); /* a stashed message may now go to the next read */
         rxq_trim(t, q);
     }
     pthread_mutex_unlock(&t->lock);

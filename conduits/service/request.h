@@ -71,6 +71,7 @@ struct utc_request {
                             * receive of a large payload */
     MPI_Request mpi_bulk;  /* MPI: the send of a large payload */
     bool mpi_matched;      /* MPI receive: its message's payload is being received */
+    void *mpi_rxq;         /* MPI receive: its queue (kept while the read is in it) */
     void *mpi_wire;        /* MPI send: header + small payload, when it does not fit below */
     alignas(8) unsigned char mpi_wire_inline[64];
 };
