@@ -37,8 +37,9 @@
  * - Timestep of one thread: wait for the local producers and the posted reads of step t;
  *   check slot reuse against the local consumers; run the kernel of each owned active
  *   point; send the batched outputs to other ranks; publish progress; post the reads of
- *   step t+1. Graphs (`-and`) run one after the other on each thread; each has its own
- *   slots and tags, so a thread may start graph g+1 while others finish graph g.
+ *   step t+1; retire the sends of step t-1 that are done. Graphs (`-and`) run one after
+ *   the other on each thread; each has its own slots and tags, so a thread may start graph
+ *   g+1 while others finish graph g.
  * - Timing, as Task Bench's MPI version: two runs, each between two barriers of all ranks,
  *   the second reported by rank 0.
  */
@@ -207,13 +208,14 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
     long np = pl->npoints;
     int rc;
 
+    /* the core's per-timestep queries, each asked once: step t's values carry over to t+1 */
+    long d = task_graph_dependence_set_at_timestep(gr, 0);
+    long off = task_graph_offset_at_timestep(gr, 0), wid = task_graph_width_at_timestep(gr, 0);
+    long poff = task_graph_offset_at_timestep(gr, -1), pwid = task_graph_width_at_timestep(gr, -1);
     for (long t = 0; t < gr.timesteps; t++) {
         uint32_t now = base + (uint32_t)t;
-        long d = task_graph_dependence_set_at_timestep(gr, t);
-        long off = task_graph_offset_at_timestep(gr, t), wid = task_graph_width_at_timestep(gr, t);
-        long poff = task_graph_offset_at_timestep(gr, t - 1);
-        long pwid = task_graph_width_at_timestep(gr, t - 1);
         unsigned ps = (unsigned)(t - 1) & (TB_SLOTS - 1), s = (unsigned)t & (TB_SLOTS - 1);
+        long dn = t + 1 < gr.timesteps ? task_graph_dependence_set_at_timestep(gr, t + 1) : 0;
 
         if (t > 0) {
             /* inputs from this rank: the producers have finished step t-1 */
@@ -267,7 +269,6 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
         }
 
         if (t + 1 < gr.timesteps) {
-            long dn = task_graph_dependence_set_at_timestep(gr, t + 1);
             /* outputs needed on other ranks: one message per receiving thread */
             for (int i = 0; i < pl->nout; i++) {
                 tb_stream_t *st = &pl->outs[i];
@@ -288,7 +289,6 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
         }
         tb_publish(mine, now + 1);
         if (t + 1 < gr.timesteps) {
-            long dn = task_graph_dependence_set_at_timestep(gr, t + 1);
             /* the inputs of step t+1 from other ranks: post the reads now */
             for (int i = 0; i < pl->nin; i++) {
                 tb_stream_t *st = &pl->in[i];
@@ -304,6 +304,19 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                     UTC_OK)
                     return report(tk, ctx, "utc_conduit_iread", rc);
             }
+            /* retire the previous step's sends while the next inputs are in flight, so the
+             * slot-reuse check before a send (on the critical path) rarely has one to wait */
+            for (int i = 0; i < pl->nout; i++) {
+                int done;
+                if (pl->outs[i].req[ps] &&
+                    (rc = utc_request_test(&pl->outs[i].req[ps], &done, NULL)) != UTC_OK)
+                    return report(tk, ctx, "sending a message", rc);
+            }
+            poff = off;
+            pwid = wid;
+            d = dn;
+            off = task_graph_offset_at_timestep(gr, t + 1);
+            wid = task_graph_width_at_timestep(gr, t + 1);
         }
     }
     /* the last sends must be done before the slots are reused by the next run */
