@@ -184,19 +184,6 @@ static void tb_fini(utc_task_t *self, utc_ctx_t *ctx)
         tb_plan_fini(&pl[g]);
 }
 
-static long lower_bound(const long *v, long n, long x)
-{
-    long lo = 0, hi = n;
-    while (lo < hi) {
-        long mid = (lo + hi) / 2;
-        if (v[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* One graph on one thread. `base` is the progress value at the graph's first timestep. */
 static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint32_t base)
 {
@@ -274,7 +261,7 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                 tb_stream_t *st = &pl->outs[i];
                 const long *L = st->pts + st->off[dn];
                 long m = st->off[dn + 1] - st->off[dn];
-                long lo = lower_bound(L, m, off), hi = lower_bound(L, m, off + wid);
+                long lo = tb_lower_bound(L, m, off), hi = tb_lower_bound(L, m, off + wid);
                 if (hi == lo)
                     continue;
                 if (st->req[s] && (rc = utc_request_wait(&st->req[s], NULL)) != UTC_OK)
@@ -294,7 +281,7 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                 tb_stream_t *st = &pl->in[i];
                 const long *L = st->pts + st->off[dn];
                 long m = st->off[dn + 1] - st->off[dn];
-                long lo = lower_bound(L, m, off), hi = lower_bound(L, m, off + wid);
+                long lo = tb_lower_bound(L, m, off), hi = tb_lower_bound(L, m, off + wid);
                 st->lo[s] = lo;
                 st->n[s] = hi - lo;
                 if (hi == lo)

@@ -179,7 +179,7 @@ static void free_build(sbuild_t *b, int n, long ndsets)
     free(b);
 }
 
-static long find_point(const long *v, long n, long x)
+long tb_lower_bound(const long *v, long n, long x)
 {
     long lo = 0, hi = n;
     while (lo < hi) {
@@ -308,7 +308,7 @@ int tb_plan_links(tb_plan_t *pl, const tb_world_t *w, long g, int me)
             if (dep->local)
                 continue;
             tb_stream_t *st = &pl->in[dep->stream];
-            dep->idx = find_point(st->pts + st->off[d], st->off[d + 1] - st->off[d], dep->point);
+            dep->idx = tb_lower_bound(st->pts + st->off[d], st->off[d + 1] - st->off[d], dep->point);
         }
 
     if (!(pl->in_ptr = xcalloc((size_t)max_deps, sizeof *pl->in_ptr)) ||

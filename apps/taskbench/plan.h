@@ -94,6 +94,9 @@ int tb_plan_points(tb_plan_t *pl, const tb_world_t *w, long g, int me);
  * consumers and streams. */
 int tb_plan_links(tb_plan_t *pl, const tb_world_t *w, long g, int me);
 
+/* The first index of the sorted v[0..n) whose value is >= x (n if none). */
+long tb_lower_bound(const long *v, long n, long x);
+
 /** Free a plan (requests must be complete). */
 void tb_plan_fini(tb_plan_t *pl);
 
