@@ -85,6 +85,7 @@ typedef struct mpi_transport {
     int *crank;            /* world rank -> rank in comm (-1: not a member) */
     pthread_mutex_t lock;  /* guards the read queues and the ring; never held while sleeping */
     mpi_rxq_t *rxqs;
+    mpi_rxq_t *last_rxq;   /* the queue found last: one stream skips the hash */
     /* the ring of posted header receives (allocated at the first read) */
     unsigned char *ring;
     MPI_Request ring_req[EAGER_SLOTS];
@@ -107,7 +108,9 @@ static inline uint64_t rxq_key(int source, int tag)
 static mpi_rxq_t *rxq_get(mpi_transport_t *t, int source, int tag, bool create)
 {
     uint64_t key = rxq_key(source, tag);
-    mpi_rxq_t *q;
+    mpi_rxq_t *q = t->last_rxq;
+    if (q && q->key == key)
+        return q;
     HASH_FIND(hh, t->rxqs, &key, sizeof key, q);
     if (!q && create && (q = calloc(1, sizeof *q))) {
         q->key = key;
@@ -115,6 +118,8 @@ static mpi_rxq_t *rxq_get(mpi_transport_t *t, int source, int tag, bool create)
         q->mpi_tag = tag;
         HASH_ADD(hh, t->rxqs, key, sizeof q->key, q);
     }
+    if (q)
+        t->last_rxq = q;
     return q;
 }
 
@@ -125,6 +130,8 @@ static mpi_rxq_t *rxq_get(mpi_transport_t *t, int source, int tag, bool create)
 static void rxq_trim(mpi_transport_t *t, mpi_rxq_t *q)
 {
     if (!q->phead && !q->shead && HASH_COUNT(t->rxqs) > RXQ_KEEP) {
+        if (t->last_rxq == q)
+            t->last_rxq = NULL;
         HASH_DEL(t->rxqs, q);
         free(q);
     }
