@@ -399,9 +399,6 @@ static void req_init(utc_request_t *req, utc_conduit_t *c, const xfer_t *x, cons
     req->rbuf = x->rbuf;
     req->size = x->size;
     req->mpi_req = MPI_REQUEST_NULL;
-    req->mpi_bulk = MPI_REQUEST_NULL;
-    req->mpi_matched = false;
-    req->mpi_wire = NULL;
     atomic_init(&req->state, UTC__REQ_PENDING);
 }
 

@@ -145,6 +145,16 @@ static void stash_pop(mpi_rxq_t *q)
     free(s);
 }
 
+/* Out of memory: a message (its header already taken) is lost. Its large payload, still in
+ * MPI, is received into nothing, so that the writer completes and later messages flow. */
+static void drop_message(mpi_transport_t *t, int source, const wire_hdr_t *h)
+{
+    utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %" PRIu64 "-byte message (tag %d) "
+            "is lost", t->base.conduit_id, h->size, h->mpi_tag / 2);
+    if (h->kind == WIRE_LARGE)
+        MPI_Recv(NULL, 0, MPI_BYTE, source, h->mpi_tag, t->bulk, MPI_STATUS_IGNORE);
+}
+
 /* Start receiving a large payload of n bytes into dst for read r. */
 static bool recv_bulk(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, void *dst, size_t n,
                       utc_status_t *st)
@@ -173,9 +183,7 @@ static bool take_stash(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_s
             return true;
         /* a large payload still in MPI: receive it aside, so that it stays in line */
         if (!(s->buf = utc_buf_alloc(n))) {
-            utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte message (tag %d) "
-                    "that did not fit its reader is lost", t->base.conduit_id, n, r->tag);
-            MPI_Recv(NULL, 0, MPI_BYTE, q->source, q->mpi_tag, t->bulk, MPI_STATUS_IGNORE);
+            drop_message(t, q->source, &(wire_hdr_t){q->mpi_tag, WIRE_LARGE, n});
             stash_pop(q);
             *st = UTC_ERR_NO_MEMORY;
             return true;
@@ -189,24 +197,22 @@ static bool take_stash(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_s
         }
         return true;
     }
-    if (s->buf || n == 0) {
+    if (s->buf) { /* a small message (or a large one received aside): hand it over */
         if (r->owned) {
-            r->owned_buf = s->buf ? s->buf : utc_buf_alloc(0);
+            r->owned_buf = s->buf;
         } else {
             if (n)
                 memcpy(r->rbuf, s->buf, n);
             utc_buf_free(s->buf);
         }
         stash_pop(q);
-        *st = r->owned && !r->owned_buf ? UTC_ERR_NO_MEMORY : UTC_OK;
+        *st = UTC_OK;
         return true;
     }
     /* a large payload still in MPI: straight into the reader's buffer */
     void *dst = r->rbuf;
     if (r->owned && !(dst = r->owned_buf = utc_buf_alloc(n))) {
-        utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte message (tag %d) is lost",
-                t->base.conduit_id, n, r->tag);
-        MPI_Recv(NULL, 0, MPI_BYTE, q->source, q->mpi_tag, t->bulk, MPI_STATUS_IGNORE);
+        drop_message(t, q->source, &(wire_hdr_t){q->mpi_tag, WIRE_LARGE, n});
         stash_pop(q);
         *st = UTC_ERR_NO_MEMORY;
         return true;
@@ -280,6 +286,51 @@ static utc_status_t ring_start(mpi_transport_t *t)
     return UTC_OK;
 }
 
+/* Under the lock: a small message of n bytes to the oldest unmatched read of q, if there
+ * is one and the message fits it. It completes at q's next progress (its request is
+ * already done). False: the read must wait for it in the queue. */
+static bool give_small(mpi_rxq_t *q, const unsigned char *data, size_t n)
+{
+    utc_request_t *r = q->phead;
+    while (r && r->mpi_matched)
+        r = r->next;
+    if (!r || (!r->owned && n > r->size))
+        return false;
+    void *dst = r->rbuf;
+    if (r->owned && !(dst = r->owned_buf = utc_buf_alloc(n)))
+        return false; /* the message stays in line; take_stash tries again */
+    if (n)
+        memcpy(dst, data, n);
+    r->received = n;
+    r->mpi_matched = true;
+    r->mpi_req = MPI_REQUEST_NULL; /* its test completes at once */
+    return true;
+}
+
+/* Under the lock: queue a message behind q's others (a small one copied). False: no
+ * memory. */
+static bool stash_push(mpi_rxq_t *q, const wire_hdr_t *h, const unsigned char *data)
+{
+    mpi_stash_t *s = malloc(sizeof *s);
+    void *buf = NULL;
+    if (!s || (h->kind == WIRE_SMALL && !(buf = utc_buf_alloc(h->size)))) {
+        free(s);
+        return false;
+    }
+    if (h->size && buf)
+        memcpy(buf, data, h->size);
+    s->next = NULL;
+    s->kind = h->kind;
+    s->buf = buf;
+    s->size = h->size;
+    if (q->stail)
+        q->stail->next = s;
+    else
+        q->shead = s;
+    q->stail = s;
+    return true;
+}
+
 /* Under the lock: post again the receives of the slots taken since the last drain. They
  * are the `ring_taken` slots before the oldest posted one; posting them in the order they
  * were taken keeps the order of matching equal to the ring's order. */
@@ -319,60 +370,13 @@ static int ring_drain(mpi_transport_t *t)
         wire_hdr_t h;
         memcpy(&h, slot, sizeof h);
         mpi_rxq_t *q = rxq_get(t, status.MPI_SOURCE, h.mpi_tag, true);
-        utc_request_t *r = NULL;
-        if (q && !q->shead) {
-            for (r = q->phead; r && r->mpi_matched; r = r->next)
-                ;
-        }
-        if (!q) {
-            utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %" PRIu64 "-byte message is "
-                    "lost", t->base.conduit_id, h.size);
-        } else if (h.kind == WIRE_SMALL && r && (r->owned || h.size <= r->size)) {
-            /* the common case: a read is waiting, the bytes go straight to it */
-            void *dst = r->rbuf;
-            if (r->owned)
-                dst = r->owned_buf = utc_buf_alloc(h.size);
-            if (dst && h.size)
-                memcpy(dst, slot + sizeof h, h.size);
-            r->received = h.size;
-            r->mpi_matched = true; /* complete: the test below is skipped */
-            r->mpi_req = MPI_REQUEST_NULL;
-            if (!dst) {
-                r->mpi_err = 0;
-                r->mpi_matched = false;
-                /* an owned read without memory: refuse it, the message stays in line */
-                r = NULL;
-            }
-        } else {
-            r = NULL;
-        }
-        if (q && !r) {
-            mpi_stash_t *s = malloc(sizeof *s);
-            void *buf = NULL;
-            if (s && h.kind == WIRE_SMALL && !(buf = utc_buf_alloc(h.size))) {
-                free(s);
-                s = NULL;
-            }
-            if (!s) {
-                utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %" PRIu64 "-byte "
-                        "message (tag %d) is lost", t->base.conduit_id, h.size, h.mpi_tag / 2);
-                if (h.kind == WIRE_LARGE)
-                    MPI_Recv(NULL, 0, MPI_BYTE, status.MPI_SOURCE, h.mpi_tag, t->bulk,
-                             MPI_STATUS_IGNORE);
-            } else {
-                if (buf && h.size)
-                    memcpy(buf, slot + sizeof h, h.size);
-                s->next = NULL;
-                s->kind = h.kind;
-                s->buf = buf;
-                s->size = h.size;
-                if (q->stail)
-                    q->stail->next = s;
-                else
-                    q->shead = s;
-                q->stail = s;
-            }
-        }
+        const unsigned char *data = slot + sizeof h;
+        /* the common case: a read is waiting and nothing is ahead of it, the bytes go
+         * straight to it; else the message waits in its queue */
+        bool kept = q && ((h.kind == WIRE_SMALL && !q->shead && give_small(q, data, h.size)) ||
+                          stash_push(q, &h, data));
+        if (!kept)
+            drop_message(t, status.MPI_SOURCE, &h);
         /* posted again at the next drain: off the path of the read that waits for it */
         t->ring_req[i] = MPI_REQUEST_NULL;
         t->ring_taken++;
@@ -384,6 +388,27 @@ static int ring_drain(mpi_transport_t *t)
         }
     }
     return taken;
+}
+
+/* A send's owner: test its MPI sends; once both are done, free what it holds and finish
+ * it. True when it is done. */
+static bool send_test(utc_request_t *req)
+{
+    MPI_Request both[2] = {req->mpi_req, req->mpi_bulk};
+    int flag = 0, err = MPI_Testall(2, both, &flag, MPI_STATUSES_IGNORE);
+    req->mpi_req = both[0];
+    req->mpi_bulk = both[1];
+    if (err) {
+        req->mpi_err = err;
+        free(req->mpi_wire);
+        utc__req_finish(req, UTC_ERR_MPI);
+    } else if (flag) {
+        free(req->mpi_wire);
+        if (req->owned)
+            utc_buf_free((void *)req->sbuf);
+        utc__req_finish(req, UTC_OK);
+    }
+    return err || flag;
 }
 
 /* A send: the header with a small payload in one message; a large payload after it. */
@@ -418,15 +443,10 @@ static utc_status_t send_start(mpi_transport_t *t, utc_request_t *req)
         req->mpi_wire = NULL;
         return utc__mpi_error(err, "MPI_Isend");
     }
-    int done = 0;
     /* a small message usually leaves at once (MPI copies it out): finish the write here
      * rather than in a first round of its wait */
-    if (small && MPI_Test(&req->mpi_req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) {
-        free(req->mpi_wire);
-        if (req->owned)
-            utc_buf_free((void *)req->sbuf);
-        utc__req_finish(req, UTC_OK);
-    }
+    if (small)
+        send_test(req);
     return UTC_OK;
 }
 
@@ -467,22 +487,8 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
         return true;
     if (req->op == UTC__OP_SEND) {
         /* a send is only ever tested by its owner */
-        MPI_Request both[2] = {req->mpi_req, req->mpi_bulk};
-        int flag = 0, err = MPI_Testall(2, both, &flag, MPI_STATUSES_IGNORE);
-        req->mpi_req = both[0];
-        req->mpi_bulk = both[1];
-        if (err) {
-            req->mpi_err = err;
-            free(req->mpi_wire);
-            utc__req_finish(req, UTC_ERR_MPI);
-        } else if (flag) {
-            free(req->mpi_wire);
-            if (req->owned)
-                utc_buf_free((void *)req->sbuf);
-            utc__req_finish(req, UTC_OK);
-        }
         *flowing = true;
-        return utc__req_state(req) == UTC__REQ_DONE;
+        return send_test(req);
     }
     pthread_mutex_lock(&t->lock);
     /* relaxed: reads change state only under this lock */

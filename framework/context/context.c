@@ -4,7 +4,6 @@
 #include <hwloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "base/errors.h"
 #include "base/mpi_wait.h"

@@ -41,19 +41,26 @@ static void report_start(struct utc__task *t, utc_status_t rc)
     utc__futex_wake(&t->started, INT_MAX);
 }
 
+/* The extensions' per-thread start for th's ctx, in slot order, on the calling thread;
+ * *nstarted_ext counts those that started (thread_stop undoes them). */
+static utc_status_t exts_start(struct utc__thread *th, int *nstarted_ext)
+{
+    for (*nstarted_ext = 0; *nstarted_ext < UTC__EXT_COUNT; (*nstarted_ext)++) {
+        const utc__task_ext_t *ext = utc__task_ext(*nstarted_ext);
+        utc_status_t rc;
+        if (ext->thread_start && (rc = ext->thread_start(&th->ctx)) != UTC_OK)
+            return rc;
+    }
+    return UTC_OK;
+}
+
 static utc_status_t thread_start(struct utc__thread *th, int slot, int *nstarted_ext)
 {
     struct utc__task *t = th->task;
     utc_status_t rc = utc__bind_self(&t->opts, th->ctx.local_id, slot);
     if (rc != UTC_OK)
         return rc;
-    for (int i = 0; i < UTC__EXT_COUNT; i++) {
-        const utc__task_ext_t *ext = utc__task_ext(i);
-        if (ext->thread_start && (rc = ext->thread_start(&th->ctx)) != UTC_OK)
-            return rc;
-        *nstarted_ext = i + 1;
-    }
-    return UTC_OK;
+    return exts_start(th, nstarted_ext);
 }
 
 static void thread_stop(struct utc__thread *th, int nstarted_ext)
@@ -101,13 +108,8 @@ bool utc__thread_lend(struct utc__task *t)
         utc_ctx_t *prev = utc_ctx_self();
         utc__thread_set_self(&th->ctx);
         utc__wd_thread_identity(t->id, t->ops->name, th->ctx.global_id);
-        int nstarted_ext = 0;
-        utc_status_t rc = UTC_OK;
-        for (; nstarted_ext < UTC__EXT_COUNT; nstarted_ext++) {
-            const utc__task_ext_t *ext = utc__task_ext(nstarted_ext);
-            if (ext->thread_start && (rc = ext->thread_start(&th->ctx)) != UTC_OK)
-                break;
-        }
+        int nstarted_ext;
+        utc_status_t rc = exts_start(th, &nstarted_ext);
         if (rc == UTC_OK)
             rc = execute(th, UTC__CMD_RUN, cmd_arg);
         thread_stop(th, nstarted_ext);
