@@ -10,14 +10,11 @@
 #   fail:C:REGEX  exit status C and output (stdout and stderr) matching REGEX (grep -E)
 #   ok:REGEX      exit 0 and output matching REGEX
 set -u
-utcrun=$1 np=$2 expect=$3
+. "$(dirname "$0")/../../common/run_checks.sh"
+name=run_app utcrun=$1 np=$2 expect=$3
 shift 3
 out=$("$utcrun" -np "$np" "$@" 2>&1)
 rc=$?
-show() { printf '%s\n' "$out" | grep -v -e '^---' -e 'Primary job' -e 'non-zero' \
-    -e 'Per user-direction' -e 'Process name' -e 'Exit code' -e 'the job to be' \
-    -e 'first process' -e '^ *$'; }
-fail() { show; echo "run_app: FAILED: $*" >&2; exit 1; }
 
 case "$expect" in
 verified)
@@ -34,15 +31,8 @@ nogpu)
     [ "$rc" = 3 ] || fail "exit status $rc, expected 3 (no GPU)"
     printf '%s\n' "$out" | grep -qE 'no GPU support|no CUDA device' || fail "no clear message"
     show ;;
-fail:*)
-    code=${expect#fail:}; code=${code%%:*}; regex=${expect#fail:*:}
-    [ "$rc" = "$code" ] || fail "exit status $rc, expected $code"
-    printf '%s\n' "$out" | grep -qE -- "$regex" || fail "output does not match /$regex/"
-    show ;;
-ok:*)
-    regex=${expect#ok:}
-    [ "$rc" = 0 ] || fail "exit status $rc, expected 0"
-    printf '%s\n' "$out" | grep -qE -- "$regex" || fail "output does not match /$regex/"
+fail:* | ok:*)
+    check_common "$expect"
     show ;;
 *)
     echo "run_app: unknown expectation '$expect'" >&2; exit 2 ;;

@@ -11,7 +11,8 @@
 #   fail:C:REGEX  exit status C and output (stdout and stderr) matching REGEX (grep -E)
 #   ok:REGEX      exit 0 and output matching REGEX
 set -u
-utcrun=$1 np=$2 expect=$3 prog=${4:-}
+. "$(dirname "$0")/../../common/run_checks.sh"
+name=run_taskbench utcrun=$1 np=$2 expect=$3 prog=${4:-}
 shift 4 || shift $#
 if [ -z "$prog" ] || [ ! -x "$prog" ]; then
     echo "run_taskbench: skipped: utc_taskbench not built (Task Bench not found;" \
@@ -20,10 +21,6 @@ if [ -z "$prog" ] || [ ! -x "$prog" ]; then
 fi
 out=$(timeout 100 "$utcrun" -np "$np" "$prog" "$@" 2>&1)
 rc=$?
-show() { printf '%s\n' "$out" | grep -v -e '^---' -e 'Primary job' -e 'non-zero' \
-    -e 'Per user-direction' -e 'Process name' -e 'Exit code' -e 'the job to be' \
-    -e 'first process' -e '^ *$' | tail -n 40; }
-fail() { show; echo "run_taskbench: FAILED: $*" >&2; exit 1; }
 
 case "$expect" in
 tasks:*)
@@ -34,14 +31,10 @@ tasks:*)
     printf '%s\n' "$out" | grep -q "UTC: $np rank(s)" || fail "not run on $np ranks"
     show | grep -E '^(UTC|Total Tasks|Elapsed)' ;;
 fail:*)
-    code=${expect#fail:}; code=${code%%:*}; regex=${expect#fail:*:}
-    [ "$rc" = "$code" ] || fail "exit status $rc, expected $code"
-    printf '%s\n' "$out" | grep -qE -- "$regex" || fail "output does not match '$regex'"
-    show ;;
+    check_common "$expect"
+    show | tail -n 40 ;;
 ok:*)
-    regex=${expect#ok:}
-    [ "$rc" = 0 ] || fail "exit status $rc, expected 0"
-    printf '%s\n' "$out" | grep -qE -- "$regex" || fail "output does not match '$regex'"
+    check_common "$expect"
     show | head -n 5 ;;
 *)
     echo "run_taskbench: bad EXPECT '$expect'" >&2; exit 2 ;;
