@@ -5,23 +5,32 @@
  * communicator over the ranks that take part, and a duplicate), so its messages can never
  * match another conduit's or a task's, whatever the number of tasks.
  *
- * Every message starts with a header on the "eager" communicator: its MPI tag (2 * tag +
- * direction: the direction bit keeps the two directions apart when, in free mode, one
- * rank holds threads of both tasks), its kind and its size. A message of up to EAGER_MAX
- * bytes travels inside its header. A larger one follows on the "bulk" communicator with
- * that MPI tag, received straight into the reader's buffer once its header is matched to
- * a read (the size is known: no probe).
+ * A message travels as a hand-written MPI program would send it, on the "eager"
+ * communicator with MPI tag 2 * tag + direction (the direction bit keeps the two
+ * directions apart when, in free mode, one rank holds threads of both tasks):
  *
- * Headers are received into a ring of EAGER_SLOTS receives posted in advance (from the
- * other rank when the conduit spans two, else MPI_ANY_SOURCE; MPI_ANY_TAG; posted at the
- * first read, so a conduit nobody reads on this rank costs no buffers), the way a hand-written MPI program posts its receives early: a small message
- * lands in a posted receive, not in MPI's unexpected queue. The ring is taken in post
- * order, which is the order of arrival, so the headers of one sender are seen in the
- * order they were sent. Each header goes to the oldest unmatched read of its (source,
- * MPI tag), or waits in that queue ("stash") for one; a small message is copied there,
- * a large one stays in MPI until a read takes it. Reads of one (peer, tag) are matched in
- * the order they were posted. A message too large for the reader's buffer stays first in
- * line (received aside when it is a large one), so truncation loses nothing.
+ * - a small one (at most EAGER_MAX bytes) is one message of its own bytes, no header;
+ * - a large one is a "first part" of exactly WIRE_BYTES bytes (its first EAGER_MAX bytes,
+ *   then its size), and the rest on the "bulk" communicator with the same MPI tag.
+ *
+ * So the received count tells the two apart, and the size is known before the rest is
+ * received (no probe).
+ *
+ * A read posts its MPI_Irecv at once, with the source and the MPI tag it wants, into a
+ * landing area of WIRE_BYTES in its request: MPI matches it directly (no receive of any
+ * tag that would have to be sorted afterwards), and a message larger than the reader's
+ * buffer never truncates inside MPI. MPI's own ordering per (source, tag, communicator)
+ * keeps the messages of one tag in write order, and reads of one (peer, tag) are posted in
+ * the order they start, so the k-th read gets the k-th message. Then the first part is
+ * copied to the reader's buffer (or a buffer of its own, for owned reads) and the rest,
+ * if any, is received straight after it.
+ *
+ * A message that does not fit its read (UTC_ERR_TRUNCATE) stays first in line: it is kept
+ * in its queue's "stash" (the rest of a large one received aside), and while the stash
+ * holds messages, each read that gets a message from MPI queues it behind them and takes
+ * the oldest, so the order stays the order of writing. Reads that start while the stash is
+ * not empty wait their turn without posting. Out of memory, a message is dropped with an
+ * error in the log (its rest received into nothing, so later messages flow).
  *
  * Waiting never holds a core: requests are tested with back-off (utc__poll_step: spin,
  * yield, then sleeps of at most 1 ms), like utc__mpi_wait, except that a transfer in
@@ -42,30 +51,24 @@
 #include "service/transport.h"
 #include "service/wait.h"
 
-/* Payload bytes that travel inside the header message. */
-#define EAGER_MAX 1008
-/* Header receives posted in advance. */
-#define EAGER_SLOTS 8
+#define EAGER_MAX UTC__MPI_EAGER_MAX
+#define WIRE_BYTES UTC__MPI_WIRE_BYTES
+static_assert(WIRE_BYTES > EAGER_MAX, "a first part is longer than any small message");
 
-enum { WIRE_SMALL = 1, WIRE_LARGE = 2 };
+/* Where a read stands (utc_request_t.mpi_phase). */
+enum {
+    RX_WAITING = 0, /* behind stashed messages; no receive posted */
+    RX_POSTED,      /* its first part's MPI_Irecv is posted */
+    RX_ARRIVED,     /* its first part has come (mpi_count bytes in mpi_wire), not handled */
+    RX_REST         /* matched to a large message: its rest is being received */
+};
 
-/* The header in front of every message on the eager communicator. */
-typedef struct wire_hdr {
-    int32_t mpi_tag; /* 2 * tag + direction */
-    uint32_t kind;   /* WIRE_SMALL: the payload follows; WIRE_LARGE: it comes on bulk */
-    uint64_t size;
-} wire_hdr_t;
-
-#define SLOT_BYTES (sizeof(wire_hdr_t) + EAGER_MAX)
-static_assert(sizeof(wire_hdr_t) == 16, "the header keeps the payload 8-byte aligned");
-
-/* A message whose header has arrived before a read could take it. */
+/* A message whose read could not take it: stashed first in line. */
 typedef struct mpi_stash {
     struct mpi_stash *next;
-    uint32_t kind;
-    void *buf;   /* WIRE_SMALL, or a large one received aside: utc_buf_alloc, handed over
-                  * as it is to an owned read. NULL: a large payload still in MPI */
     size_t size;
+    void *buf;     /* the whole message (utc_buf_alloc: handed as it is to an owned read) */
+    void *first;   /* or a large one whose rest is still in MPI: its first EAGER_MAX bytes */
 } mpi_stash_t;
 
 /* Reads of one (source, MPI tag), oldest first, and its stashed messages. */
@@ -80,20 +83,12 @@ typedef struct mpi_rxq {
 
 typedef struct mpi_transport {
     utc__transport_t base;
-    MPI_Comm comm;         /* headers and small messages */
-    MPI_Comm bulk;         /* large payloads */
+    MPI_Comm comm;         /* small messages and first parts */
+    MPI_Comm bulk;         /* the rest of large messages */
     int *crank;            /* world rank -> rank in comm (-1: not a member) */
-    pthread_mutex_t lock;  /* guards the read queues and the ring; never held while sleeping */
+    pthread_mutex_t lock;  /* guards the read queues; never held while sleeping */
     mpi_rxq_t *rxqs;
     mpi_rxq_t *last_rxq;   /* the queue found last: one stream skips the hash */
-    /* the ring of posted header receives (allocated at the first read) */
-    unsigned char *ring;
-    MPI_Request ring_req[EAGER_SLOTS];
-    unsigned ring_next;    /* the oldest posted receive */
-    unsigned ring_taken;   /* slots before ring_next taken and not yet posted again */
-    int ring_err;          /* an MPI error of the ring: every read fails with it */
-    int ring_source;       /* the one rank headers can come from (two members), else
-                            * MPI_ANY_SOURCE: MPI matches a named source faster */
 } mpi_transport_t;
 
 static_assert(offsetof(mpi_transport_t, base) == 0, "transport base must come first");
@@ -137,6 +132,8 @@ static void rxq_trim(mpi_transport_t *t, mpi_rxq_t *q)
     }
 }
 
+/* ---- the stash ---- */
+
 static void stash_pop(mpi_rxq_t *q)
 {
     mpi_stash_t *s = q->shead;
@@ -145,59 +142,106 @@ static void stash_pop(mpi_rxq_t *q)
     free(s);
 }
 
-/* Out of memory: a message (its header already taken) is lost. Its large payload, still in
- * MPI, is received into nothing, so that the writer completes and later messages flow. */
-static void drop_message(mpi_transport_t *t, int source, const wire_hdr_t *h)
+/* A large message whose rest is still in MPI is lost (out of memory): receive the rest
+ * into nothing, so that the writer completes and later messages flow. */
+static void drop_rest(mpi_transport_t *t, mpi_rxq_t *q, size_t size)
 {
-    utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %" PRIu64 "-byte message (tag %d) "
-            "is lost", t->base.conduit_id, h->size, h->mpi_tag / 2);
-    if (h->kind == WIRE_LARGE)
-        MPI_Recv(NULL, 0, MPI_BYTE, source, h->mpi_tag, t->bulk, MPI_STATUS_IGNORE);
+    utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte message (tag %d) is lost",
+            t->base.conduit_id, size, q->mpi_tag / 2);
+    MPI_Recv(NULL, 0, MPI_BYTE, q->source, q->mpi_tag, t->bulk, MPI_STATUS_IGNORE);
 }
 
-/* Start receiving a large payload of n bytes into dst for read r. */
-static bool recv_bulk(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, void *dst, size_t n,
-                      utc_status_t *st)
+/* Receive the rest of a large message of `size` bytes (its first part already at dst). */
+static int recv_rest_now(mpi_transport_t *t, mpi_rxq_t *q, unsigned char *dst, size_t size)
 {
-    int err = MPI_Irecv(dst, (int)n, MPI_BYTE, q->source, q->mpi_tag, t->bulk, &r->mpi_req);
+    /* the sender has begun this send: it completes without the reader's help */
+    return MPI_Recv(dst + EAGER_MAX, (int)(size - EAGER_MAX), MPI_BYTE, q->source, q->mpi_tag,
+                    t->bulk, MPI_STATUS_IGNORE);
+}
+
+/* Stash the first part that read r got (mpi_count bytes in its landing area) behind the
+ * others. The rest of a large one stays in MPI. False: out of memory (the message is
+ * dropped, with an error in the log). */
+static bool stash_push(mpi_transport_t *t, mpi_rxq_t *q, const utc_request_t *r)
+{
+    mpi_stash_t *s = malloc(sizeof *s);
+    bool large = r->mpi_count > EAGER_MAX;
+    size_t size = (size_t)r->mpi_count;
+    void *copy = NULL;
+    if (large)
+        memcpy(&size, r->mpi_wire + EAGER_MAX, sizeof(uint64_t));
+    if (s && (copy = large ? malloc(EAGER_MAX) : utc_buf_alloc(size)))
+        memcpy(copy, r->mpi_wire, large ? EAGER_MAX : size);
+    if (!s || !copy) {
+        free(s);
+        if (large)
+            drop_rest(t, q, size);
+        else
+            utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte message (tag %d) is "
+                    "lost", t->base.conduit_id, size, q->mpi_tag / 2);
+        return false;
+    }
+    s->next = NULL;
+    s->size = size;
+    s->buf = large ? NULL : copy;
+    s->first = large ? copy : NULL;
+    if (q->stail)
+        q->stail->next = s;
+    else
+        q->shead = s;
+    q->stail = s;
+    return true;
+}
+
+/* Start receiving the rest of a large message into dst + EAGER_MAX for read r. False:
+ * r is finished (an MPI error, in *st). */
+static bool post_rest(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, unsigned char *dst,
+                      size_t size, utc_status_t *st)
+{
+    int err = MPI_Irecv(dst + EAGER_MAX, (int)(size - EAGER_MAX), MPI_BYTE, q->source,
+                        q->mpi_tag, t->bulk, &r->mpi_req);
     if (err) {
         r->mpi_err = err;
         *st = UTC_ERR_MPI;
-        return true;
+        return false;
     }
-    r->mpi_matched = true;
-    return false;
+    r->mpi_phase = RX_REST;
+    return true;
 }
 
-/* Under the lock: hand the oldest stashed message to read r (the oldest unmatched one),
- * or refuse it when it does not fit (it stays first in line). Returns true when r is
- * finished, with *st its status; false when its payload is being received. */
+/* Under the lock: read r takes the oldest stashed message, or refuses it when it does not
+ * fit (it stays first in line). True when r is finished, with *st its status; false when
+ * the rest of the message is being received. */
 static bool take_stash(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_status_t *st)
 {
     mpi_stash_t *s = q->shead;
     size_t n = s->size;
     r->received = n;
+    *st = UTC_OK;
     if (!r->owned && n > r->size) {
         *st = UTC_ERR_TRUNCATE;
-        if (s->buf || s->kind == WIRE_SMALL)
-            return true;
-        /* a large payload still in MPI: receive it aside, so that it stays in line */
-        if (!(s->buf = utc_buf_alloc(n))) {
-            drop_message(t, q->source, &(wire_hdr_t){q->mpi_tag, WIRE_LARGE, n});
-            stash_pop(q);
-            *st = UTC_ERR_NO_MEMORY;
-            return true;
-        }
-        /* the sender has begun this send: it completes without the reader's help */
-        int err = MPI_Recv(s->buf, (int)n, MPI_BYTE, q->source, q->mpi_tag, t->bulk,
-                           MPI_STATUS_IGNORE);
-        if (err) {
-            r->mpi_err = err;
-            *st = UTC_ERR_MPI;
+        if (s->first) { /* keep it whole: receive its rest aside */
+            unsigned char *buf = utc_buf_alloc(n);
+            if (!buf) {
+                drop_rest(t, q, n);
+                free(s->first);
+                stash_pop(q);
+                *st = UTC_ERR_NO_MEMORY;
+                return true;
+            }
+            memcpy(buf, s->first, EAGER_MAX);
+            free(s->first);
+            s->first = NULL;
+            s->buf = buf;
+            int err = recv_rest_now(t, q, buf, n);
+            if (err) {
+                r->mpi_err = err;
+                *st = UTC_ERR_MPI;
+            }
         }
         return true;
     }
-    if (s->buf) { /* a small message (or a large one received aside): hand it over */
+    if (s->buf) { /* a whole message: hand it over */
         if (r->owned) {
             r->owned_buf = s->buf;
         } else {
@@ -206,48 +250,123 @@ static bool take_stash(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_s
             utc_buf_free(s->buf);
         }
         stash_pop(q);
-        *st = UTC_OK;
         return true;
     }
-    /* a large payload still in MPI: straight into the reader's buffer */
-    void *dst = r->rbuf;
+    /* a large one whose rest is in MPI: straight after its first part */
+    unsigned char *dst = r->rbuf;
     if (r->owned && !(dst = r->owned_buf = utc_buf_alloc(n))) {
-        drop_message(t, q->source, &(wire_hdr_t){q->mpi_tag, WIRE_LARGE, n});
+        drop_rest(t, q, n);
+        free(s->first);
         stash_pop(q);
         *st = UTC_ERR_NO_MEMORY;
         return true;
     }
+    memcpy(dst, s->first, EAGER_MAX);
+    free(s->first);
     stash_pop(q);
-    return recv_bulk(t, q, r, dst, n, st);
+    return !post_rest(t, q, r, dst, n, st);
+}
+
+/* ---- reads ---- */
+
+/* Under the lock: post read r's receive of its first part. */
+static bool post_first(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_status_t *st)
+{
+    int err = MPI_Irecv(r->mpi_wire, WIRE_BYTES, MPI_BYTE, q->source, q->mpi_tag, t->comm,
+                        &r->mpi_req);
+    if (err) {
+        r->mpi_err = err;
+        *st = UTC_ERR_MPI;
+        return false;
+    }
+    r->mpi_phase = RX_POSTED;
+    return true;
+}
+
+/* Under the lock: read r's first part has come (and every older read of q has its
+ * message). True when r is finished, with *st its status. */
+static bool arrived(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_status_t *st)
+{
+    *st = UTC_OK;
+    if (q->shead) { /* older messages wait: this one queues behind them */
+        stash_push(t, q, r);
+        return take_stash(t, q, r, st);
+    }
+    bool large = r->mpi_count > EAGER_MAX;
+    size_t n = (size_t)r->mpi_count;
+    if (large)
+        memcpy(&n, r->mpi_wire + EAGER_MAX, sizeof(uint64_t));
+    r->received = n;
+    if (!r->owned && n > r->size) { /* it stays first in line */
+        *st = UTC_ERR_TRUNCATE;
+        if (!stash_push(t, q, r))
+            *st = UTC_ERR_NO_MEMORY;
+        else if (large)
+            return take_stash(t, q, r, st); /* receives its rest aside */
+        return true;
+    }
+    unsigned char *dst = r->rbuf;
+    if (r->owned && !(dst = r->owned_buf = utc_buf_alloc(n))) {
+        if (large)
+            drop_rest(t, q, n);
+        *st = UTC_ERR_NO_MEMORY;
+        return true;
+    }
+    memcpy(dst, r->mpi_wire, large ? EAGER_MAX : n);
+    return !large || !post_rest(t, q, r, dst, n, st);
 }
 
 /*
- * Under the lock: advance the reads of queue q in order. The oldest unmatched read takes
- * the oldest stashed message; when there is none, later reads wait their turn. Reads
- * whose payload is in flight are tested. A finished read leaves the queue and is marked
- * DONE last: its owner may return and reuse it as soon as it sees DONE, so nothing here
- * touches it afterwards.
+ * Under the lock: advance the reads of queue q in order. A read takes a message only once
+ * every older read has one: the oldest waiting read takes the oldest stashed message, or
+ * posts its receive when nothing is stashed; a posted one whose first part has come
+ * handles it. Reads receiving their rest are tested wherever they are. A finished read
+ * leaves the queue and is marked DONE last: its owner may return and reuse it as soon as
+ * it sees DONE, so nothing here touches it afterwards.
  */
 static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
 {
     utc_request_t **link = &q->phead, *prev = NULL;
-    bool waiting = false; /* an older read has no message yet */
+    bool blocked = false; /* an older read has no message yet */
     while (*link) {
         utc_request_t *r = *link;
         utc_status_t st = UTC_OK;
         bool done = false;
         int flag = 0, err;
-        if (!r->mpi_matched) {
-            if (t->ring_err) {
-                r->mpi_err = t->ring_err;
+        MPI_Status status;
+        switch (r->mpi_phase) {
+        case RX_WAITING:
+            if (q->shead) {
+                if (!blocked)
+                    done = take_stash(t, q, r, &st);
+                break;
+            }
+            if (!post_first(t, q, r, &st)) {
+                done = true;
+                break;
+            }
+            /* posted now; its message may have come already */
+            /* fall through */
+        case RX_POSTED:
+            if (blocked)
+                break;
+            if ((err = MPI_Test(&r->mpi_req, &flag, &status))) {
+                r->mpi_err = err;
                 st = UTC_ERR_MPI;
                 done = true;
-            } else if (waiting || !q->shead) {
-                waiting = true;
-            } else {
-                done = take_stash(t, q, r, &st);
+                break;
             }
-        } else {
+            if (!flag)
+                break;
+            MPI_Get_count(&status, MPI_BYTE, &r->mpi_count);
+            r->mpi_phase = RX_ARRIVED;
+            /* fall through */
+        case RX_ARRIVED:
+            if (blocked)
+                break;
+            done = arrived(t, q, r, &st);
+            break;
+        case RX_REST:
             if ((err = MPI_Test(&r->mpi_req, &flag, MPI_STATUS_IGNORE))) {
                 r->mpi_err = err;
                 st = UTC_ERR_MPI;
@@ -255,8 +374,11 @@ static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
             } else {
                 done = flag;
             }
+            break;
         }
         if (!done) {
+            if (r->mpi_phase != RX_REST)
+                blocked = true;
             prev = r;
             link = &r->next;
             continue;
@@ -268,142 +390,25 @@ static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
     }
 }
 
-/* Under the lock: post the ring's receives (first read on this rank). */
-static utc_status_t ring_start(mpi_transport_t *t)
-{
-    if (t->ring)
-        return UTC_OK;
-    if (!(t->ring = aligned_alloc(64, SLOT_BYTES * EAGER_SLOTS)))
-        return utc__error(UTC_ERR_NO_MEMORY, "conduit read: out of memory");
-    for (int i = 0; i < EAGER_SLOTS; i++) {
-        int err = MPI_Irecv(t->ring + (size_t)i * SLOT_BYTES, (int)SLOT_BYTES, MPI_BYTE,
-                            t->ring_source, MPI_ANY_TAG, t->comm, &t->ring_req[i]);
-        if (err) {
-            t->ring_err = err;
-            return utc__mpi_error(err, "conduit read: MPI_Irecv");
-        }
-    }
-    return UTC_OK;
-}
+/* ---- sends ---- */
 
-/* Under the lock: a small message of n bytes to the oldest unmatched read of q, if there
- * is one and the message fits it. It completes at q's next progress (its request is
- * already done). False: the read must wait for it in the queue. */
-static bool give_small(mpi_rxq_t *q, const unsigned char *data, size_t n)
-{
-    utc_request_t *r = q->phead;
-    while (r && r->mpi_matched)
-        r = r->next;
-    if (!r || (!r->owned && n > r->size))
-        return false;
-    void *dst = r->rbuf;
-    if (r->owned && !(dst = r->owned_buf = utc_buf_alloc(n)))
-        return false; /* the message stays in line; take_stash tries again */
-    if (n)
-        memcpy(dst, data, n);
-    r->received = n;
-    r->mpi_matched = true;
-    r->mpi_req = MPI_REQUEST_NULL; /* its test completes at once */
-    return true;
-}
-
-/* Under the lock: queue a message behind q's others (a small one copied). False: no
- * memory. */
-static bool stash_push(mpi_rxq_t *q, const wire_hdr_t *h, const unsigned char *data)
-{
-    mpi_stash_t *s = malloc(sizeof *s);
-    void *buf = NULL;
-    if (!s || (h->kind == WIRE_SMALL && !(buf = utc_buf_alloc(h->size)))) {
-        free(s);
-        return false;
-    }
-    if (h->size && buf)
-        memcpy(buf, data, h->size);
-    s->next = NULL;
-    s->kind = h->kind;
-    s->buf = buf;
-    s->size = h->size;
-    if (q->stail)
-        q->stail->next = s;
-    else
-        q->shead = s;
-    q->stail = s;
-    return true;
-}
-
-/* Under the lock: post again the receives of the slots taken since the last drain. They
- * are the `ring_taken` slots before the oldest posted one; posting them in the order they
- * were taken keeps the order of matching equal to the ring's order. */
-static void ring_repost(mpi_transport_t *t)
-{
-    for (; t->ring_taken > 0 && !t->ring_err; t->ring_taken--) {
-        unsigned i = (t->ring_next + EAGER_SLOTS - t->ring_taken) % EAGER_SLOTS;
-        int err = MPI_Irecv(t->ring + (size_t)i * SLOT_BYTES, (int)SLOT_BYTES, MPI_BYTE,
-                            t->ring_source, MPI_ANY_TAG, t->comm, &t->ring_req[i]);
-        if (err)
-            t->ring_err = err;
-    }
-}
-
-/*
- * Under the lock: take every header that has arrived, in ring order, to its queue: a small
- * message goes straight into the oldest unmatched read when there is one and nothing is
- * ahead of it, else it is stashed; then the receive is posted again. Queues that got
- * something are progressed.
- */
-static int ring_drain(mpi_transport_t *t)
-{
-    int taken = 0;
-    ring_repost(t);
-    while (t->ring && !t->ring_err && t->ring_taken < EAGER_SLOTS) {
-        unsigned i = t->ring_next;
-        int flag = 0;
-        MPI_Status status;
-        int err = MPI_Test(&t->ring_req[i], &flag, &status);
-        if (err) {
-            t->ring_err = err;
-            break;
-        }
-        if (!flag)
-            break;
-        unsigned char *slot = t->ring + (size_t)i * SLOT_BYTES;
-        wire_hdr_t h;
-        memcpy(&h, slot, sizeof h);
-        mpi_rxq_t *q = rxq_get(t, status.MPI_SOURCE, h.mpi_tag, true);
-        const unsigned char *data = slot + sizeof h;
-        /* the common case: a read is waiting and nothing is ahead of it, the bytes go
-         * straight to it; else the message waits in its queue */
-        bool kept = q && ((h.kind == WIRE_SMALL && !q->shead && give_small(q, data, h.size)) ||
-                          stash_push(q, &h, data));
-        if (!kept)
-            drop_message(t, status.MPI_SOURCE, &h);
-        /* posted again at the next drain: off the path of the read that waits for it */
-        t->ring_req[i] = MPI_REQUEST_NULL;
-        t->ring_taken++;
-        t->ring_next = (i + 1) % EAGER_SLOTS;
-        taken++;
-        if (q) {
-            rxq_progress(t, q);
-            rxq_trim(t, q); /* only when no read is in it and nothing stashed */
-        }
-    }
-    return taken;
-}
-
-/* A send's owner: test its MPI sends; once both are done, free what it holds and finish
- * it. True when it is done. */
+/* A send's owner: test its MPI sends; once done, free what it holds and finish it. True
+ * when it is done. */
 static bool send_test(utc_request_t *req)
 {
-    MPI_Request both[2] = {req->mpi_req, req->mpi_bulk};
-    int flag = 0, err = MPI_Testall(2, both, &flag, MPI_STATUSES_IGNORE);
-    req->mpi_req = both[0];
-    req->mpi_bulk = both[1];
+    int flag = 0, err;
+    if (req->mpi_bulk == MPI_REQUEST_NULL) {
+        err = MPI_Test(&req->mpi_req, &flag, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Request both[2] = {req->mpi_req, req->mpi_bulk};
+        err = MPI_Testall(2, both, &flag, MPI_STATUSES_IGNORE);
+        req->mpi_req = both[0];
+        req->mpi_bulk = both[1];
+    }
     if (err) {
         req->mpi_err = err;
-        free(req->mpi_wire);
         utc__req_finish(req, UTC_ERR_MPI);
     } else if (flag) {
-        free(req->mpi_wire);
         if (req->owned)
             utc_buf_free((void *)req->sbuf);
         utc__req_finish(req, UTC_OK);
@@ -411,44 +416,40 @@ static bool send_test(utc_request_t *req)
     return err || flag;
 }
 
-/* A send: the header with a small payload in one message; a large payload after it. */
+/* A send: a small message as it is; a large one as its first part, then the rest. */
 static utc_status_t send_start(mpi_transport_t *t, utc_request_t *req)
 {
-    int dest = t->crank[req->peer];
-    bool small = req->size <= EAGER_MAX;
-    size_t wire_size = sizeof(wire_hdr_t) + (small ? req->size : 0);
-    unsigned char *wire = req->mpi_wire_inline;
-    req->mpi_wire = NULL;
+    int dest = t->crank[req->peer], tag = mpi_tag(req), err;
     req->mpi_bulk = MPI_REQUEST_NULL;
-    if (wire_size > sizeof req->mpi_wire_inline) {
-        if (!(wire = req->mpi_wire = malloc(wire_size)))
-            return utc__error(UTC_ERR_NO_MEMORY, "conduit write: out of memory");
+    if (req->size <= EAGER_MAX) {
+        if ((err = MPI_Isend(req->sbuf, (int)req->size, MPI_BYTE, dest, tag, t->comm,
+                             &req->mpi_req)))
+            return utc__mpi_error(err, "MPI_Isend");
+        /* a small message usually leaves at once (MPI copies it out): finish the write
+         * here rather than in a first round of its wait */
+        send_test(req);
+        return UTC_OK;
     }
-    wire_hdr_t h = {.mpi_tag = mpi_tag(req), .kind = small ? WIRE_SMALL : WIRE_LARGE,
-                    .size = req->size};
-    memcpy(wire, &h, sizeof h);
-    if (small && req->size)
-        memcpy(wire + sizeof h, req->sbuf, req->size);
-    int err = MPI_Isend(wire, (int)wire_size, MPI_BYTE, dest, h.mpi_tag, t->comm, &req->mpi_req);
-    if (!err && !small)
-        err = MPI_Isend(req->sbuf, (int)req->size, MPI_BYTE, dest, h.mpi_tag, t->bulk,
+    uint64_t size = req->size;
+    memcpy(req->mpi_wire, req->sbuf, EAGER_MAX);
+    memcpy(req->mpi_wire + EAGER_MAX, &size, sizeof size);
+    err = MPI_Isend(req->mpi_wire, WIRE_BYTES, MPI_BYTE, dest, tag, t->comm, &req->mpi_req);
+    if (!err)
+        err = MPI_Isend((const unsigned char *)req->sbuf + EAGER_MAX,
+                        (int)(req->size - EAGER_MAX), MPI_BYTE, dest, tag, t->bulk,
                         &req->mpi_bulk);
     if (err) {
-        /* a header that went out without its payload would leave the reader waiting */
+        /* a first part that went out without its rest would leave the reader waiting */
         if (req->mpi_req != MPI_REQUEST_NULL) {
             MPI_Cancel(&req->mpi_req);
             MPI_Wait(&req->mpi_req, MPI_STATUS_IGNORE);
         }
-        free(req->mpi_wire);
-        req->mpi_wire = NULL;
         return utc__mpi_error(err, "MPI_Isend");
     }
-    /* a small message usually leaves at once (MPI copies it out): finish the write here
-     * rather than in a first round of its wait */
-    if (small)
-        send_test(req);
     return UTC_OK;
 }
+
+/* ---- the transport's operations ---- */
 
 static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
 {
@@ -456,30 +457,36 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
     if (req->op == UTC__OP_SEND)
         return send_start(t, req);
     pthread_mutex_lock(&t->lock);
-    utc_status_t rc = ring_start(t);
-    mpi_rxq_t *q = rc == UTC_OK ? rxq_get(t, t->crank[req->peer], mpi_tag(req), true) : NULL;
-    if (rc == UTC_OK && !q)
-        rc = utc__error(UTC_ERR_NO_MEMORY, "conduit read: out of memory");
-    if (rc != UTC_OK) {
+    mpi_rxq_t *q = rxq_get(t, t->crank[req->peer], mpi_tag(req), true);
+    if (!q) {
         pthread_mutex_unlock(&t->lock);
-        return rc;
+        return utc__error(UTC_ERR_NO_MEMORY, "conduit read: out of memory");
     }
     req->next = NULL;
-    req->mpi_matched = false;
     req->mpi_rxq = q;
+    req->mpi_req = MPI_REQUEST_NULL;
+    req->mpi_phase = RX_WAITING;
+    if (!q->shead && !(q->ptail && q->ptail->mpi_phase == RX_WAITING)) {
+        /* nothing in line before it: post its receive now, as early as it can be */
+        utc_status_t st;
+        if (!post_first(t, q, req, &st)) {
+            pthread_mutex_unlock(&t->lock);
+            return utc__mpi_error(req->mpi_err, "conduit read: MPI_Irecv");
+        }
+    }
     if (q->ptail)
         q->ptail->next = req;
     else
         q->phead = req;
     q->ptail = req;
-    /* a stashed message is taken now; one still in the ring waits for the next drain
-     * (the read's test or wait): starting a read costs no trip through MPI's progress */
-    rxq_progress(t, q);
+    /* a stashed message is taken now; one in flight waits for the read's test or wait */
+    if (req->mpi_phase == RX_WAITING)
+        rxq_progress(t, q);
     pthread_mutex_unlock(&t->lock);
     return UTC_OK;
 }
 
-/* Progress; *flowing: data is moving (a send in flight, or a read matched to a message). */
+/* Progress; *flowing: data is moving (a send in flight, or a read receiving its rest). */
 static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
 {
     *flowing = false;
@@ -492,18 +499,14 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
     }
     pthread_mutex_lock(&t->lock);
     /* relaxed: reads change state only under this lock */
-    if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE &&
-        (ring_drain(t) > 0 || req->mpi_matched || t->ring_err) &&
-        atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
-        /* something arrived, or a payload is in flight: the read's queue may move (an
-         * unmatched read whose header has not come has nothing else to do). The queue is
-         * not freed while the read is in it. */
+    if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
+        /* the queue is not freed while the read is in it */
         mpi_rxq_t *q = req->mpi_rxq;
         rxq_progress(t, q);
         if (atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_DONE)
             rxq_trim(t, q);
-        *flowing = atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE &&
-                   req->mpi_matched;
+        else
+            *flowing = req->mpi_phase == RX_REST;
     }
     pthread_mutex_unlock(&t->lock);
     return utc__req_state(req) == UTC__REQ_DONE;
@@ -538,6 +541,8 @@ static bool mpi_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
     }
 }
 
+/* Withdraw a read with no message: a posted receive is cancelled in MPI (when MPI had
+ * matched it already, the read keeps its message and is not withdrawn). */
 static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
 {
     mpi_transport_t *t = (mpi_transport_t *)tp;
@@ -545,24 +550,47 @@ static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
         return false;
     bool removed = false;
     pthread_mutex_lock(&t->lock);
-    mpi_rxq_t *q = rxq_get(t, t->crank[req->peer], mpi_tag(req), false);
+    mpi_rxq_t *q = req->mpi_rxq;
     /* relaxed: under the lock, as above */
-    if (q && !req->mpi_matched &&
-        atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
-        for (utc_request_t **p = &q->phead, *prev = NULL; *p; prev = *p, p = &(*p)->next) {
+    if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE &&
+        (req->mpi_phase == RX_WAITING || req->mpi_phase == RX_POSTED)) {
+        removed = true;
+        if (req->mpi_phase == RX_POSTED) {
+            MPI_Status status;
+            int cancelled = 0;
+            MPI_Cancel(&req->mpi_req);
+            MPI_Wait(&req->mpi_req, &status);
+            MPI_Test_cancelled(&status, &cancelled);
+            if (!cancelled) { /* its message had come: it stays, to be handled in order */
+                MPI_Get_count(&status, MPI_BYTE, &req->mpi_count);
+                req->mpi_phase = RX_ARRIVED;
+                removed = false;
+            }
+        }
+        for (utc_request_t **p = &q->phead, *prev = NULL; removed && *p;
+             prev = *p, p = &(*p)->next) {
             if (*p == req) {
                 *p = req->next;
                 if (q->ptail == req)
                     q->ptail = prev;
-                removed = true;
                 break;
             }
         }
         rxq_progress(t, q); /* a stashed message may now go to the next read */
-        rxq_trim(t, q);
+        if (removed)
+            rxq_trim(t, q);
     }
     pthread_mutex_unlock(&t->lock);
     return removed;
+}
+
+/* Cancel a receive still posted in MPI (its buffer is about to go). */
+static void cancel_posted(MPI_Request *r)
+{
+    if (*r == MPI_REQUEST_NULL)
+        return;
+    MPI_Cancel(r);
+    MPI_Wait(r, MPI_STATUS_IGNORE);
 }
 
 static void mpi_destroy(utc__transport_t *tp)
@@ -570,23 +598,18 @@ static void mpi_destroy(utc__transport_t *tp)
     mpi_transport_t *t = (mpi_transport_t *)tp;
     mpi_rxq_t *q, *tmp;
     HASH_ITER(hh, t->rxqs, q, tmp) {
+        for (utc_request_t *r = q->phead; r; r = r->next)
+            if (r->mpi_phase == RX_POSTED || r->mpi_phase == RX_REST)
+                cancel_posted(&r->mpi_req);
         while (q->shead) {
             mpi_stash_t *s = q->shead;
             q->shead = s->next;
             utc_buf_free(s->buf);
+            free(s->first);
             free(s);
         }
         HASH_DEL(t->rxqs, q);
         free(q);
-    }
-    if (t->ring) {
-        for (int i = 0; i < EAGER_SLOTS; i++) {
-            if (t->ring_req[i] == MPI_REQUEST_NULL)
-                continue;
-            MPI_Cancel(&t->ring_req[i]);
-            MPI_Wait(&t->ring_req[i], MPI_STATUS_IGNORE);
-        }
-        free(t->ring);
     }
     MPI_Comm_free(&t->bulk);
     MPI_Comm_free(&t->comm);
@@ -666,11 +689,6 @@ utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int n
     t->base.conduit_id = conduit_id;
     t->base.kind = UTC_CONDUIT_MPI;
     t->comm = comm;
-    for (int i = 0; i < EAGER_SLOTS; i++)
-        t->ring_req[i] = MPI_REQUEST_NULL;
-    /* with two members, the other one is the only sender (a rank never sends to itself) */
-    t->ring_source = nmembers == 2 ? crank[members[0] == me ? members[1] : members[0]]
-                                   : MPI_ANY_SOURCE;
     t->crank = crank;
     pthread_mutex_init(&t->lock, NULL);
     *out = &t->base;

@@ -22,6 +22,12 @@ enum { UTC__DIR_FWD = 0, UTC__DIR_BACK = 1 };
 
 typedef enum { UTC__OP_SEND = 1, UTC__OP_RECV = 2 } utc__op_t;
 
+/* The MPI transport's first part of a message: up to UTC__MPI_EAGER_MAX payload bytes (the
+ * whole of a small message), or the first UTC__MPI_EAGER_MAX bytes of a large one followed
+ * by its 8-byte size. */
+#define UTC__MPI_EAGER_MAX 1008
+#define UTC__MPI_WIRE_BYTES (UTC__MPI_EAGER_MAX + 8)
+
 /* Request states. Only PENDING -> MATCHED -> DONE or PENDING -> DONE. */
 enum { UTC__REQ_PENDING = 0, UTC__REQ_MATCHED = 1, UTC__REQ_DONE = 2 };
 
@@ -67,13 +73,14 @@ struct utc_request {
     bool posted;           /* in-process read: in its tag's queue (else it polls the ring) */
     /* MPI's part: from here on, set by req_init (mpi_req) and the MPI transport only, so
      * that a request is made without zeroing it */
-    MPI_Request mpi_req;   /* MPI: the send of the header (with a small payload), or the
-                            * receive of a large payload */
-    MPI_Request mpi_bulk;  /* MPI: the send of a large payload */
-    bool mpi_matched;      /* MPI receive: its message's payload is being received */
+    MPI_Request mpi_req;   /* MPI: the send of a message (or of a large one's first part), or
+                            * the receive of the first part, then of the rest */
+    MPI_Request mpi_bulk;  /* MPI send: the rest of a large message */
+    int mpi_phase;         /* MPI receive: where it stands (mpi_transport.c) */
+    int mpi_count;         /* MPI receive: bytes of the first part, once it has come */
     void *mpi_rxq;         /* MPI receive: its queue (kept while the read is in it) */
-    void *mpi_wire;        /* MPI send: header + small payload, when it does not fit below */
-    alignas(8) unsigned char mpi_wire_inline[64];
+    /* MPI: a large message's first part (send), or where a read's first part lands */
+    alignas(16) unsigned char mpi_wire[UTC__MPI_WIRE_BYTES];
 };
 
 /* Mark `req` DONE with `status`; release: publishes the request's results to its owner. */
