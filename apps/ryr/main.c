@@ -1,12 +1,15 @@
 /*
  * ryr: the raytrace-YUV-rotate sample (shared/RYR.md).
  *
- * main parses and checks everything that can be checked before work starts, then hands
- * the run to the path of the preset: the plain sequential loop (seq.c) or the UTC
- * pipeline (pipeline.c and its stage tasks, task_*.c).
+ * main parses and checks everything that can be checked before work starts, opens the
+ * --video stream, then hands the run to the path of the preset: the plain sequential loop
+ * (seq.c) or the UTC pipeline (pipeline.c and its stage tasks, task_*.c).
  */
+
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "options.h"
@@ -14,6 +17,47 @@
 #include "pipeline.h"
 #include "scene.h"
 #include "seq.h"
+#include "video.h"
+
+/* --video on the rank of the output tasks (every rank calls it: it is collective). The
+ * video is as large as a rotated plane. Returns 0, or 2 when the stream cannot be opened
+ * (reported by the rank that tried). */
+static int open_video(const ryr_options_t *opt, ryr_video_t **video)
+{
+    int bad = 0;
+    *video = NULL;
+    if (opt->video && utc_rank() == ryr_options_video_rank(opt)) {
+        ryr_rotation_t rot;
+        ryr_err_t err;
+        /* a reader that goes away (ffplay closed) is a write error, not a silent death */
+        signal(SIGPIPE, SIG_IGN);
+        bad = ryr_rotation_init(&rot, opt->width, opt->height, opt->angle, &err) ||
+              ryr_video_open(opt->video, rot.ow, rot.oh, opt->frames, opt->fps_num,
+                             opt->fps_den, video, &err);
+        if (bad)
+            fprintf(stderr, "ryr: %s\n", err.msg);
+    }
+    int any_bad = 0;
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any_bad ? 2 : 0;
+}
+
+/* Keep the video when the run succeeded (rc 0), else remove it; say where it is. */
+static int close_video(const ryr_options_t *opt, ryr_video_t *video, int rc)
+{
+    if (!video)
+        return rc;
+    ryr_err_t err;
+    int frames = ryr_video_frames_written(video);
+    if (ryr_video_close(video, rc == 0, &err)) {
+        fprintf(stderr, "ryr: %s\n", err.msg);
+        return 1;
+    }
+    if (rc == 0 && strcmp(opt->video, "-") != 0)
+        fprintf(ryr_options_report_stream(opt), "video: %s (%d frames, %d/%d fps)\n",
+                opt->video, frames, opt->fps_num, opt->fps_den);
+    return rc;
+}
 
 int main(int argc, char **argv)
 {
@@ -64,7 +108,8 @@ int main(int argc, char **argv)
     if (bad_out)
         fprintf(stderr, "ryr: %s\n", err.msg);
     MPI_Bcast(&bad_out, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (bad_out) {
+    ryr_video_t *video = NULL;
+    if (bad_out || open_video(&opt, &video)) {
         ryr_scene_fini(&scene);
         utc_finalize();
         return 2;
@@ -72,10 +117,12 @@ int main(int argc, char **argv)
 
     if (plan.preset == RYR_PRESET_SEQ)
         /* the plain sequential loop: no tasks; one rank does it all */
-        rc = me == 0 ? ryr_run_seq(&opt, &scene) : 0;
+        rc = me == 0 ? ryr_run_seq(&opt, &scene, video) : 0;
     else
-        rc = ryr_run_pipeline(&opt, &plan, &scene);
+        rc = ryr_run_pipeline(&opt, &plan, &scene, video);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    rc = close_video(&opt, video, rc);
+    MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     ryr_scene_fini(&scene);
     utc_finalize();
     return rc;

@@ -37,6 +37,8 @@ void ryr_options_defaults(ryr_options_t *opt)
     opt->preset = RYR_PRESET_AUTO;
     opt->memtype = RYR_MEM_PAGEABLE;
     opt->yuv_repeat = 1;
+    opt->fps_num = 24;
+    opt->fps_den = 1;
 }
 
 void ryr_options_usage(FILE *f, const char *prog)
@@ -44,32 +46,44 @@ void ryr_options_usage(FILE *f, const char *prog)
     fprintf(f,
             "usage: %s [options]\n"
             "Raytrace-YUV-rotate: raytrace frames, convert them to Y, U, V planes, rotate\n"
-            "the planes and write them as PGM files OUT/frame_NNNNN_{y,u,v}.pgm.\n"
+            "the planes and write them as PGM files OUT/frame_NNNNN_{y,u,v}.pgm, and with\n"
+            "--video as one YUV4MPEG2 video.\n"
             "\n"
+            "Input:\n"
             "  --scene FILE          scene file (default: the built-in scene)\n"
             "  --size WxH            frame size, each side 1..%d (default 800x600)\n"
             "  --frames N            number of frames, 1..%d (default 10)\n"
-            "  --out DIR             output folder (default ryr-out)\n"
-            "  --angle DEG           rotation, counter-clockwise (default 30)\n"
             "  --orbit DEG           turn the camera by DEG per frame about its target\n"
             "                        (default 0)\n"
+            "\n"
+            "Pipeline:\n"
             "  --preset P            seq|v1|v2|v3|v4|v5|auto (default auto)\n"
             "  --ray-threads N       threads of the raytrace task\n"
             "  --yuv-threads N       threads of the yuv task\n"
+            "  --yuv-repeat N        convert each frame N times, 1..%d (default 1)\n"
             "  --rotate-tasks 1|3    one rotate (and output) task, or one per plane\n"
             "  --rotate-threads N    threads of each rotate task\n"
+            "  --angle DEG           rotation, counter-clockwise (default 30)\n"
             "  --gpu                 raytrace on the GPU\n"
             "  --memtype M           pageable|pinned|unified GPU buffers (default pageable)\n"
             "  --place STAGE=RANKS,...  ranks of a stage, e.g. raytrace=0,1,2,yuv=1 or\n"
             "                        raytrace=0-3 (stages: raytrace, yuv, rotate, output)\n"
+            "\n"
+            "Output:\n"
+            "  --out DIR             output folder (default ryr-out)\n"
+            "  --rgb                 also write the raytraced frames, OUT/frame_NNNNN.ppm\n"
+            "  --video FILE          also write the frames as one YUV4MPEG2 (4:4:4) video,\n"
+            "                        e.g. ryr.y4m; '-' streams it to standard output\n"
+            "                        (ryr --video - | ffplay -)\n"
+            "  --fps N[/D]           frame rate of the video, up to %d (default 24)\n"
+            "  --no-output           write no files\n"
+            "\n"
+            "Diagnostics:\n"
             "  --verify              compare every plane with the sequential path\n"
             "  --json                print the summary as JSON on the last line of stdout\n"
-            "  --no-output           write no files\n"
-            "  --rgb                 also write the raytraced frames, OUT/frame_NNNNN.ppm\n"
-            "  --yuv-repeat N        convert each frame N times, 1..%d (default 1)\n"
             "  -h, --help            this text\n"
             "  --version             the version of UTC this was built with\n",
-            prog, RYR_MAX_SIDE, RYR_MAX_FRAMES, RYR_MAX_YUV_REPEAT);
+            prog, RYR_MAX_SIDE, RYR_MAX_FRAMES, RYR_MAX_YUV_REPEAT, RYR_MAX_FPS);
 }
 
 /* A whole-string decimal integer in [min, max]. */
@@ -144,6 +158,30 @@ static int parse_size(const char *s, int *w, int *h, ryr_err_t *err)
         return -1;
     *w = wv;
     *h = hv;
+    return 0;
+}
+
+/* --fps N or N/D: a positive rate up to RYR_MAX_FPS (30000/1001 is NTSC's 29.97). */
+static int parse_fps(const char *s, int *num, int *den, ryr_err_t *err)
+{
+    const char *slash = strchr(s, '/');
+    char buf[32];
+    size_t len = slash ? (size_t)(slash - s) : strlen(s);
+    int n, d = 1;
+    if (len == 0 || len >= sizeof buf)
+        return ryr_err_set(err, "--fps: '%s': expected a frame rate N or N/D, e.g. 24 or "
+                           "30000/1001", s);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (parse_int("--fps", buf, 1, 1000000, &n, err) ||
+        (slash && parse_int("--fps", slash + 1, 1, 1000000, &d, err)))
+        return ryr_err_set(err, "--fps: '%s': expected a positive frame rate N or N/D, e.g. "
+                           "24 or 30000/1001", s);
+    if ((double)n / d > RYR_MAX_FPS)
+        return ryr_err_set(err, "--fps: '%s' is more than %d frames per second", s,
+                           RYR_MAX_FPS);
+    *num = n;
+    *den = d;
     return 0;
 }
 
@@ -259,7 +297,7 @@ static int parse_enum(const char *opt, const char *s, const char *const *names, 
 enum opt_id {
     O_SCENE, O_SIZE, O_FRAMES, O_OUT, O_ANGLE, O_ORBIT, O_PRESET, O_RAY_THREADS,
     O_YUV_THREADS, O_ROTATE_TASKS, O_ROTATE_THREADS, O_GPU, O_MEMTYPE, O_PLACE, O_VERIFY,
-    O_JSON, O_NO_OUTPUT, O_RGB, O_YUV_REPEAT, O_HELP, O_VERSION
+    O_JSON, O_NO_OUTPUT, O_RGB, O_YUV_REPEAT, O_VIDEO, O_FPS, O_HELP, O_VERSION
 };
 
 static const struct {
@@ -285,6 +323,8 @@ static const struct {
     [O_NO_OUTPUT] = {"--no-output", 0},
     [O_RGB] = {"--rgb", 0},
     [O_YUV_REPEAT] = {"--yuv-repeat", 1},
+    [O_VIDEO] = {"--video", 1},
+    [O_FPS] = {"--fps", 1},
     [O_HELP] = {"--help", 0},
     [O_VERSION] = {"--version", 0},
 };
@@ -295,13 +335,19 @@ static int apply(int id, const char *name, const char *v, ryr_options_t *opt, ry
     switch (id) {
     case O_SCENE:
     case O_OUT:
+    case O_VIDEO:
         if (*v == '\0')
             return ryr_err_set(err, "%s: the value is empty", name);
         if (id == O_SCENE)
             opt->scene = v;
-        else
+        else if (id == O_OUT)
             opt->out = v;
+        else
+            opt->video = v;
         return 0;
+    case O_FPS:
+        opt->fps_given = 1;
+        return parse_fps(v, &opt->fps_num, &opt->fps_den, err);
     case O_SIZE:
         return parse_size(v, &opt->width, &opt->height, err);
     case O_FRAMES:
@@ -405,6 +451,14 @@ int ryr_options_parse(int argc, char **argv, ryr_options_t *opt, ryr_err_t *err)
         if (apply(id, name, value, &o, err))
             return -1;
     }
+    if (o.video && o.no_output)
+        return ryr_err_set(err, "--video and --no-output: --no-output writes nothing, the "
+                           "video included (give one of them)");
+    if (o.fps_given && !o.video)
+        return ryr_err_set(err, "--fps is the frame rate of --video, which is not given");
+    if (o.video && strcmp(o.video, "-") == 0 && o.json)
+        return ryr_err_set(err, "--video - and --json both write to standard output (write "
+                           "the video to a file, or leave out --json)");
     *opt = o;
     return help;
 }
@@ -475,8 +529,22 @@ int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_pla
         p.rotate_threads = opt->rotate_threads;
     p.output_tasks = p.rotate_tasks;
     p.output_threads = 1;
+    if (opt->video && p.output_tasks > 1 && opt->place[RYR_STAGE_OUTPUT].nranks > 1)
+        return ryr_err_set(err, "--video: the output tasks must share a rank to put each "
+                           "frame's planes together (give --place output=R with one rank)");
     *plan = p;
     return 0;
+}
+
+int ryr_options_video_rank(const ryr_options_t *opt)
+{
+    const ryr_placement_t *pl = &opt->place[RYR_STAGE_OUTPUT];
+    return pl->nranks > 0 ? pl->ranks[0] : 0;
+}
+
+FILE *ryr_options_report_stream(const ryr_options_t *opt)
+{
+    return opt->json || (opt->video && strcmp(opt->video, "-") == 0) ? stderr : stdout;
 }
 
 int ryr_options_check_ranks(const ryr_options_t *opt, int nranks, ryr_err_t *err)

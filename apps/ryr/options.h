@@ -19,6 +19,7 @@
 #define RYR_MAX_YUV_REPEAT 1000 /**< largest --yuv-repeat */
 #define RYR_MAX_RANK 4095       /**< largest rank --place accepts */
 #define RYR_MAX_PLACE_RANKS 64  /**< most ranks one stage can be placed on */
+#define RYR_MAX_FPS 1000        /**< largest --fps */
 
 /** --preset */
 typedef enum ryr_preset {
@@ -78,6 +79,9 @@ typedef struct ryr_options {
     int no_output;          /**< --no-output */
     int rgb;                /**< --rgb */
     int yuv_repeat;         /**< --yuv-repeat N (default 1) */
+    const char *video;      /**< --video FILE ("-": standard output); NULL: no video */
+    int fps_num, fps_den;   /**< --fps N or N/D (default 24/1) */
+    int fps_given;          /**< --fps was on the command line */
 } ryr_options_t;
 
 /** The shape of the pipeline: a preset with the command line's overrides applied. */
@@ -113,7 +117,9 @@ void ryr_options_usage(FILE *f, const char *prog);
  * @brief Resolve the preset with the overrides into a pipeline shape.
  *
  * `auto` takes @p ncores and @p have_gpu into account. Fails when the GPU is asked for
- * (--gpu, v4, v5) and @p have_gpu is 0, and for pipeline options given with `seq`.
+ * (--gpu, v4, v5) and @p have_gpu is 0, for pipeline options given with `seq`, and for
+ * --video when --place spreads several output tasks over ranks (a frame's planes must
+ * meet on one rank).
  * @param ncores cores of the machine (>= 1)
  * @param have_gpu whether a usable GPU is present
  * @return 0 or -1
@@ -127,6 +133,18 @@ int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_pla
  */
 int ryr_options_check_ranks(const ryr_options_t *opt, int nranks, ryr_err_t *err)
     __attribute__((warn_unused_result));
+
+/**
+ * @brief The rank that writes the --video stream: the rank of the output stage's tasks
+ * (ryr_options_plan has checked that they share one).
+ */
+int ryr_options_video_rank(const ryr_options_t *opt);
+
+/**
+ * @brief Where the summary goes: standard output, or standard error when standard output
+ * carries the JSON line (--json) or the video (--video -).
+ */
+FILE *ryr_options_report_stream(const ryr_options_t *opt);
 
 /** @brief "seq", "v1", ..., "auto". */
 const char *ryr_preset_name(ryr_preset_t preset);

@@ -296,13 +296,15 @@ static double stage_busy(pipeline_t *pl, ryr_stage_t s)
     return b;
 }
 
-int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr_scene_t *scene)
+int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr_scene_t *scene,
+                     ryr_video_t *video)
 {
     pipeline_t pl;
     memset(&pl, 0, sizeof pl);
     ryr_err_t err;
     pl.pipe = (ryr_pipe_t){.opt = opt, .plan = plan, .scene = scene,
-                           .w = opt->width, .h = opt->height, .frames = opt->frames};
+                           .w = opt->width, .h = opt->height, .frames = opt->frames,
+                           .video = video};
     if (ryr_rotation_init(&pl.pipe.rot, opt->width, opt->height, opt->angle, &err)) {
         fprintf(stderr, "ryr: %s\n", err.msg);
         return 2;
@@ -346,11 +348,12 @@ int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr
         int tasks[RYR_NSTAGES] = {1, 1, pl.nrotate, pl.nrotate};
         for (int s = 0; s < RYR_NSTAGES; s++)
             rep.stages[s] = (ryr_stage_report_t){tasks[s], threads[s], max_busy[s]};
-        ryr_report_print(opt->json ? stderr : stdout, &rep);
+        ryr_report_print(ryr_options_report_stream(opt), &rep);
         if (opt->json)
             ryr_report_json(stdout, &rep);
         if (!opt->no_output)
-            fprintf(opt->json ? stderr : stdout, "images: %s/frame_NNNNN_{y,u,v}.pgm\n", opt->out);
+            fprintf(ryr_options_report_stream(opt), "images: %s/frame_NNNNN_{y,u,v}.pgm\n",
+                    opt->out);
     }
     free_kept(&pl);
     destroy_all(&pl);

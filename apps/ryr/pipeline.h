@@ -14,6 +14,7 @@
 #include "output.h"
 #include "rotate.h"
 #include "scene.h"
+#include "video.h"
 
 /* What every stage knows: the same on every rank (built from the same options). */
 typedef struct ryr_pipe {
@@ -25,6 +26,7 @@ typedef struct ryr_pipe {
     atomic_int planes_done; /* planes handled by this rank's output tasks (progress) */
     atomic_int stopped;     /* an output task of this rank stopped early */
     _Atomic double t_end;   /* when this rank's last output task finished (utc_wtime) */
+    ryr_video_t *video;     /* --video on the rank of the output tasks, else NULL */
 } ryr_pipe_t;
 
 /* Conduit ends of a stage that handles planes: per plane, the conduit and the tag. */
@@ -86,9 +88,12 @@ extern const utc_task_ops_t ryr_output_ops;
 int ryr_gpu_available(void);
 
 /*
- * Run the pipeline of `plan` on all ranks (collective). Rank 0 prints the summary.
+ * Run the pipeline of `plan` on all ranks (collective). Rank 0 prints the summary. The
+ * output tasks put their planes into `video` (--video; NULL on ranks other than the
+ * output tasks' rank, and without --video).
  * Returns the process exit status (0 success, 1 runtime failure, 3 verify mismatch).
  */
-int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr_scene_t *scene);
+int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr_scene_t *scene,
+                     ryr_video_t *video);
 
 #endif /* RYR_PIPELINE_H */

@@ -65,7 +65,8 @@ void ryr_seq_frame(ryr_seq_t *seq, int frame)
     seq->busy[RYR_STAGE_ROTATE] += t3 - t2;
 }
 
-int ryr_seq_write(ryr_seq_t *seq, const char *dir, int frame, int rgb, ryr_err_t *err)
+int ryr_seq_write(ryr_seq_t *seq, const char *dir, int frame, int rgb, ryr_video_t *video,
+                  ryr_err_t *err)
 {
     double t0 = ryr_now();
     int rc = 0;
@@ -74,6 +75,8 @@ int ryr_seq_write(ryr_seq_t *seq, const char *dir, int frame, int rgb, ryr_err_t
                                     err);
     if (rc == 0 && rgb)
         rc = ryr_output_write_rgb(dir, frame, seq->rgb, seq->w, seq->h, err);
+    for (int p = 0; p < RYR_NPLANES && rc == 0 && video; p++)
+        rc = ryr_video_put(video, frame, p, seq->rotated[p], err);
     seq->busy[RYR_STAGE_OUTPUT] += ryr_now() - t0;
     return rc;
 }
@@ -89,7 +92,7 @@ static int verify_frame(ryr_seq_t *ref, const ryr_seq_t *got, int frame, ryr_err
     return 0;
 }
 
-int ryr_run_seq(const ryr_options_t *opt, const ryr_scene_t *scene)
+int ryr_run_seq(const ryr_options_t *opt, const ryr_scene_t *scene, ryr_video_t *video)
 {
     ryr_seq_t seq, ref;
     ryr_err_t err;
@@ -111,7 +114,7 @@ int ryr_run_seq(const ryr_options_t *opt, const ryr_scene_t *scene)
     int f;
     for (f = 0; f < opt->frames; f++) {
         ryr_seq_frame(&seq, f);
-        if (!opt->no_output && ryr_seq_write(&seq, opt->out, f, opt->rgb, &err)) {
+        if (!opt->no_output && ryr_seq_write(&seq, opt->out, f, opt->rgb, video, &err)) {
             status = 1;
             break;
         }
@@ -145,7 +148,7 @@ int ryr_run_seq(const ryr_options_t *opt, const ryr_scene_t *scene)
             rep.stages[s].threads = 1;
             rep.stages[s].busy_s = seq.busy[s];
         }
-        ryr_report_print(opt->json ? stderr : stdout, &rep);
+        ryr_report_print(ryr_options_report_stream(opt), &rep);
         if (opt->json)
             ryr_report_json(stdout, &rep);
     }

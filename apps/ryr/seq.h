@@ -14,6 +14,7 @@
 #include "render.h"
 #include "rotate.h"
 #include "scene.h"
+#include "video.h"
 
 /** Buffers and timing of the sequential path. */
 typedef struct ryr_seq {
@@ -46,20 +47,21 @@ void ryr_seq_frame(ryr_seq_t *seq, int frame);
 
 /**
  * @brief Write the rotated planes of the frame last computed (and the RGB frame when
- * @p rgb) into @p dir; adds the time to seq->busy[RYR_STAGE_OUTPUT].
+ * @p rgb) into @p dir, and the frame to @p video when not NULL; adds the time to
+ * seq->busy[RYR_STAGE_OUTPUT].
  * @return 0 or -1 (write error, message in @p err)
  */
-int ryr_seq_write(ryr_seq_t *seq, const char *dir, int frame, int rgb, ryr_err_t *err)
-    __attribute__((warn_unused_result));
+int ryr_seq_write(ryr_seq_t *seq, const char *dir, int frame, int rgb, ryr_video_t *video,
+                  ryr_err_t *err) __attribute__((warn_unused_result));
 
 /**
  * @brief `--preset seq`: every frame in turn, progress on stderr, then the summary (on
  * stdout; with --json, the text on stderr and one JSON line on stdout).
  *
  * The options must be parsed and checked, the scene loaded and --out prepared (unless
- * --no-output) by the caller.
+ * --no-output) by the caller, and the --video stream opened (@p video; NULL: none).
  * @return the process exit status: 0, or 1 on a write error or a --verify mismatch
  */
-int ryr_run_seq(const ryr_options_t *opt, const ryr_scene_t *scene);
+int ryr_run_seq(const ryr_options_t *opt, const ryr_scene_t *scene, ryr_video_t *video);
 
 #endif /* RYR_SEQ_H */

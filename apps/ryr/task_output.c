@@ -1,5 +1,7 @@
 /*
- * The output stage: writes each rotated plane as a PGM file (or nothing with --no-output).
+ * The output stage: writes each rotated plane as a PGM file (or nothing with --no-output),
+ * and with --video hands it to the video stream, which puts the planes of a frame from
+ * the three output tasks (one per plane) together and writes whole frames in order.
  * A write error is reported once; the task then keeps reading (and dropping) the rest of
  * the frames so the stages before it are never left blocked, and returns the error.
  * With --verify it keeps every plane for the comparison with the sequential path.
@@ -28,8 +30,9 @@ static int output_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
             if (ctx->local_id == 0) {
                 ryr_err_t err;
                 if (!p->opt->no_output && !failed &&
-                    ryr_output_write_plane(p->opt->out, f, t->links.plane[i], plane, p->rot.ow,
-                                           p->rot.oh, &err)) {
+                    (ryr_output_write_plane(p->opt->out, f, t->links.plane[i], plane, p->rot.ow,
+                                            p->rot.oh, &err) ||
+                     (p->video && ryr_video_put(p->video, f, t->links.plane[i], plane, &err)))) {
                     snprintf(t->error, sizeof t->error, "%s", err.msg);
                     fprintf(stderr, "ryr: output: %s; dropping the remaining frames\n", err.msg);
                     failed = 1;
