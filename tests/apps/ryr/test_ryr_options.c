@@ -234,6 +234,59 @@ static void test_presets(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--place does not apply"));
 }
 
+/* --video and --fps: values, defaults, and the combinations that make no sense. */
+static void test_video(void)
+{
+    ryr_options_t o;
+    ryr_err_t err;
+    UTC_ASSERT_OK(PARSE(&o, &err, "--size", "8x8"));
+    CU_ASSERT_PTR_NULL(o.video);
+    CU_ASSERT_EQUAL(o.fps_num, 24);
+    CU_ASSERT_EQUAL(o.fps_den, 1);
+    CU_ASSERT_PTR_EQUAL(ryr_options_report_stream(&o), stdout);
+    UTC_ASSERT_OK(PARSE(&o, &err, "--video", "a.y4m", "--fps", "30"));
+    CU_ASSERT_STRING_EQUAL(o.video, "a.y4m");
+    CU_ASSERT_EQUAL(o.fps_num, 30);
+    CU_ASSERT_EQUAL(o.fps_den, 1);
+    UTC_ASSERT_OK(PARSE(&o, &err, "--video=-", "--fps=30000/1001"));
+    CU_ASSERT_STRING_EQUAL(o.video, "-");
+    CU_ASSERT_EQUAL(o.fps_num, 30000);
+    CU_ASSERT_EQUAL(o.fps_den, 1001);
+    /* the video has standard output: the summary goes to standard error */
+    CU_ASSERT_PTR_EQUAL(ryr_options_report_stream(&o), stderr);
+
+    const char *bad_fps[][2] = {{"0", "positive frame rate"}, {"-1", "positive frame rate"},
+                                {"abc", "positive frame rate"}, {"24/0", "positive frame rate"},
+                                {"/2", "expected a frame rate"}, {"2.5", "positive frame rate"},
+                                {"1001", "more than 1000 frames per second"},
+                                {"5000/2", "more than 1000"}};
+    for (size_t i = 0; i < sizeof bad_fps / sizeof bad_fps[0]; i++) {
+        CU_ASSERT_EQUAL(PARSE(&o, &err, "--video", "a.y4m", "--fps", bad_fps[i][0]), -1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, bad_fps[i][1]));
+    }
+    CU_ASSERT_EQUAL(PARSE(&o, &err, "--video", "a.y4m", "--no-output"), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--video and --no-output"));
+    CU_ASSERT_EQUAL(PARSE(&o, &err, "--fps", "30"), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--fps is the frame rate of --video"));
+    CU_ASSERT_EQUAL(PARSE(&o, &err, "--video", "-", "--json"), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "both write to standard output"));
+    expect_bad("--video: the value is empty", "--video", "");
+    expect_bad("--video needs a value", "--video", NULL);
+
+    /* a frame's planes must meet on one rank */
+    ryr_plan_t p;
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "v3", "--video", "a.y4m", "--place", "output=0,1"));
+    CU_ASSERT_EQUAL(ryr_options_plan(&o, 2, 0, &p, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--place output=R with one rank"));
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "v3", "--video", "a.y4m", "--place", "output=1"));
+    UTC_ASSERT_OK(ryr_options_plan(&o, 2, 0, &p, &err));
+    CU_ASSERT_EQUAL(ryr_options_video_rank(&o), 1);
+    /* one output task on two ranks is on the first: nothing to put together across ranks */
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "v1", "--video", "a.y4m", "--place", "output=1,0"));
+    UTC_ASSERT_OK(ryr_options_plan(&o, 2, 0, &p, &err));
+    CU_ASSERT_EQUAL(ryr_options_video_rank(&o), 1);
+}
+
 int main(int argc, char **argv)
 {
     static const utc_test_case_t cases[] = {
@@ -242,6 +295,7 @@ int main(int argc, char **argv)
         {"bad arguments", test_bad_arguments},
         {"--place", test_place},
         {"presets (table 4.6)", test_presets},
+        {"--video, --fps", test_video},
         UTC_TEST_END,
     };
     return utc_test_main(argc, argv, "ryr_options", cases);
