@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Install what is missing, build, and run every test with ctest. Exit non-zero on failure.
+# Install what is missing (the build's packages and the tests': doxygen, ffmpeg, ...),
+# build, and run every test with ctest. Exit non-zero on failure.
 set -euo pipefail
 cd "$(dirname "$0")"
-scripts/install-deps.sh
+scripts/install-deps.sh --test
+# the tools are installed: a test that lacks one fails instead of being skipped
+export UTC_REQUIRE_TEST_TOOLS=1
 scripts/build.sh "$@"
 cd build
 set +e
