@@ -4,7 +4,8 @@
 #   scripts/install-deps.sh          what building and running UTC need (run.sh)
 #   scripts/install-deps.sh --test   also what the tests need beyond the build (test.sh):
 #                                    python3, doxygen (the API-reference test), ffmpeg (the
-#                                    video tests), netpbm, python3-matplotlib
+#                                    video tests), groff (the man pages), netpbm,
+#                                    python3-matplotlib
 #
 # CUDA is not installed here: it is optional, found in /usr/local/cuda when present.
 set -euo pipefail
@@ -28,6 +29,7 @@ declare -A need_test=(
     [python3]=/usr/bin/python3
     [doxygen]=/usr/bin/doxygen
     [ffmpeg]=/usr/bin/ffprobe
+    [groff-base]=/usr/bin/groff
     [netpbm]=/usr/bin/pnmfile
     [python3-matplotlib]=/usr/lib/python3/dist-packages/matplotlib/__init__.py
 )
