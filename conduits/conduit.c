@@ -65,11 +65,59 @@ static utc_status_t conduit_check(const utc_conduit_t *c, const char *fn)
 static bool transport_ok(const utc__transport_t *tp)
 {
     const utc__transport_ops_t *o = tp->ops;
-    return o && o->name && o->start && o->progress && o->wait && o->cancel && o->destroy;
+    return o && o->name && o->start && o->progress && o->wait && o->cancel && o->shutdown &&
+           o->destroy;
 }
 
+/* Conduit objects are kept for reuse (under reg_lock) rather than freed: see `refs`. */
+static utc_conduit_t *pool;
+/* Destroyed conduits that operations still refer to (under reg_lock); utc_finalize frees
+ * what is left of them after the tasks are gone. */
+static utc_conduit_t *closed_list;
+
+static void closed_unlink(utc_conduit_t *c)
+{
+    if (!c->in_closed)
+        return;
+    if (c->closed_prev)
+        c->closed_prev->closed_next = c->closed_next;
+    else
+        closed_list = c->closed_next;
+    if (c->closed_next)
+        c->closed_next->closed_prev = c->closed_prev;
+    c->in_closed = false;
+}
+
+static utc_conduit_t *conduit_alloc(void)
+{
+    pthread_mutex_lock(&reg_lock);
+    utc_conduit_t *c = pool;
+    if (c)
+        pool = c->pool_next;
+    pthread_mutex_unlock(&reg_lock);
+    if (!c) {
+        if (!(c = malloc(sizeof *c)))
+            return NULL;
+        atomic_init(&c->refs, 0);
+    }
+    memset(c, 0, offsetof(utc_conduit_t, refs));
+    c->pool_next = c->closed_prev = c->closed_next = NULL;
+    c->in_closed = false;
+    atomic_store(&c->dead, false);
+    atomic_store(&c->pooled, false);
+    /* add, not store: a late reference through a stale handle may be on its way out */
+    atomic_fetch_add(&c->refs, 1);
+    return c;
+}
+
+/* Free what the conduit holds and put the object back in the pool. */
 static void conduit_free(utc_conduit_t *c)
 {
+    if (atomic_exchange(&c->pooled, true))
+        return; /* a late reference of a pooled object dropped to 0 again */
+    pthread_mutex_lock(&reg_lock);
+    closed_unlink(c);
+    pthread_mutex_unlock(&reg_lock);
     if (c->local)
         c->local->ops->destroy(c->local);
     if (c->remote)
@@ -78,7 +126,33 @@ static void conduit_free(utc_conduit_t *c)
         free(c->end[i].group_ranks);
         free(c->end[i].op_count);
     }
-    free(c);
+    memset(c, 0, offsetof(utc_conduit_t, refs));
+    atomic_store(&c->dead, true);
+    pthread_mutex_lock(&reg_lock);
+    c->pool_next = pool;
+    pool = c;
+    pthread_mutex_unlock(&reg_lock);
+}
+
+static void conduit_unref(utc_conduit_t *c)
+{
+    /* acq_rel: the last one sees every other holder's use of the conduit */
+    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
+        conduit_free(c);
+}
+
+/* A reference for an operation, once `c` was found live. Fails when it was destroyed
+ * meanwhile (a race with utc_conduit_destroy: the handle is stale). */
+static utc_status_t conduit_ref(utc_conduit_t *c, const char *fn)
+{
+    atomic_fetch_add(&c->refs, 1); /* seq_cst: then the look at `dead` */
+    if (atomic_load(&c->dead)) {
+        conduit_unref(c);
+        return utc__error(UTC_ERR_INVALID_HANDLE,
+                          "%s: %p is not a live conduit (destroyed, or never created)", fn,
+                          (void *)c);
+    }
+    return UTC_OK;
 }
 
 static utc_status_t check_options(const utc_conduit_options_t *o)
@@ -147,7 +221,7 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
 
     int me = utc_rank(), nranks = utc_nranks();
     int *members = NULL;
-    utc_conduit_t *c = calloc(1, sizeof *c);
+    utc_conduit_t *c = conduit_alloc();
     if (!c)
         return utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
     pthread_mutex_lock(&reg_lock);
@@ -207,17 +281,33 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
     return UTC_OK;
 fail:
     free(members);
-    conduit_free(c);
+    conduit_unref(c);
     return rc;
 }
 
-static void registry_remove(utc_conduit_t *c)
+/* End the conduit's life: refuse new operations, end the pending ones with
+ * UTC_ERR_CANCELED, drop the registry's reference (the last operation to leave frees). */
+static void conduit_close(utc_conduit_t *c)
 {
-    pthread_mutex_lock(&reg_lock);
-    HASH_DEL(registry, c);
-    /* release: pairs with the acquire in conduit_check */
-    atomic_fetch_add_explicit(&reg_epoch, 1, memory_order_release);
-    pthread_mutex_unlock(&reg_lock);
+    atomic_store(&c->dead, true); /* seq_cst: pairs with conduit_ref */
+    if (c->local)
+        c->local->ops->shutdown(c->local, UTC_ERR_CANCELED);
+    if (c->remote)
+        c->remote->ops->shutdown(c->remote, UTC_ERR_CANCELED);
+    unsigned refs = atomic_load(&c->refs);
+    if (refs > 1) {
+        utc_log(UTC_LOG_DEBUG, "conduit %d: destroyed with %u operation(s) in flight; they end "
+                "with UTC_ERR_CANCELED", c->id, refs - 1);
+        pthread_mutex_lock(&reg_lock);
+        c->closed_prev = NULL;
+        c->closed_next = closed_list;
+        if (closed_list)
+            closed_list->closed_prev = c;
+        closed_list = c;
+        c->in_closed = true;
+        pthread_mutex_unlock(&reg_lock);
+    }
+    conduit_unref(c);
 }
 
 utc_status_t utc_conduit_destroy(utc_conduit_t *conduit)
@@ -225,8 +315,24 @@ utc_status_t utc_conduit_destroy(utc_conduit_t *conduit)
     utc_status_t rc = conduit_check(conduit, "utc_conduit_destroy");
     if (rc != UTC_OK)
         return rc;
-    registry_remove(conduit);
-    conduit_free(conduit);
+    utc_ctx_t *ctx = utc_ctx_self();
+    if (ctx && (ctx->task == conduit->end[0].task || ctx->task == conduit->end[1].task))
+        return utc__error(UTC_ERR_DEADLOCK,
+                          "utc_conduit_destroy: called from a thread of task '%s', an end of "
+                          "conduit %d (destroy it from the main thread)",
+                          utc_task_name(ctx->task), conduit->id);
+    pthread_mutex_lock(&reg_lock);
+    utc_conduit_t *found;
+    HASH_FIND_PTR(registry, &conduit, found);
+    if (found)
+        HASH_DEL(registry, conduit);
+    /* release: pairs with the acquire in conduit_check */
+    atomic_fetch_add_explicit(&reg_epoch, 1, memory_order_release);
+    pthread_mutex_unlock(&reg_lock);
+    if (!found) /* a destroy from another thread won */
+        return utc__error(UTC_ERR_INVALID_HANDLE, "utc_conduit_destroy: %p is not a live "
+                          "conduit (destroyed, or never created)", (void *)conduit);
+    conduit_close(conduit);
     return UTC_OK;
 }
 
@@ -245,7 +351,32 @@ void utc__conduits_finalize(void)
         c = rev;
         rev = c->hh.next;
         utc_log(UTC_LOG_DEBUG, "utc_finalize: destroying conduit %d left alive", c->id);
-        conduit_free(c);
+        conduit_close(c);
+    }
+}
+
+void utc__conduits_release(void)
+{
+    /* requests never waited for still hold these: the tasks are gone, nothing can wait
+     * on them any more */
+    for (;;) {
+        pthread_mutex_lock(&reg_lock);
+        utc_conduit_t *z = closed_list;
+        pthread_mutex_unlock(&reg_lock);
+        if (!z)
+            break;
+        utc_log(UTC_LOG_DEBUG, "utc_finalize: conduit %d had %u request(s) never waited for",
+                z->id, atomic_load(&z->refs));
+        conduit_free(z);
+    }
+    pthread_mutex_lock(&reg_lock);
+    utc_conduit_t *c = pool;
+    pool = NULL;
+    pthread_mutex_unlock(&reg_lock);
+    while (c) {
+        utc_conduit_t *next = c->pool_next;
+        free(c);
+        c = next;
     }
 }
 
@@ -379,7 +510,8 @@ static utc_status_t route_op(utc_conduit_t *c, const xfer_t *x, route_t *r)
     r->end = end;
     r->peer = peer;
     r->tp = tp;
-    return UTC_OK;
+    /* the operation's reference: the conduit outlives it, even through a destroy */
+    return conduit_ref(c, x->fn);
 }
 
 static void req_init(utc_request_t *req, utc_conduit_t *c, const xfer_t *x, const route_t *r)
@@ -427,9 +559,12 @@ static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t 
     case UTC_ERR_NO_MEMORY:
         return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory for a %zu-byte message (tag %d)",
                           fn, req->op == UTC__OP_RECV ? req->received : req->size, req->tag);
-    case UTC_ERR_STATE:
-        return utc__error(UTC_ERR_STATE, "%s: conduit %d was destroyed with this operation in "
-                          "flight", fn, req->conduit->id);
+    case UTC_ERR_CANCELED:
+        return utc__error(UTC_ERR_CANCELED, "%s: %s (tag %d)", fn,
+                          req->canceled_by_user ? "the request was canceled"
+                                                : "the conduit was destroyed with this "
+                                                  "operation in flight",
+                          req->tag);
     default:
         return utc__error(req->status, "%s: %s", fn, utc_status_string(req->status));
     }
@@ -474,6 +609,9 @@ static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
     return rc;
 }
 
+static utc_status_t run_op_ref(utc_conduit_t *c, const xfer_t *x, const route_t *rt,
+                               size_t *received, void **obuf);
+
 /* A blocking operation: all local threads (thread 0 transfers) or one named thread. */
 static utc_status_t run_op(utc_conduit_t *c, const xfer_t *x, size_t *received, void **obuf)
 {
@@ -486,6 +624,17 @@ static utc_status_t run_op(utc_conduit_t *c, const xfer_t *x, size_t *received, 
             *received = 0;
         return UTC_OK;
     }
+    rc = run_op_ref(c, x, &r, received, obuf);
+    conduit_unref(c);
+    return rc;
+}
+
+/* run_op, holding the operation's reference. */
+static utc_status_t run_op_ref(utc_conduit_t *c, const xfer_t *x, const route_t *rt,
+                               size_t *received, void **obuf)
+{
+    route_t r = *rt;
+    utc_status_t rc;
     utc__conduit_end_t *e = &c->end[r.end];
     if (!x->all || e->nlocal <= 1)
         return perform(c, x, &r, received, obuf);
@@ -649,13 +798,16 @@ static utc_status_t start_async(utc_conduit_t *c, const xfer_t *x, utc_request_t
     if (rc != UTC_OK)
         return rc;
     utc_request_t *req = req_alloc();
-    if (!req)
+    if (!req) {
+        conduit_unref(c);
         return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", x->fn);
+    }
     req_init(req, c, x, &r);
     req->heap = true;
     if ((rc = r.tp->ops->start(r.tp, req)) != UTC_OK) {
         req->magic = 0;
         req_release(req);
+        conduit_unref(c);
         return rc;
     }
     *out = req;
@@ -680,6 +832,9 @@ utc_status_t utc_conduit_iread(utc_conduit_t *conduit, void *buf, size_t capacit
 
 static utc_status_t check_request(utc_request_t **req, const char *fn)
 {
+    utc_status_t rc = utc__check_init(fn);
+    if (rc != UTC_OK)
+        return rc;
     if (!req || !*req)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: request is NULL", fn);
     if ((*req)->magic != UTC__REQ_MAGIC || !(*req)->heap)
@@ -693,9 +848,11 @@ static utc_status_t complete_async(utc_request_t **req, const char *fn, size_t *
 {
     utc_request_t *r = *req;
     utc_status_t rc = req_result(fn, r, received, NULL);
+    utc_conduit_t *c = r->conduit;
     r->magic = 0;
     req_release(r);
     *req = NULL;
+    conduit_unref(c); /* the request's reference */
     return rc;
 }
 
@@ -732,4 +889,19 @@ utc_status_t utc_request_wait(utc_request_t **req, size_t *received)
     UTC__PROF_END(prof_event(r, r->status), t0, r->conduit->id, prof_bytes(r, r->status), r->tag,
                   r->peer);
     return complete_async(req, "utc_request_wait", received);
+}
+
+utc_status_t utc_request_cancel(utc_request_t **req)
+{
+    utc_status_t rc = check_request(req, "utc_request_cancel");
+    if (rc != UTC_OK)
+        return rc;
+    utc_request_t *r = *req;
+    /* a read with no message yet is withdrawn; anything else completes as it would */
+    if (r->op == UTC__OP_RECV && utc__req_state(r) == UTC__REQ_PENDING &&
+        r->tp->ops->cancel(r->tp, r)) {
+        r->canceled_by_user = true;
+        utc__req_finish(r, UTC_ERR_CANCELED);
+    }
+    return UTC_OK;
 }

@@ -54,6 +54,16 @@ struct utc_conduit {
     utc_conduit_transport_t entry_transport;
     utc_conduit_t *self;                 /* registry key: the handle itself */
     UT_hash_handle hh;                   /* registry of live conduits */
+    /* Lifetime: one reference for the registry (dropped by destroy) and one per operation
+     * in flight (a blocking call, or a request until it is waited for). The last one frees
+     * the transports; the object itself goes back to a pool, so a late reference taken
+     * through a stale handle touches memory that is still a conduit. */
+    atomic_uint refs;
+    atomic_bool dead;                    /* destroyed: new operations are refused */
+    atomic_bool pooled;                  /* in the pool (freed once per life) */
+    utc_conduit_t *pool_next;
+    utc_conduit_t *closed_prev, *closed_next; /* destroyed, operations still in flight */
+    bool in_closed;
 };
 
 #endif /* UTC_CONDUIT_INTERNAL_H */

@@ -2,7 +2,12 @@
 #ifndef UTC_CONDUITS_MODULE_H
 #define UTC_CONDUITS_MODULE_H
 
-/* utc_finalize, before the tasks go: destroy every live conduit. Main thread. */
+/* utc_finalize, before the tasks go: destroy every live conduit (operations blocked on one
+ * end with UTC_ERR_CANCELED). Main thread. */
 void utc__conduits_finalize(void);
+
+/* utc_finalize, after the tasks are gone: free the destroyed conduits that requests never
+ * waited for still hold, and the pool of conduit objects. Main thread. */
+void utc__conduits_release(void);
 
 #endif /* UTC_CONDUITS_MODULE_H */

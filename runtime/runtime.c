@@ -32,8 +32,16 @@ utc_status_t utc_finalize(void)
     utc_status_t rc = utc__check_init("utc_finalize");
     if (rc != UTC_OK)
         return rc;
-    utc__conduits_finalize(); /* conduits use tasks: they go first */
+    utc_ctx_t *ctx = utc_ctx_self();
+    if (ctx)
+        return utc__error(UTC_ERR_DEADLOCK, "utc_finalize: called from a thread of task '%s', "
+                          "it would wait for the run it is in (call it from the main thread)",
+                          utc_task_name(ctx->task));
+    /* conduits use tasks: they go first; operations blocked on them end with
+     * UTC_ERR_CANCELED, so that runs still going can return */
+    utc__conduits_finalize();
     utc__task_destroy_all();
+    utc__conduits_release();
     utc__prof_finalize(utc__world_comm()); /* statistics and trace: collective */
     /* every rank must be done with the runtime's communicators before they go */
     MPI_Barrier(utc__world_comm());

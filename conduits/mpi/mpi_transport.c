@@ -51,6 +51,10 @@
 #include "service/transport.h"
 #include "service/wait.h"
 
+/* The MPI tag of the marker each member sends every other one when the conduit shuts
+ * down: above every data tag (2 * tag + direction). */
+#define MARK_TAG (2 * UTC_CONDUIT_TAG_MAX + 2)
+
 #define EAGER_MAX UTC__MPI_EAGER_MAX
 #define WIRE_BYTES UTC__MPI_WIRE_BYTES
 static_assert(WIRE_BYTES > EAGER_MAX, "a first part is longer than any small message");
@@ -85,10 +89,12 @@ typedef struct mpi_transport {
     utc__transport_t base;
     MPI_Comm comm;         /* small messages and first parts */
     MPI_Comm bulk;         /* the rest of large messages */
+    int nmembers, me;      /* ranks in comm, and this one's */
     int *crank;            /* world rank -> rank in comm (-1: not a member) */
     pthread_mutex_t lock;  /* guards the read queues; never held while sleeping */
     mpi_rxq_t *rxqs;
     mpi_rxq_t *last_rxq;   /* the queue found last: one stream skips the hash */
+    atomic_int closed;     /* 0, or the status every operation now ends with (shutdown) */
 } mpi_transport_t;
 
 static_assert(offsetof(mpi_transport_t, base) == 0, "transport base must come first");
@@ -451,12 +457,31 @@ static utc_status_t send_start(mpi_transport_t *t, utc_request_t *req)
 
 /* ---- the transport's operations ---- */
 
+static inline utc_status_t closed_status(mpi_transport_t *t)
+{
+    /* acquire: pairs with the release in mpi_shutdown */
+    return (utc_status_t)atomic_load_explicit(&t->closed, memory_order_acquire);
+}
+
 static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
 {
     mpi_transport_t *t = (mpi_transport_t *)tp;
-    if (req->op == UTC__OP_SEND)
+    if (req->op == UTC__OP_SEND) {
+        req->mpi_req = req->mpi_bulk = MPI_REQUEST_NULL;
+        utc_status_t cl = closed_status(t);
+        if (cl) {
+            utc__req_finish(req, cl);
+            return UTC_OK;
+        }
         return send_start(t, req);
+    }
     pthread_mutex_lock(&t->lock);
+    utc_status_t cl = closed_status(t);
+    if (cl) { /* checked under the lock: the shutdown's sweep holds it */
+        pthread_mutex_unlock(&t->lock);
+        utc__req_finish(req, cl);
+        return UTC_OK;
+    }
     mpi_rxq_t *q = rxq_get(t, t->crank[req->peer], mpi_tag(req), true);
     if (!q) {
         pthread_mutex_unlock(&t->lock);
@@ -495,7 +520,22 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
     if (req->op == UTC__OP_SEND) {
         /* a send is only ever tested by its owner */
         *flowing = true;
-        return send_test(req);
+        if (send_test(req))
+            return true;
+        utc_status_t cl = closed_status(t);
+        if (cl) {
+            /* no reader will take it any more: let MPI finish or drop it on its own */
+            if (req->mpi_req != MPI_REQUEST_NULL)
+                MPI_Request_free(&req->mpi_req);
+            if (req->mpi_bulk != MPI_REQUEST_NULL)
+                MPI_Request_free(&req->mpi_bulk);
+            if (req->owned) /* MPI may still read it: kept (a leak, on this rare path) */
+                utc_log(UTC_LOG_DEBUG, "conduit %d: an owned buffer of a canceled write is "
+                        "left to MPI", t->base.conduit_id);
+            utc__req_finish(req, cl);
+            return true;
+        }
+        return false;
     }
     pthread_mutex_lock(&t->lock);
     /* relaxed: reads change state only under this lock */
@@ -593,12 +633,120 @@ static void cancel_posted(MPI_Request *r)
     MPI_Wait(r, MPI_STATUS_IGNORE);
 }
 
+/* Receive (and drop) whatever is still on its way on `comm`; count the marks. */
+static bool drain_step(mpi_transport_t *t, MPI_Comm comm, int *marks)
+{
+    int flag = 0, count = 0;
+    MPI_Message msg;
+    MPI_Status st;
+    if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &msg, &st) != MPI_SUCCESS ||
+        !flag)
+        return false;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    void *buf = count > 0 ? malloc((size_t)count) : NULL;
+    if (count > 0 && !buf) { /* receive it piecewise: truncation consumes it all the same */
+        MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        free(buf);
+    }
+    if (st.MPI_TAG == MARK_TAG)
+        (*marks)++;
+    else
+        utc_log(UTC_LOG_DEBUG, "conduit %d: a %d-byte message (tag %d) from rank %d dropped "
+                "at destroy", t->base.conduit_id, count, st.MPI_TAG / 2, st.MPI_SOURCE);
+    return true;
+}
+
+/*
+ * Shutdown, across ranks: leave nothing of this conduit in MPI, or a later conduit whose
+ * communicator reuses the freed one's context could trip on it. Every member sends every
+ * other one a mark on both communicators after its last message, then receives (and
+ * drops) everything until it has every other member's marks: MPI keeps each sender's
+ * messages in order, so nothing can follow a mark. Waits for the other members to shut
+ * down too (destroy is collective), saying so every 10 s.
+ */
+static void drain_to_marks(mpi_transport_t *t)
+{
+    int others = t->nmembers - 1, marks[2] = {0, 0};
+    MPI_Request *sends = calloc((size_t)(2 * others > 0 ? 2 * others : 1), sizeof *sends);
+    int nsends = 0;
+    for (int m = 0; m < t->nmembers && sends; m++) {
+        if (m == t->me)
+            continue;
+        MPI_Isend(NULL, 0, MPI_BYTE, m, MARK_TAG, t->comm, &sends[nsends++]);
+        MPI_Isend(NULL, 0, MPI_BYTE, m, MARK_TAG, t->bulk, &sends[nsends++]);
+    }
+    if (!sends) { /* out of memory: one at a time */
+        for (int m = 0; m < t->nmembers; m++) {
+            if (m == t->me)
+                continue;
+            MPI_Send(NULL, 0, MPI_BYTE, m, MARK_TAG, t->comm);
+            MPI_Send(NULL, 0, MPI_BYTE, m, MARK_TAG, t->bulk);
+        }
+    }
+    utc__poll_t p = UTC__POLL_INIT;
+    double next_note = utc_wtime() + 10;
+    while (marks[0] < others || marks[1] < others) {
+        bool got = false;
+        while (drain_step(t, t->comm, &marks[0]))
+            got = true;
+        while (drain_step(t, t->bulk, &marks[1]))
+            got = true;
+        if (got) {
+            p = (utc__poll_t)UTC__POLL_INIT;
+            continue;
+        }
+        if (utc_wtime() > next_note) {
+            utc_log(UTC_LOG_WARN, "conduit %d: utc_conduit_destroy waits for %d other rank(s) "
+                    "to destroy it too (it is collective)", t->base.conduit_id,
+                    others - (marks[0] < marks[1] ? marks[0] : marks[1]));
+            next_note += 10;
+        }
+        utc__poll_step(&p);
+    }
+    if (sends) {
+        MPI_Waitall(nsends, sends, MPI_STATUSES_IGNORE);
+        free(sends);
+    }
+}
+
+/* End every read with `status` (their MPI receives cancelled) and drop the stash; sends
+ * end at their owner's next test. From now on every operation ends at its start. Then
+ * drain the conduit's messages still in MPI (collective over the members). */
+static void mpi_shutdown(utc__transport_t *tp, utc_status_t status)
+{
+    mpi_transport_t *t = (mpi_transport_t *)tp;
+    pthread_mutex_lock(&t->lock);
+    /* release: pairs with the acquire in closed_status */
+    atomic_store_explicit(&t->closed, (int)status, memory_order_release);
+    mpi_rxq_t *q, *tmp;
+    HASH_ITER(hh, t->rxqs, q, tmp) {
+        while (q->phead) {
+            utc_request_t *r = q->phead;
+            q->phead = r->next;
+            if (r->mpi_phase == RX_POSTED || r->mpi_phase == RX_REST)
+                cancel_posted(&r->mpi_req);
+            utc__req_finish(r, status); /* last touch */
+        }
+        q->ptail = NULL;
+        while (q->shead) {
+            mpi_stash_t *s = q->shead;
+            utc_buf_free(s->buf);
+            free(s->first);
+            stash_pop(q);
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    drain_to_marks(t);
+}
+
 static void mpi_destroy(utc__transport_t *tp)
 {
     mpi_transport_t *t = (mpi_transport_t *)tp;
     mpi_rxq_t *q, *tmp;
     HASH_ITER(hh, t->rxqs, q, tmp) {
-        for (utc_request_t *r = q->phead; r; r = r->next)
+        for (utc_request_t *r = q->phead; r; r = r->next) /* none after a shutdown */
             if (r->mpi_phase == RX_POSTED || r->mpi_phase == RX_REST)
                 cancel_posted(&r->mpi_req);
         while (q->shead) {
@@ -624,6 +772,7 @@ static const utc__transport_ops_t mpi_ops = {
     .progress = mpi_progress,
     .wait = mpi_wait,
     .cancel = mpi_cancel,
+    .shutdown = mpi_shutdown,
     .destroy = mpi_destroy,
 };
 
@@ -674,11 +823,11 @@ utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int n
     int *tag_ub = NULL, flag = 0;
     /* a predefined attribute: only MPI_COMM_WORLD is sure to carry it */
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
-    if (!flag || !tag_ub || *tag_ub < 2 * UTC_CONDUIT_TAG_MAX + 1) {
+    if (!flag || !tag_ub || *tag_ub < MARK_TAG) {
         rc = utc__error(UTC_ERR_UNSUPPORTED,
                         "utc_conduit_create: this MPI's largest tag (MPI_TAG_UB) is %d; conduits "
-                        "need at least %d (2 * UTC_CONDUIT_TAG_MAX + 1)",
-                        flag && tag_ub ? *tag_ub : -1, 2 * UTC_CONDUIT_TAG_MAX + 1);
+                        "need at least %d (2 * UTC_CONDUIT_TAG_MAX + 2)",
+                        flag && tag_ub ? *tag_ub : -1, MARK_TAG);
         goto fail;
     }
     for (int r = 0; r < nranks; r++)
@@ -689,6 +838,8 @@ utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int n
     t->base.conduit_id = conduit_id;
     t->base.kind = UTC_CONDUIT_MPI;
     t->comm = comm;
+    t->nmembers = nmembers;
+    MPI_Comm_rank(comm, &t->me);
     t->crank = crank;
     pthread_mutex_init(&t->lock, NULL);
     *out = &t->base;

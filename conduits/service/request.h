@@ -71,6 +71,7 @@ struct utc_request {
     utc_request_t *next;   /* link in a transport's queue (owned by the transport) */
     utc__msg_desc_t m;     /* in-process: a message matched to this read, copied by its owner */
     bool posted;           /* in-process read: in its tag's queue (else it polls the ring) */
+    bool canceled_by_user; /* UTC_ERR_CANCELED came from utc_request_cancel */
     /* MPI's part: from here on, set by req_init (mpi_req) and the MPI transport only, so
      * that a request is made without zeroing it */
     MPI_Request mpi_req;   /* MPI: the send of a message (or of a large one's first part), or

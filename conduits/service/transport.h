@@ -29,7 +29,12 @@ typedef struct utc__transport_ops {
     /* Withdraw a receive that has no message yet. True if withdrawn; false if a message
      * was matched to it meanwhile (then it will complete: wait for it). */
     bool (*cancel)(utc__transport_t *tp, utc_request_t *req);
-    /* Free the transport (at conduit destroy): drops queued messages. */
+    /* End every operation pending on the transport with `status` (its blocked callers
+     * return, its requests complete), wake every waiter, and from then on finish every
+     * operation started with `status` at once. Does not free anything: requests may still
+     * be tested and waited for. */
+    void (*shutdown)(utc__transport_t *tp, utc_status_t status);
+    /* Free the transport (once no operation refers to it): drops queued messages. */
     void (*destroy)(utc__transport_t *tp);
 } utc__transport_ops_t;
 

@@ -78,6 +78,7 @@ typedef struct shm_dir {
     /* the ring (read-only after creation) */
     alignas(64) unsigned char *slots;
     size_t mask, stride, inline_max;
+    atomic_int closed;                  /* 0, or the status every operation now ends with */
     /* readers */
     alignas(64) pthread_mutex_t rx_lock; /* guards nqueued, the tag table and head's moves */
     atomic_size_t head;                  /* written under rx_lock; peeked without it */
@@ -202,6 +203,22 @@ static void wake_readers(shm_dir_t *d)
         atomic_fetch_add(&d->rx_event, 1);
         utc__futex_wake(&d->rx_event, INT_MAX);
     }
+}
+
+/* Drop a message nobody will read: free an owned buffer, release a blocked writer with
+ * `status`. */
+static void drop_message(const utc__msg_desc_t *m, utc_status_t status)
+{
+    if (m->kind == UTC__MSG_OWNED)
+        utc_buf_free((void *)m->ptr);
+    else if (m->kind == UTC__MSG_LARGE)
+        utc__req_finish(m->wreq, status);
+}
+
+static inline utc_status_t closed_status(const shm_dir_t *d)
+{
+    /* acquire: pairs with the release in shm_shutdown */
+    return (utc_status_t)atomic_load_explicit(&d->closed, memory_order_acquire);
 }
 
 /* ---- tag queues (under rx_lock) ---- */
@@ -422,6 +439,16 @@ static void flush(shm_dir_t *d)
     /* seq_cst fence: with the reader's fence in after_read, either we see the slot it
      * freed or it sees our backlog count and flushes itself */
     atomic_thread_fence(memory_order_seq_cst);
+    utc_status_t cl = closed_status(d);
+    while (cl && d->bhead) { /* closed: the backlog ends here */
+        utc_request_t *r = d->bhead;
+        d->bhead = r->next;
+        atomic_fetch_sub(&d->backlog_n, 1);
+        utc__req_finish(r, cl);
+        finished = true;
+    }
+    if (!d->bhead)
+        d->btail = NULL;
     while (d->bhead) {
         /* read r before publishing it: a reader may complete a large write, and its owner
          * reuse the request, as soon as it is in the ring */
@@ -480,6 +507,11 @@ static void finish_matched(shm_dir_t *d, utc_request_t *r)
 static utc_status_t shm_start(utc__transport_t *tp, utc_request_t *req)
 {
     shm_dir_t *d = dir_of(tp, req);
+    utc_status_t cl = closed_status(d);
+    if (cl) {
+        utc__req_finish(req, cl);
+        return UTC_OK;
+    }
     if (req->op == UTC__OP_RECV) {
         bool woke = false;
         req->posted = false;
@@ -511,6 +543,53 @@ static utc_status_t shm_start(utc__transport_t *tp, utc_request_t *req)
     return UTC_OK;
 }
 
+/* A closed direction: end every read posted on it and drop every message in it (a large
+ * writer waiting for its copy is released), then end the backlogged writes. */
+static void close_sweep(shm_dir_t *d)
+{
+    utc_status_t cl = closed_status(d);
+    pthread_mutex_lock(&d->rx_lock);
+    shm_tagq_t *q, *tmp;
+    HASH_ITER(hh, d->tagqs, q, tmp) {
+        while (q->uhead) {
+            shm_msg_t *msg = q->uhead;
+            q->uhead = msg->next;
+            drop_message(&msg->d, cl);
+            free(msg);
+            d->nqueued--;
+        }
+        q->utail = NULL;
+        while (q->phead) {
+            utc_request_t *r = q->phead;
+            q->phead = r->next;
+            r->posted = false;
+            d->nqueued--;
+            utc__req_finish(r, cl); /* last touch */
+        }
+        q->ptail = NULL;
+    }
+    utc__msg_desc_t m;
+    shm_slot_t *s;
+    while ((s = ring_peek(d, &m))) {
+        drop_message(&m, cl);
+        ring_release(d, s);
+    }
+    pthread_mutex_unlock(&d->rx_lock);
+    flush(d); /* ends the backlog */
+    utc__event_signal(&d->rx_event, &d->rx_sleepers);
+    utc__event_signal(&d->tx_event, &d->tx_sleepers);
+}
+
+static void shm_shutdown(utc__transport_t *tp, utc_status_t status)
+{
+    shm_transport_t *t = (shm_transport_t *)tp;
+    for (int i = 0; i < 2; i++) {
+        /* release: pairs with the acquire in closed_status */
+        atomic_store_explicit(&t->dir[i].closed, (int)status, memory_order_release);
+        close_sweep(&t->dir[i]);
+    }
+}
+
 static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
 {
     shm_dir_t *d = dir_of(tp, req);
@@ -518,7 +597,9 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
     if (st == UTC__REQ_DONE)
         return true;
     if (req->op == UTC__OP_SEND) {
-        if (atomic_load(&d->backlog_n))
+        if (closed_status(d))
+            close_sweep(d); /* a large write pushed after the shutdown's sweep */
+        else if (atomic_load(&d->backlog_n))
             flush(d);
         return utc__req_state(req) == UTC__REQ_DONE;
     }
@@ -526,9 +607,16 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
         bool woke = false;
         size_t freed = 0;
         pthread_mutex_lock(&d->rx_lock);
+        utc_status_t cl = closed_status(d);
         /* relaxed: only changed under the lock we hold */
-        if (atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_PENDING)
+        if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_PENDING) {
+        } else if (cl) {
+            if (req->posted)
+                posted_remove(d, req);
+            utc__req_finish(req, cl);
+        } else {
             freed = req->posted ? drain(d, req, &woke) : post_read(d, req, &woke, true);
+        }
         pthread_mutex_unlock(&d->rx_lock);
         after_read(d, freed, woke);
         st = utc__req_state(req);
@@ -613,15 +701,6 @@ static bool shm_cancel(utc__transport_t *tp, utc_request_t *req)
     return removed;
 }
 
-/* Drop a message nobody will read: free an owned buffer, release a blocked writer. */
-static void drop_message(const utc__msg_desc_t *m)
-{
-    if (m->kind == UTC__MSG_OWNED)
-        utc_buf_free((void *)m->ptr);
-    else if (m->kind == UTC__MSG_LARGE)
-        utc__req_finish(m->wreq, UTC_ERR_STATE);
-}
-
 static void shm_destroy(utc__transport_t *tp)
 {
     shm_transport_t *t = (shm_transport_t *)tp;
@@ -632,12 +711,12 @@ static void shm_destroy(utc__transport_t *tp)
             while (q->uhead) {
                 shm_msg_t *msg = q->uhead;
                 q->uhead = msg->next;
-                drop_message(&msg->d);
+                drop_message(&msg->d, UTC_ERR_CANCELED);
                 free(msg);
             }
             for (utc_request_t *r = q->phead, *next; r; r = next) {
                 next = r->next;
-                utc__req_finish(r, UTC_ERR_STATE);
+                utc__req_finish(r, UTC_ERR_CANCELED);
             }
             HASH_DEL(d->tagqs, q);
             free(q);
@@ -645,12 +724,12 @@ static void shm_destroy(utc__transport_t *tp)
         utc__msg_desc_t m;
         shm_slot_t *s;
         while ((s = ring_peek(d, &m))) {
-            drop_message(&m);
+            drop_message(&m, UTC_ERR_CANCELED);
             ring_release(d, s);
         }
         for (utc_request_t *r = d->bhead, *next; r; r = next) {
             next = r->next;
-            utc__req_finish(r, UTC_ERR_STATE);
+            utc__req_finish(r, UTC_ERR_CANCELED);
         }
         free(d->slots);
         pthread_mutex_destroy(&d->tx_lock);
@@ -665,6 +744,7 @@ static const utc__transport_ops_t shm_ops = {
     .progress = shm_progress,
     .wait = shm_wait,
     .cancel = shm_cancel,
+    .shutdown = shm_shutdown,
     .destroy = shm_destroy,
 };
 
@@ -697,6 +777,7 @@ utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options
         atomic_init(&d->rx_sleepers, 0);
         atomic_init(&d->tx_event, 0);
         atomic_init(&d->tx_sleepers, 0);
+        atomic_init(&d->closed, 0);
         pthread_mutex_init(&d->tx_lock, NULL);
         pthread_mutex_init(&d->rx_lock, NULL);
     }

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "base/clock.h"
 #include "base/errors.h"
 #include "base/sync.h"
 #include "tasks/mailbox.h"
@@ -136,4 +137,26 @@ utc_status_t utc__mailbox_wait_all(utc__mailbox_t *mb)
     while ((c = atomic_load(&mb->completed)) != target)
         owner_sleep(mb, c);
     return (utc_status_t)atomic_exchange(&mb->first_error, 0);
+}
+
+bool utc__mailbox_busy(utc__mailbox_t *mb)
+{
+    return atomic_load(&mb->completed) != (unsigned)mb->nposted;
+}
+
+bool utc__mailbox_wait_for(utc__mailbox_t *mb, double timeout_s)
+{
+    unsigned target = (unsigned)mb->nposted, c;
+    uint64_t end = utc__clock_ns() + (uint64_t)(timeout_s * 1e9);
+    while ((c = atomic_load(&mb->completed)) != target) {
+        uint64_t now = utc__clock_ns();
+        if (now >= end)
+            return false;
+        /* as owner_sleep, with a limit */
+        atomic_store(&mb->owner_waits, 1);
+        if (atomic_load(&mb->completed) == c)
+            utc__futex_wait_timeout(&mb->completed, c, (double)(end - now) * 1e-9);
+        atomic_store(&mb->owner_waits, 0);
+    }
+    return true;
 }

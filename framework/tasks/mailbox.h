@@ -30,4 +30,11 @@ bool utc__mailbox_lendable(utc__mailbox_t *mb, uint64_t *seq, void **arg);
 /* Owner: wait until every posted command is done; returns and clears the first error. */
 utc_status_t utc__mailbox_wait_all(utc__mailbox_t *mb);
 
+/* Owner: whether commands posted are not all completed yet. */
+bool utc__mailbox_busy(utc__mailbox_t *mb);
+
+/* Owner: wait at most `timeout_s` for every posted command to complete (asleep). True when
+ * they all have; the first error stays for utc__mailbox_wait_all. */
+bool utc__mailbox_wait_for(utc__mailbox_t *mb, double timeout_s);
+
 #endif /* UTC_TASKS_MAILBOX_H */

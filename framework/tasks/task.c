@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/errors.h"
 #include "base/wait_hook.h"
 #include "context/binding.h"
@@ -299,10 +300,24 @@ utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nt
     return UTC_OK;
 }
 
+/* A call that waits for `task`'s threads, made by one of them, would wait for itself. */
+static utc_status_t refuse_own(utc_task_t *task, const char *fn, const char *what)
+{
+    if (!utc__ctx_of(task))
+        return UTC_OK;
+    const char *name = task->impl->ops->name;
+    return utc__error(UTC_ERR_DEADLOCK,
+                      "%s: called from a thread of task '%s' itself, it would wait for %s "
+                      "(call it from the main thread, or from another task)",
+                      fn, name ? name : "?", what);
+}
+
 utc_status_t utc_task_init(utc_task_t *task, void *arg)
 {
     utc_status_t rc = utc__task_check(task, "utc_task_init");
     if (rc != UTC_OK)
+        return rc;
+    if ((rc = refuse_own(task, "utc_task_init", "its own init")) != UTC_OK)
         return rc;
     struct utc__task *t = task->impl;
     if (t->nlocal == 0)
@@ -351,6 +366,8 @@ utc_status_t utc_task_wait(utc_task_t *task)
     utc_status_t rc = utc__task_check(task, "utc_task_wait");
     if (rc != UTC_OK)
         return rc;
+    if ((rc = refuse_own(task, "utc_task_wait", "the run it is in")) != UTC_OK)
+        return rc;
     struct utc__task *t = task->impl;
     if (t->nlocal == 0)
         return UTC_OK;
@@ -391,10 +408,9 @@ utc_status_t utc_task_destroy(utc_task_t *task)
     utc_status_t rc = utc__task_check(task, "utc_task_destroy");
     if (rc != UTC_OK)
         return rc;
+    if ((rc = refuse_own(task, "utc_task_destroy", "the run it is in")) != UTC_OK)
+        return rc;
     struct utc__task *t = task->impl;
-    if (utc__ctx_of(task))
-        return utc__error(UTC_ERR_STATE,
-                          "utc_task_destroy: a task cannot be destroyed from its own thread");
     pthread_mutex_lock(&t->owner_lock);
     if (t->destroying) {
         pthread_mutex_unlock(&t->owner_lock);
@@ -409,6 +425,9 @@ utc_status_t utc_task_destroy(utc_task_t *task)
     return UTC_OK;
 }
 
+/* How often utc_finalize says which task it is still waiting for. */
+#define FINALIZE_NOTE_S 5.0
+
 void utc__task_destroy_all(void)
 {
     struct utc__task *t, *tmp, *rev = NULL;
@@ -419,8 +438,21 @@ void utc__task_destroy_all(void)
     while (rev) {
         t = rev;
         rev = t->destroy_next;
-        utc_log(UTC_LOG_DEBUG, "utc_finalize: destroying task '%s' (id %d) left alive",
-                t->ops->name ? t->ops->name : "?", t->id);
+        const char *name = t->ops->name ? t->ops->name : "?";
+        utc_log(UTC_LOG_DEBUG, "utc_finalize: destroying task '%s' (id %d) left alive", name,
+                t->id);
+        if (t->nlocal > 0 && utc__mailbox_busy(t->mailbox)) {
+            /* a run still going: its blocked conduit calls were canceled just before */
+            uint64_t t0 = utc__clock_ns();
+            utc_log(UTC_LOG_WARN, "utc_finalize: task '%s' (id %d) is still running on this "
+                    "rank; waiting for its run to return", name, t->id);
+            while (!utc__mailbox_wait_for(t->mailbox, FINALIZE_NOTE_S))
+                utc_log(UTC_LOG_WARN, "utc_finalize: still waiting for task '%s' (id %d) after "
+                        "%.0f s: its run has not returned (a loop that makes no UTC call is "
+                        "not interrupted)", name, t->id, (utc__clock_ns() - t0) * 1e-9);
+            utc_log(UTC_LOG_WARN, "utc_finalize: task '%s' returned after %.3f s", name,
+                    (utc__clock_ns() - t0) * 1e-9);
+        }
         destroy_locked(t);
     }
 }

@@ -107,14 +107,19 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
     __attribute__((warn_unused_result));
 
 /**
- * @brief Destroy a conduit. Collective over all ranks; call it from the main thread, with
- * no operation on the conduit in flight, before the tasks are destroyed.
+ * @brief Destroy a conduit. Collective over all ranks; call it from the main thread, before
+ * the tasks are destroyed.
  *
- * Unread messages are dropped (owned buffers in them are freed). Afterwards every call
- * on the handle returns UTC_ERR_INVALID_HANDLE. utc_finalize destroys conduits left alive.
- * Does not wait for the other ranks (MPI_Comm_free of the conduit's communicator).
+ * Operations still pending or blocked on the conduit on this rank end with
+ * UTC_ERR_CANCELED: blocked reads and writes return it, requests complete with it (wait
+ * for them as usual). Each rank's destroy ends its own ranks' operations. The conduit's
+ * memory is released when the last of them has left. Unread messages are dropped (owned
+ * buffers in them are freed). Afterwards every new call on the handle returns
+ * UTC_ERR_INVALID_HANDLE. utc_finalize destroys conduits left alive. Does not wait for
+ * the other ranks.
  * @param conduit the conduit
- * @return UTC_OK; UTC_ERR_INVALID_HANDLE if `conduit` is not a live conduit.
+ * @return UTC_OK; UTC_ERR_INVALID_HANDLE if `conduit` is not a live conduit;
+ *         UTC_ERR_DEADLOCK when called from a thread of one of its two tasks.
  */
 utc_status_t utc_conduit_destroy(utc_conduit_t *conduit);
 
@@ -260,6 +265,19 @@ utc_status_t utc_request_test(utc_request_t **req, int *done, size_t *received);
  * @return the operation's status; UTC_ERR_INVALID_ARG for a NULL or bad request.
  */
 utc_status_t utc_request_wait(utc_request_t **req, size_t *received);
+
+/**
+ * @brief Ask for a request to be canceled. Does not block and does not free it: test or
+ * wait for it as usual.
+ *
+ * A read that no message has reached yet is withdrawn: its wait returns UTC_ERR_CANCELED,
+ * and the next message of its tag goes to the next read. A read that already has its
+ * message, and a write, complete as they would have (a write cannot be called back once
+ * it has started). One thread at a time may cancel, test or wait on a given request.
+ * @param[in] req the request (not changed)
+ * @return UTC_OK; UTC_ERR_INVALID_ARG for a NULL or bad request; UTC_ERR_NOT_INITIALIZED.
+ */
+utc_status_t utc_request_cancel(utc_request_t **req);
 
 /* ---- ownership passing ---- */
 

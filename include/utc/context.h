@@ -23,10 +23,15 @@ extern "C" {
 utc_status_t utc_init(int *argc, char ***argv) __attribute__((warn_unused_result));
 
 /**
- * @brief Stop UTC on this rank: destroys the tasks still alive, finalizes MPI.
+ * @brief Stop UTC on this rank: destroys the conduits and tasks still alive, finalizes MPI.
  *
- * Collective. After it every UTC call returns UTC_ERR_NOT_INITIALIZED.
- * @return UTC_OK; UTC_ERR_NOT_INITIALIZED if UTC is not running.
+ * Collective. Runs still going are not interrupted, but every UTC call blocked on a
+ * conduit returns UTC_ERR_CANCELED (and later conduit calls UTC_ERR_INVALID_HANDLE), so a
+ * run that stops on an error returns; utc_finalize waits for each run to return, saying
+ * in the log which task it waits for every 5 s. After it every UTC call returns
+ * UTC_ERR_NOT_INITIALIZED.
+ * @return UTC_OK; UTC_ERR_NOT_INITIALIZED if UTC is not running; UTC_ERR_DEADLOCK when
+ *         called from a task's thread.
  */
 utc_status_t utc_finalize(void);
 

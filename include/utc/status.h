@@ -34,7 +34,9 @@ extern "C" {
     X(UTC_ERR_NO_GPU_SUPPORT, -17, "UTC was built without GPU support")                 \
     X(UTC_ERR_NO_DEVICE, -18, "no GPU device is visible to this rank")                  \
     X(UTC_ERR_UNSUPPORTED, -19, "operation not supported")                              \
-    X(UTC_ERR_INTERNAL, -20, "internal error")
+    X(UTC_ERR_INTERNAL, -20, "internal error")                                          \
+    X(UTC_ERR_CANCELED, -21, "operation canceled (its object was destroyed, or it was canceled)") \
+    X(UTC_ERR_DEADLOCK, -22, "the call would wait for the calling thread itself")
 
 /** Status of a UTC call: UTC_OK (0) or a negative error. */
 typedef enum utc_status {

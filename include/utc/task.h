@@ -138,7 +138,8 @@ utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nt
 
 /**
  * @brief Run `ops->init` on every local thread and wait for it. Blocks.
- * @return UTC_OK or the first error an init returned; UTC_ERR_STATE if already initialized.
+ * @return UTC_OK or the first error an init returned; UTC_ERR_STATE if already initialized;
+ *         UTC_ERR_DEADLOCK when called from one of the task's own threads.
  */
 utc_status_t utc_task_init(utc_task_t *task, void *arg);
 
@@ -157,14 +158,17 @@ utc_status_t utc_task_run(utc_task_t *task, void *arg);
  * has local threads, the caller may first run one thread's share of the run in flight
  * itself, as that thread (same ctx), if that thread has not taken it yet; never for
  * pinned or GPU threads, nor with UTC_LEND=0.
- * @return UTC_OK or the first error a run returned since the last wait (then cleared).
+ * @return UTC_OK or the first error a run returned since the last wait (then cleared);
+ *         UTC_ERR_DEADLOCK when called from one of the task's own threads (a run of the
+ *         task itself with utc_task_run is legal: it queues).
  */
 utc_status_t utc_task_wait(utc_task_t *task);
 
 /**
  * @brief Finish a task: `fini` on every local thread, threads exit, resources freed.
  * Collective. Waits for queued commands first.
- * @return UTC_OK; UTC_ERR_INVALID_HANDLE if `task` is not a live task (e.g. destroyed).
+ * @return UTC_OK; UTC_ERR_INVALID_HANDLE if `task` is not a live task (e.g. destroyed);
+ *         UTC_ERR_DEADLOCK when called from one of the task's own threads.
  */
 utc_status_t utc_task_destroy(utc_task_t *task);
 

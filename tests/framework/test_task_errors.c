@@ -107,6 +107,38 @@ static void test_run_before_init(void)
     UTC_ASSERT_OK(utc_task_destroy(task));
 }
 
+/* A run that waits for, inits or destroys its own task: refused at once, never a hang. */
+static int self_calls_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)ctx;
+    int *rcs = arg; /* one thread: three statuses */
+    rcs[0] = utc_task_wait(self);
+    rcs[1] = utc_task_init(self, NULL);
+    rcs[2] = utc_task_destroy(self);
+    rcs[3] = strstr(utc_last_error(), "main thread") != NULL;
+    return 0;
+}
+
+static const utc_task_ops_t self_ops = {
+    .name = "selfish", .size = sizeof(err_task_t), .run = self_calls_run};
+
+static void test_calls_on_own_task(void)
+{
+    utc_task_t *task;
+    int procs[1] = {0};
+    int rcs[4] = {0, 0, 0, 0};
+    UTC_ASSERT_OK(utc_task_create(&self_ops, procs, 1, NULL, &task));
+    UTC_ASSERT_OK(utc_task_run(task, rcs));
+    UTC_ASSERT_OK(utc_task_wait(task));
+    if (utc_task_is_local(task)) {
+        CU_ASSERT_EQUAL(rcs[0], UTC_ERR_DEADLOCK);
+        CU_ASSERT_EQUAL(rcs[1], UTC_ERR_DEADLOCK);
+        CU_ASSERT_EQUAL(rcs[2], UTC_ERR_DEADLOCK);
+        CU_ASSERT_EQUAL(rcs[3], 1);
+    }
+    UTC_ASSERT_OK(utc_task_destroy(task));
+}
+
 static void test_destroy_twice(void)
 {
     utc_task_t *task;
@@ -170,6 +202,7 @@ static const utc_test_case_t cases[] = {
     {"bad options", test_bad_options},
     {"run before init", test_run_before_init},
     {"destroy twice and use after destroy", test_destroy_twice},
+    {"wait, init and destroy of its own task from a run", test_calls_on_own_task},
     {"a run that returns an error surfaces at wait", test_run_returning_error},
     {"ctx misuse outside a task", test_ctx_misuse},
     {"status strings", test_status_strings},

@@ -11,6 +11,12 @@
  *   writing; task 'fault_reader' (rank 0) reads with a 2 s timeout and fails with
  *   UTC_ERR_TIMEOUT. Each error surfaces at utc_task_wait on its own rank, the tasks keep
  *   working for the next run, and utc_finalize succeeds. Exit 0 when all that held.
+ *
+ * finalize (1-3 ranks): a writer (last rank) and a reader (rank 0) stream messages in
+ *   endless loops; main calls utc_finalize in the middle of it, without waiting for them.
+ *   Their blocked calls end with UTC_ERR_CANCELED (or, for a call made after the conduit
+ *   was closed, UTC_ERR_INVALID_HANDLE), the runs return, utc_finalize succeeds on every
+ *   rank. Exit 0 when all that held.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -19,6 +25,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <stdatomic.h>
+#include <stdbool.h>
 
 #include <utc/utc.h>
 
@@ -184,12 +193,102 @@ static int mode_taskfail(void)
     return bad;
 }
 
+/* ---- finalize with live runs ---- */
+
+static atomic_int stream_end[2] = {1, 1}; /* the status each loop ended with */
+static atomic_int streamed;
+
+static int stream_writer_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    int rc;
+    for (int i = 0;; i++)
+        if ((rc = utc_conduit_write(conduit, &i, sizeof i, 1)) != UTC_OK)
+            break;
+    atomic_store(&stream_end[0], rc);
+    return UTC_OK;
+}
+
+static int stream_reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    int rc, v;
+    while ((rc = utc_conduit_read(conduit, &v, sizeof v, 1, NULL)) == UTC_OK)
+        atomic_fetch_add(&streamed, 1);
+    atomic_store(&stream_end[1], rc);
+    return UTC_OK;
+}
+
+static const utc_task_ops_t stream_writer_ops = {
+    .name = "stream_writer", .size = sizeof(fault_task_t), .run = stream_writer_run};
+static const utc_task_ops_t stream_reader_ops = {
+    .name = "stream_reader", .size = sizeof(fault_task_t), .run = stream_reader_run};
+
+static bool ended_ok(int rc)
+{
+    return rc == UTC_ERR_CANCELED || rc == UTC_ERR_INVALID_HANDLE;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Calls utc_finalize itself. */
+static int mode_finalize(void)
+{
+    int last = utc_nranks() - 1, zero = 0, me = utc_rank();
+    utc_task_t *w, *r;
+    if (utc_task_create(&stream_writer_ops, &last, 1, NULL, &w) != UTC_OK ||
+        utc_task_create(&stream_reader_ops, &zero, 1, NULL, &r) != UTC_OK ||
+        utc_conduit_create(w, r, NULL, &conduit) != UTC_OK) {
+        fprintf(stderr, "rob_fault finalize: set-up failed: %s\n", utc_last_error());
+        return 1;
+    }
+    if (utc_task_run(w, NULL) != UTC_OK || utc_task_run(r, NULL) != UTC_OK) {
+        fprintf(stderr, "rob_fault finalize: run failed: %s\n", utc_last_error());
+        return 1;
+    }
+    sleep_s(0.3);
+    double t0 = mono_s();
+    if (utc_finalize() != UTC_OK) {
+        fprintf(stderr, "rob_fault finalize: utc_finalize failed: %s\n", utc_last_error());
+        return 1;
+    }
+    double took = mono_s() - t0;
+    int bad = 0;
+    if (me == last && !ended_ok(atomic_load(&stream_end[0])))
+        bad = fprintf(stderr, "rob_fault finalize: the writer ended with %d\n",
+                      atomic_load(&stream_end[0]));
+    if (me == 0 && !ended_ok(atomic_load(&stream_end[1])))
+        bad = fprintf(stderr, "rob_fault finalize: the reader ended with %d\n",
+                      atomic_load(&stream_end[1]));
+    if (me == 0 && atomic_load(&streamed) == 0)
+        bad = fprintf(stderr, "rob_fault finalize: nothing was streamed before utc_finalize\n");
+    if (took > 10)
+        bad = fprintf(stderr, "rob_fault finalize: utc_finalize took %.1f s\n", took);
+    if (!bad)
+        printf("rob_fault: finalize: passed (rank %d: %d messages read, finalize %.3f s)\n", me,
+               atomic_load(&streamed), took);
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (strcmp(argv[1], "kill") && strcmp(argv[1], "taskfail")) ||
+    if (argc < 2 ||
+        (strcmp(argv[1], "kill") && strcmp(argv[1], "taskfail") && strcmp(argv[1], "finalize")) ||
         (!strcmp(argv[1], "kill") && argc < 3)) {
-        fprintf(stderr, "usage: rob_fault kill FILE | rob_fault taskfail\n");
+        fprintf(stderr, "usage: rob_fault kill FILE | rob_fault taskfail | rob_fault finalize\n");
         return 2;
+    }
+    if (!strcmp(argv[1], "finalize")) {
+        if (utc_init(&argc, &argv) != UTC_OK) {
+            fprintf(stderr, "rob_fault: utc_init: %s\n", utc_last_error());
+            return 1;
+        }
+        return mode_finalize();
     }
     if (utc_init(&argc, &argv) != UTC_OK) {
         fprintf(stderr, "rob_fault: utc_init: %s\n", utc_last_error());
