@@ -69,7 +69,7 @@ static bool transport_ok(const utc__transport_t *tp)
            o->destroy;
 }
 
-/* Conduit objects are kept for reuse (under reg_lock) rather than freed: see `refs`. */
+/* Conduit objects are kept for reuse (under reg_lock) rather than freed: see `nreq`. */
 static utc_conduit_t *pool;
 /* Destroyed conduits that operations still refer to (under reg_lock); utc_finalize frees
  * what is left of them after the tasks are gone. */
@@ -96,17 +96,19 @@ static utc_conduit_t *conduit_alloc(void)
         pool = c->pool_next;
     pthread_mutex_unlock(&reg_lock);
     if (!c) {
-        if (!(c = malloc(sizeof *c)))
+        if (!(c = aligned_alloc(64, (sizeof *c + 63) & ~(size_t)63)))
             return NULL;
-        atomic_init(&c->refs, 0);
+        /* a pooled one keeps its counts: a late request through a stale handle may still
+         * be on its way out of them */
+        atomic_init(&c->nreq[0].n, 0);
+        atomic_init(&c->nreq[1].n, 0);
     }
-    memset(c, 0, offsetof(utc_conduit_t, refs));
+    memset(c, 0, offsetof(utc_conduit_t, nreq));
     c->pool_next = c->closed_prev = c->closed_next = NULL;
     c->in_closed = false;
     atomic_store(&c->dead, false);
+    atomic_store(&c->closed, false);
     atomic_store(&c->pooled, false);
-    /* add, not store: a late reference through a stale handle may be on its way out */
-    atomic_fetch_add(&c->refs, 1);
     return c;
 }
 
@@ -126,7 +128,7 @@ static void conduit_free(utc_conduit_t *c)
         free(c->end[i].group_ranks);
         free(c->end[i].op_count);
     }
-    memset(c, 0, offsetof(utc_conduit_t, refs));
+    memset(c, 0, offsetof(utc_conduit_t, nreq));
     atomic_store(&c->dead, true);
     pthread_mutex_lock(&reg_lock);
     c->pool_next = pool;
@@ -134,20 +136,33 @@ static void conduit_free(utc_conduit_t *c)
     pthread_mutex_unlock(&reg_lock);
 }
 
-static void conduit_unref(utc_conduit_t *c)
+static bool conduit_unused(utc_conduit_t *c)
 {
-    /* acq_rel: the last one sees every other holder's use of the conduit */
-    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
+    return atomic_load(&c->nreq[0].n) == 0 && atomic_load(&c->nreq[1].n) == 0;
+}
+
+/* The end whose count a request is in: its caller's. */
+static int req_end(const utc_request_t *req)
+{
+    return req->op == UTC__OP_SEND ? req->dir : 1 - req->dir;
+}
+
+/* A request of end e leaves; the last one after the destroy frees the conduit. seq_cst
+ * throughout: with the destroy's store of `closed` and its look at both counts, one of
+ * them sees the other's change. */
+static void req_unref(utc_conduit_t *c, int e)
+{
+    if (atomic_fetch_sub(&c->nreq[e].n, 1) == 1 && atomic_load(&c->closed) &&
+        atomic_load(&c->nreq[1 - e].n) == 0)
         conduit_free(c);
 }
 
-/* A reference for an operation, once `c` was found live. Fails when it was destroyed
- * meanwhile (a race with utc_conduit_destroy: the handle is stale). */
-static utc_status_t conduit_ref(utc_conduit_t *c, const char *fn)
+/* A request of end e is made; refused once the conduit is destroyed. */
+static utc_status_t req_ref(utc_conduit_t *c, int e, const char *fn)
 {
-    atomic_fetch_add(&c->refs, 1); /* seq_cst: then the look at `dead` */
+    atomic_fetch_add(&c->nreq[e].n, 1);
     if (atomic_load(&c->dead)) {
-        conduit_unref(c);
+        req_unref(c, e);
         return utc__error(UTC_ERR_INVALID_HANDLE,
                           "%s: %p is not a live conduit (destroyed, or never created)", fn,
                           (void *)c);
@@ -281,33 +296,39 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
     return UTC_OK;
 fail:
     free(members);
-    conduit_unref(c);
+    conduit_free(c);
     return rc;
 }
 
 /* End the conduit's life: refuse new operations, end the pending ones with
- * UTC_ERR_CANCELED, drop the registry's reference (the last operation to leave frees). */
+ * UTC_ERR_CANCELED, wait for the calls still inside; free it now, or leave that to the last
+ * request (it stays on the closed list until then, for utc_finalize). */
 static void conduit_close(utc_conduit_t *c)
 {
-    atomic_store(&c->dead, true); /* seq_cst: pairs with conduit_ref */
+    atomic_store(&c->dead, true);
+    utc__fence_heavy(); /* pairs with the threads' utc__call_enter */
     if (c->local)
         c->local->ops->shutdown(c->local, UTC_ERR_CANCELED);
     if (c->remote)
         c->remote->ops->shutdown(c->remote, UTC_ERR_CANCELED);
-    unsigned refs = atomic_load(&c->refs);
-    if (refs > 1) {
-        utc_log(UTC_LOG_DEBUG, "conduit %d: destroyed with %u operation(s) in flight; they end "
-                "with UTC_ERR_CANCELED", c->id, refs - 1);
-        pthread_mutex_lock(&reg_lock);
-        c->closed_prev = NULL;
-        c->closed_next = closed_list;
-        if (closed_list)
-            closed_list->closed_prev = c;
-        closed_list = c;
-        c->in_closed = true;
-        pthread_mutex_unlock(&reg_lock);
-    }
-    conduit_unref(c);
+    for (int i = 0; i < 2; i++)
+        if (utc__task_check(c->end[i].task, "utc_conduit_destroy") == UTC_OK)
+            utc__task_wait_calls_left(c->end[i].task, c);
+    unsigned out = atomic_load(&c->nreq[0].n) + atomic_load(&c->nreq[1].n);
+    if (out)
+        utc_log(UTC_LOG_DEBUG, "conduit %d: destroyed with %u request(s) not yet waited for; "
+                "they end with UTC_ERR_CANCELED", c->id, out);
+    pthread_mutex_lock(&reg_lock);
+    c->closed_prev = NULL;
+    c->closed_next = closed_list;
+    if (closed_list)
+        closed_list->closed_prev = c;
+    closed_list = c;
+    c->in_closed = true;
+    pthread_mutex_unlock(&reg_lock);
+    atomic_store(&c->closed, true); /* seq_cst: see req_unref */
+    if (conduit_unused(c))
+        conduit_free(c);
 }
 
 utc_status_t utc_conduit_destroy(utc_conduit_t *conduit)
@@ -362,11 +383,13 @@ void utc__conduits_release(void)
     for (;;) {
         pthread_mutex_lock(&reg_lock);
         utc_conduit_t *z = closed_list;
+        if (z)
+            closed_unlink(z);
         pthread_mutex_unlock(&reg_lock);
         if (!z)
             break;
         utc_log(UTC_LOG_DEBUG, "utc_finalize: conduit %d had %u request(s) never waited for",
-                z->id, atomic_load(&z->refs));
+                z->id, atomic_load(&z->nreq[0].n) + atomic_load(&z->nreq[1].n));
         conduit_free(z);
     }
     pthread_mutex_lock(&reg_lock);
@@ -433,6 +456,10 @@ static utc_status_t route_op(utc_conduit_t *c, const xfer_t *x, route_t *r)
     utc_status_t rc = conduit_check(c, x->fn);
     if (rc != UTC_OK)
         return rc;
+    /* after the caller's utc__call_enter (see conduit_close) */
+    if (atomic_load_explicit(&c->dead, memory_order_relaxed))
+        return utc__error(UTC_ERR_INVALID_HANDLE, "%s: %p is not a live conduit (destroyed, "
+                          "or never created)", x->fn, (void *)c);
     utc_ctx_t *ctx = utc_ctx_self();
     int end = !ctx ? -1 : ctx->task == c->end[0].task ? 0 : ctx->task == c->end[1].task ? 1 : -1;
     if (end < 0)
@@ -510,8 +537,7 @@ static utc_status_t route_op(utc_conduit_t *c, const xfer_t *x, route_t *r)
     r->end = end;
     r->peer = peer;
     r->tp = tp;
-    /* the operation's reference: the conduit outlives it, even through a destroy */
-    return conduit_ref(c, x->fn);
+    return UTC_OK;
 }
 
 static void req_init(utc_request_t *req, utc_conduit_t *c, const xfer_t *x, const route_t *r)
@@ -609,11 +635,10 @@ static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
     return rc;
 }
 
-static utc_status_t run_op_ref(utc_conduit_t *c, const xfer_t *x, const route_t *rt,
-                               size_t *received, void **obuf);
-
-/* A blocking operation: all local threads (thread 0 transfers) or one named thread. */
-static utc_status_t run_op(utc_conduit_t *c, const xfer_t *x, size_t *received, void **obuf)
+/* A blocking operation: all local threads (thread 0 transfers) or one named thread. The
+ * caller's thread is marked as in a call on c (see conduit_close). */
+static utc_status_t run_op_marked(utc_conduit_t *c, const xfer_t *x, size_t *received,
+                                  void **obuf)
 {
     route_t r;
     utc_status_t rc = route_op(c, x, &r);
@@ -624,17 +649,6 @@ static utc_status_t run_op(utc_conduit_t *c, const xfer_t *x, size_t *received, 
             *received = 0;
         return UTC_OK;
     }
-    rc = run_op_ref(c, x, &r, received, obuf);
-    conduit_unref(c);
-    return rc;
-}
-
-/* run_op, holding the operation's reference. */
-static utc_status_t run_op_ref(utc_conduit_t *c, const xfer_t *x, const route_t *rt,
-                               size_t *received, void **obuf)
-{
-    route_t r = *rt;
-    utc_status_t rc;
     utc__conduit_end_t *e = &c->end[r.end];
     if (!x->all || e->nlocal <= 1)
         return perform(c, x, &r, received, obuf);
@@ -664,6 +678,17 @@ static utc_status_t run_op_ref(utc_conduit_t *c, const xfer_t *x, const route_t 
     }
     if (rc != UTC_OK && r.ctx->local_id != 0)
         utc__error(rc, "%s", e->errmsg[k]);
+    return rc;
+}
+
+static utc_status_t run_op(utc_conduit_t *c, const xfer_t *x, size_t *received, void **obuf)
+{
+    utc_ctx_t *ctx = utc_ctx_self();
+    if (ctx)
+        utc__call_enter(ctx, c);
+    utc_status_t rc = run_op_marked(c, x, received, obuf);
+    if (ctx)
+        utc__call_leave(ctx);
     return rc;
 }
 
@@ -789,17 +814,16 @@ static void req_release(utc_request_t *r)
         free(r);
 }
 
-static utc_status_t start_async(utc_conduit_t *c, const xfer_t *x, utc_request_t **out)
+/* Start an asynchronous operation; the caller's thread is marked as in a call on c. */
+static utc_status_t start_marked(utc_conduit_t *c, const xfer_t *x, utc_request_t **out)
 {
-    if (!out)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: req (the output) is NULL", x->fn);
     route_t r;
     utc_status_t rc = route_op(c, x, &r);
-    if (rc != UTC_OK)
+    if (rc != UTC_OK || (rc = req_ref(c, r.end, x->fn)) != UTC_OK)
         return rc;
     utc_request_t *req = req_alloc();
     if (!req) {
-        conduit_unref(c);
+        req_unref(c, r.end);
         return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", x->fn);
     }
     req_init(req, c, x, &r);
@@ -807,11 +831,24 @@ static utc_status_t start_async(utc_conduit_t *c, const xfer_t *x, utc_request_t
     if ((rc = r.tp->ops->start(r.tp, req)) != UTC_OK) {
         req->magic = 0;
         req_release(req);
-        conduit_unref(c);
+        req_unref(c, r.end);
         return rc;
     }
     *out = req;
     return UTC_OK;
+}
+
+static utc_status_t start_async(utc_conduit_t *c, const xfer_t *x, utc_request_t **out)
+{
+    if (!out)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: req (the output) is NULL", x->fn);
+    utc_ctx_t *ctx = utc_ctx_self();
+    if (ctx)
+        utc__call_enter(ctx, c);
+    utc_status_t rc = start_marked(c, x, out);
+    if (ctx)
+        utc__call_leave(ctx);
+    return rc;
 }
 
 utc_status_t utc_conduit_iwrite(utc_conduit_t *conduit, const void *buf, size_t size, int tag,
@@ -849,10 +886,11 @@ static utc_status_t complete_async(utc_request_t **req, const char *fn, size_t *
     utc_request_t *r = *req;
     utc_status_t rc = req_result(fn, r, received, NULL);
     utc_conduit_t *c = r->conduit;
+    int e = req_end(r);
     r->magic = 0;
     req_release(r);
     *req = NULL;
-    conduit_unref(c); /* the request's reference */
+    req_unref(c, e); /* the request's count */
     return rc;
 }
 

@@ -26,6 +26,11 @@
 #include "service/transport.h"
 #include "service/wait.h"
 
+/* A counter on a cache line of its own. */
+typedef struct utc__conduit_count {
+    alignas(64) atomic_uint n;
+} utc__conduit_count_t;
+
 /* One end of the conduit (a task) as this rank sees it. */
 typedef struct utc__conduit_end {
     utc_task_t *task;
@@ -54,15 +59,21 @@ struct utc_conduit {
     utc_conduit_transport_t entry_transport;
     utc_conduit_t *self;                 /* registry key: the handle itself */
     UT_hash_handle hh;                   /* registry of live conduits */
-    /* Lifetime: one reference for the registry (dropped by destroy) and one per operation
-     * in flight (a blocking call, or a request until it is waited for). The last one frees
-     * the transports; the object itself goes back to a pool, so a late reference taken
-     * through a stale handle touches memory that is still a conduit. */
-    atomic_uint refs;
-    atomic_bool dead;                    /* destroyed: new operations are refused */
+    /*
+     * Lifetime (doc/guide/lifetimes.md). A blocking call marks its thread (utc__call_enter)
+     * and a request counts in its end's `nreq` until it is waited for; neither writes a
+     * line the other end uses. utc_conduit_destroy sets `dead` (new calls are refused),
+     * shuts the transports down (pending operations end with UTC_ERR_CANCELED), waits for
+     * the marked threads to leave, sets `closed`; the conduit is freed by the destroy or by
+     * the last request, whichever comes last. The object goes back to a pool, so a late look
+     * through a stale handle touches memory that is still a conduit.
+     */
+    utc__conduit_count_t nreq[2];        /* requests in flight, per end */
+    alignas(64) atomic_bool dead;        /* destroyed: new operations are refused */
+    atomic_bool closed;                  /* destroy is done with it */
     atomic_bool pooled;                  /* in the pool (freed once per life) */
     utc_conduit_t *pool_next;
-    utc_conduit_t *closed_prev, *closed_next; /* destroyed, operations still in flight */
+    utc_conduit_t *closed_prev, *closed_next; /* destroyed, requests still out */
     bool in_closed;
 };
 

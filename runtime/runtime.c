@@ -18,6 +18,7 @@ utc_status_t utc_init(int *argc, char ***argv)
     utc_status_t rc = utc__context_start(argc, argv);
     if (rc != UTC_OK)
         return rc;
+    utc__fences_init(); /* before any task thread: conduits' calls use the light fence */
     utc__task_ext_register(UTC__EXT_GSHARED, &utc__gshared_ext);
     utc__task_ext_register(UTC__EXT_GPU, &utc__gpu_ext);
     utc__prof_init(utc__world_comm()); /* UTC_TRACE, UTC_STATS: collective */

@@ -143,3 +143,28 @@ void utc__backoff_step(utc__backoff_t *b)
     }
     b->iter++;
 }
+
+/* ---- asymmetric fences ---- */
+
+bool utc__fence_asym;
+
+void utc__fences_init(void)
+{
+#ifdef SYS_membarrier
+    /* 16: MEMBARRIER_CMD_PRIVATE_EXPEDITED; 32: its registration */
+    if (!utc__fence_asym) {
+        long cmds = syscall(SYS_membarrier, 0 /* QUERY */, 0);
+        utc__fence_asym = cmds > 0 && (cmds & 16) && (cmds & 32) &&
+                          syscall(SYS_membarrier, 32, 0) == 0;
+    }
+#endif
+}
+
+void utc__fence_heavy(void)
+{
+#ifdef SYS_membarrier
+    if (utc__fence_asym && syscall(SYS_membarrier, 16, 0) == 0)
+        return;
+#endif
+    atomic_thread_fence(memory_order_seq_cst);
+}

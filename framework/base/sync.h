@@ -6,6 +6,7 @@
 #define UTC_BASE_SYNC_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 
 /* Sleep while *word == expected (may return spuriously). */
 void utc__futex_wait(atomic_uint *word, unsigned expected);
@@ -13,6 +14,25 @@ void utc__futex_wait(atomic_uint *word, unsigned expected);
 int utc__futex_wait_timeout(atomic_uint *word, unsigned expected, double timeout_s);
 /* Wake up to n sleepers on word (n = INT_MAX: all). */
 void utc__futex_wake(atomic_uint *word, int n);
+
+/*
+ * Asymmetric fences, for a Dekker pair whose one side is hot (every call) and the other
+ * rare (a destroy): the hot side orders its store before its load with
+ * utc__fence_light(), the rare side with utc__fence_heavy(), which makes every running
+ * thread of the process execute a full barrier (Linux membarrier, private expedited).
+ * Without membarrier both are full fences. utc__fences_init() once, before any thread.
+ */
+extern bool utc__fence_asym;
+void utc__fences_init(void);
+void utc__fence_heavy(void);
+
+static inline void utc__fence_light(void)
+{
+    if (__builtin_expect(utc__fence_asym, 1))
+        atomic_signal_fence(memory_order_seq_cst); /* the compiler's order only */
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+}
 
 /* Spin up to spin_ns while *word == old; returns the last value seen (== old: timed out). */
 unsigned utc__spin_while_eq(atomic_uint *word, unsigned old, unsigned long spin_ns);

@@ -1,10 +1,13 @@
 /* Tasks: collective creation, placement from the proc list, the command API, the registry. */
 #include <limits.h>
+#include <unistd.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
 #include "base/errors.h"
+#include "base/sync.h"
 #include "base/wait_hook.h"
 #include "context/binding.h"
 #include "context/context_internal.h"
@@ -489,4 +492,21 @@ const char *utc_task_name(const utc_task_t *task)
     if (utc__task_check(task, "utc_task_name") != UTC_OK)
         return "(invalid task)";
     return task->impl->ops->name ? task->impl->ops->name : "(unnamed)";
+}
+
+void utc__task_wait_calls_left(utc_task_t *task, const void *obj)
+{
+    struct utc__task *t = task->impl;
+    for (int i = 0; i < t->nlocal; i++) {
+        /* acquire: pairs with the release in utc__call_leave */
+        for (unsigned n = 0;
+             atomic_load_explicit(&t->threads[i].in_call, memory_order_acquire) == obj; n++) {
+            if (n < 1000)
+                utc__cpu_relax();
+            else if (n < 2000)
+                sched_yield();
+            else
+                usleep(100);
+        }
+    }
 }

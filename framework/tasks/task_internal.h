@@ -79,7 +79,30 @@ struct utc__thread {
     struct utc__task *task;
     int bind_slot;         /* binding-cursor slot of this thread */
     void *ext[UTC__EXT_COUNT];  /* per-extension, per-thread state */
+    /* the object whose call this thread is in (utc__call_enter), or NULL: written by this
+     * thread only, so a call costs no shared write */
+    _Atomic(const void *) in_call;
 };
+
+/* A thread of a task enters a call on `obj` (a conduit), then the caller looks at the
+ * object's "destroyed" flag. With the destroyer's store of that flag, its heavy fence and
+ * its look at every thread (utc__task_wait_calls_left), either the thread sees the flag or
+ * the destroyer waits for it to leave (an asymmetric Dekker pair: base/sync.h). */
+static inline void utc__call_enter(utc_ctx_t *ctx, const void *obj)
+{
+    atomic_store_explicit(&ctx->impl->in_call, obj, memory_order_relaxed);
+    utc__fence_light();
+}
+
+static inline void utc__call_leave(utc_ctx_t *ctx)
+{
+    /* release: the call's last use of the object comes before */
+    atomic_store_explicit(&ctx->impl->in_call, NULL, memory_order_release);
+}
+
+/* Wait (spinning, then yielding, then sleeping briefly) until no thread of `task` on this
+ * rank is in a call on `obj`. */
+void utc__task_wait_calls_left(utc_task_t *task, const void *obj);
 
 /* Look up a live task; UTC_ERR_INVALID_HANDLE (with message) if it is not one. */
 utc_status_t utc__task_check(const utc_task_t *task, const char *fn);
