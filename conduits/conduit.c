@@ -451,6 +451,19 @@ static const char *task_label(const utc__conduit_end_t *e)
     return n ? n : "(unnamed)";
 }
 
+/* UTC_ERR_PEER_FAILED, naming the task that failed, its rank and its error. */
+static utc_status_t peer_failed_error(const utc_conduit_t *c, utc__transport_t *tp,
+                                      const char *fn)
+{
+    int end = atomic_load(&tp->fail_end), rank = atomic_load(&tp->fail_rank);
+    int rc = atomic_load(&tp->fail_rc);
+    return utc__error(UTC_ERR_PEER_FAILED,
+                      "%s: task '%s' at the other end of conduit %d failed on rank %d (its run "
+                      "returned %d, %s); operations on the conduit fail until a run of one of "
+                      "its tasks is queued on this rank", fn,
+                      task_label(&c->end[end & 1]), c->id, rank, rc, utc_status_string(rc));
+}
+
 static utc_status_t route_op(utc_conduit_t *c, const xfer_t *x, route_t *r)
 {
     utc_status_t rc = conduit_check(c, x->fn);
@@ -529,6 +542,8 @@ static utc_status_t route_op(utc_conduit_t *c, const xfer_t *x, route_t *r)
     if (!tp)
         return utc__error(UTC_ERR_INTERNAL, "%s: conduit %d has no transport from rank %d to %d",
                           x->fn, c->id, me, peer);
+    if (atomic_load_explicit(&tp->failed, memory_order_relaxed))
+        return peer_failed_error(c, tp, x->fn);
     if (tp->kind == UTC_CONDUIT_MPI && x->op == UTC__OP_SEND && x->size > INT_MAX)
         return utc__error(UTC_ERR_INVALID_ARG,
                           "%s: a message between ranks is at most %d bytes (MPI's count); "
@@ -585,6 +600,8 @@ static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t 
     case UTC_ERR_NO_MEMORY:
         return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory for a %zu-byte message (tag %d)",
                           fn, req->op == UTC__OP_RECV ? req->received : req->size, req->tag);
+    case UTC_ERR_PEER_FAILED:
+        return peer_failed_error(req->conduit, req->tp, fn);
     case UTC_ERR_CANCELED:
         return utc__error(UTC_ERR_CANCELED, "%s: %s (tag %d)", fn,
                           req->canceled_by_user ? "the request was canceled"
@@ -942,4 +959,49 @@ utc_status_t utc_request_cancel(utc_request_t **req)
         utc__req_finish(r, UTC_ERR_CANCELED);
     }
     return UTC_OK;
+}
+
+/* ---- failed tasks (hooks of the tasks layer, installed by utc_init) ---- */
+
+void utc__conduits_run_failed(utc_task_t *task, utc_status_t rc, int global_thread)
+{
+    pthread_mutex_lock(&reg_lock);
+    utc_conduit_t *c, *tmp;
+    HASH_ITER(hh, registry, c, tmp) {
+        for (int e = 0; e < 2; e++) {
+            if (c->end[e].task != task)
+                continue;
+            utc__transport_t *tps[2] = {c->local, c->remote};
+            bool told = false;
+            for (int i = 0; i < 2; i++) {
+                utc__transport_t *tp = tps[i];
+                if (!tp || !utc__transport_mark_failed(tp, e, utc_rank(), (int)rc))
+                    continue;
+                tp->ops->fail(tp, UTC_ERR_PEER_FAILED);
+                if (tp->ops->notify_failed)
+                    tp->ops->notify_failed(tp, e, rc);
+                told = true;
+            }
+            if (told)
+                utc_log(UTC_LOG_INFO, "conduit %d: task '%s' failed here (thread %d: %s); "
+                        "operations on the conduit end with UTC_ERR_PEER_FAILED", c->id,
+                        task_label(&c->end[e]), global_thread, utc_status_string(rc));
+        }
+    }
+    pthread_mutex_unlock(&reg_lock);
+}
+
+void utc__conduits_run_queued(utc_task_t *task)
+{
+    pthread_mutex_lock(&reg_lock);
+    utc_conduit_t *c, *tmp;
+    HASH_ITER(hh, registry, c, tmp) {
+        if (c->end[0].task != task && c->end[1].task != task)
+            continue;
+        if (c->local)
+            atomic_store(&c->local->failed, 0);
+        if (c->remote)
+            atomic_store(&c->remote->failed, 0);
+    }
+    pthread_mutex_unlock(&reg_lock);
 }

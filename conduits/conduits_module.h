@@ -10,4 +10,11 @@ void utc__conduits_finalize(void);
  * waited for still hold, and the pool of conduit objects. Main thread. */
 void utc__conduits_release(void);
 
+/* The tasks layer's hooks (utc__task_hooks_install): a run of `task` failed on this rank
+ * (its conduits' operations end with UTC_ERR_PEER_FAILED, here and, through a notice, on
+ * the other ranks), and a run of `task` is queued here (the mark is cleared). */
+#include <utc/task.h>
+void utc__conduits_run_failed(utc_task_t *task, utc_status_t rc, int global_thread);
+void utc__conduits_run_queued(utc_task_t *task);
+
 #endif /* UTC_CONDUITS_MODULE_H */

@@ -54,6 +54,8 @@
 /* The MPI tag of the marker each member sends every other one when the conduit shuts
  * down: above every data tag (2 * tag + direction). */
 #define MARK_TAG (2 * UTC_CONDUIT_TAG_MAX + 2)
+/* The MPI tag of a notice that a task at one end failed on its sender's rank. */
+#define CTL_TAG (MARK_TAG + 1)
 
 #define EAGER_MAX UTC__MPI_EAGER_MAX
 #define WIRE_BYTES UTC__MPI_WIRE_BYTES
@@ -95,6 +97,9 @@ typedef struct mpi_transport {
     mpi_rxq_t *rxqs;
     mpi_rxq_t *last_rxq;   /* the queue found last: one stream skips the hash */
     atomic_int closed;     /* 0, or the status every operation now ends with (shutdown) */
+    /* notices of failed tasks from the other members (on bulk, tag CTL_TAG), under lock */
+    int ctl[4];            /* end, world rank, status, 0 */
+    MPI_Request ctl_req;
 } mpi_transport_t;
 
 static_assert(offsetof(mpi_transport_t, base) == 0, "transport base must come first");
@@ -396,6 +401,65 @@ static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
     }
 }
 
+/* Under the lock: end every read with `status`; a receive MPI had matched already loses
+ * its message (the conduit is failing or closing). */
+static void end_reads(mpi_transport_t *t, utc_status_t status)
+{
+    mpi_rxq_t *q, *tmp;
+    HASH_ITER(hh, t->rxqs, q, tmp) {
+        while (q->phead) {
+            utc_request_t *r = q->phead;
+            q->phead = r->next;
+            if (r->mpi_phase == RX_POSTED || r->mpi_phase == RX_REST) {
+                MPI_Cancel(&r->mpi_req);
+                MPI_Wait(&r->mpi_req, MPI_STATUS_IGNORE);
+            }
+            utc__req_finish(r, status); /* last touch */
+        }
+        q->ptail = NULL;
+    }
+}
+
+/* Under the lock: post the receive of the next failure notice. */
+static void ctl_post(mpi_transport_t *t)
+{
+    if (MPI_Irecv(t->ctl, 4, MPI_INT, MPI_ANY_SOURCE, CTL_TAG, t->bulk, &t->ctl_req))
+        t->ctl_req = MPI_REQUEST_NULL;
+}
+
+/* Under the lock: take the failure notices that have come: mark the transport failed and
+ * end the reads. */
+static void ctl_poll(mpi_transport_t *t)
+{
+    int flag = 1;
+    while (t->ctl_req != MPI_REQUEST_NULL && flag) {
+        if (MPI_Test(&t->ctl_req, &flag, MPI_STATUS_IGNORE) || !flag)
+            break;
+        if (utc__transport_mark_failed(&t->base, t->ctl[0], t->ctl[1], t->ctl[2]))
+            utc_log(UTC_LOG_INFO, "conduit %d: the task at end %d failed on rank %d (%s)",
+                    t->base.conduit_id, t->ctl[0], t->ctl[1], utc_status_string(t->ctl[2]));
+        end_reads(t, UTC_ERR_PEER_FAILED);
+        ctl_post(t);
+    }
+}
+
+static void mpi_fail(utc__transport_t *tp, utc_status_t status)
+{
+    mpi_transport_t *t = (mpi_transport_t *)tp;
+    pthread_mutex_lock(&t->lock);
+    end_reads(t, status);
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void mpi_notify_failed(utc__transport_t *tp, int end, utc_status_t rc)
+{
+    mpi_transport_t *t = (mpi_transport_t *)tp;
+    int msg[4] = {end, utc_rank(), (int)rc, 0};
+    for (int m = 0; m < t->nmembers; m++)
+        if (m != t->me)
+            MPI_Send(msg, 4, MPI_INT, m, CTL_TAG, t->bulk); /* small: leaves at once */
+}
+
 /* ---- sends ---- */
 
 /* A send's owner: test its MPI sends; once done, free what it holds and finish it. True
@@ -523,6 +587,10 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
         if (send_test(req))
             return true;
         utc_status_t cl = closed_status(t);
+        /* a reader's task that failed will not take it either */
+        if (!cl && atomic_load_explicit(&t->base.failed, memory_order_relaxed) &&
+            atomic_load(&t->base.fail_end) != req->dir)
+            cl = UTC_ERR_PEER_FAILED;
         if (cl) {
             /* no reader will take it any more: let MPI finish or drop it on its own */
             if (req->mpi_req != MPI_REQUEST_NULL)
@@ -577,6 +645,12 @@ static bool mpi_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
         }
         if (deadline >= 0 && (p.iter & 15) == 0 && utc_wtime() >= deadline)
             return false;
+        if (p.iter >= 64 && (p.iter & 15) == 0 && req->op == UTC__OP_RECV) {
+            /* off the fast path: has a task at the other end failed? */
+            pthread_mutex_lock(&t->lock);
+            ctl_poll(t);
+            pthread_mutex_unlock(&t->lock);
+        }
         utc__poll_step(&p);
     }
 }
@@ -720,16 +794,10 @@ static void mpi_shutdown(utc__transport_t *tp, utc_status_t status)
     pthread_mutex_lock(&t->lock);
     /* release: pairs with the acquire in closed_status */
     atomic_store_explicit(&t->closed, (int)status, memory_order_release);
+    end_reads(t, status);
+    cancel_posted(&t->ctl_req);
     mpi_rxq_t *q, *tmp;
     HASH_ITER(hh, t->rxqs, q, tmp) {
-        while (q->phead) {
-            utc_request_t *r = q->phead;
-            q->phead = r->next;
-            if (r->mpi_phase == RX_POSTED || r->mpi_phase == RX_REST)
-                cancel_posted(&r->mpi_req);
-            utc__req_finish(r, status); /* last touch */
-        }
-        q->ptail = NULL;
         while (q->shead) {
             mpi_stash_t *s = q->shead;
             utc_buf_free(s->buf);
@@ -759,6 +827,7 @@ static void mpi_destroy(utc__transport_t *tp)
         HASH_DEL(t->rxqs, q);
         free(q);
     }
+    cancel_posted(&t->ctl_req); /* a transport destroyed without a shutdown */
     MPI_Comm_free(&t->bulk);
     MPI_Comm_free(&t->comm);
     pthread_mutex_destroy(&t->lock);
@@ -773,6 +842,8 @@ static const utc__transport_ops_t mpi_ops = {
     .wait = mpi_wait,
     .cancel = mpi_cancel,
     .shutdown = mpi_shutdown,
+    .fail = mpi_fail,
+    .notify_failed = mpi_notify_failed,
     .destroy = mpi_destroy,
 };
 
@@ -823,11 +894,11 @@ utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int n
     int *tag_ub = NULL, flag = 0;
     /* a predefined attribute: only MPI_COMM_WORLD is sure to carry it */
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
-    if (!flag || !tag_ub || *tag_ub < MARK_TAG) {
+    if (!flag || !tag_ub || *tag_ub < CTL_TAG) {
         rc = utc__error(UTC_ERR_UNSUPPORTED,
                         "utc_conduit_create: this MPI's largest tag (MPI_TAG_UB) is %d; conduits "
-                        "need at least %d (2 * UTC_CONDUIT_TAG_MAX + 2)",
-                        flag && tag_ub ? *tag_ub : -1, MARK_TAG);
+                        "need at least %d (2 * UTC_CONDUIT_TAG_MAX + 3)",
+                        flag && tag_ub ? *tag_ub : -1, CTL_TAG);
         goto fail;
     }
     for (int r = 0; r < nranks; r++)
@@ -842,6 +913,7 @@ utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int n
     MPI_Comm_rank(comm, &t->me);
     t->crank = crank;
     pthread_mutex_init(&t->lock, NULL);
+    ctl_post(t);
     *out = &t->base;
     return UTC_OK;
 fail:

@@ -6,6 +6,7 @@
 #ifndef UTC_CONDUITS_TRANSPORT_H
 #define UTC_CONDUITS_TRANSPORT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include <utc/conduit.h>
@@ -34,6 +35,13 @@ typedef struct utc__transport_ops {
      * operation started with `status` at once. Does not free anything: requests may still
      * be tested and waited for. */
     void (*shutdown)(utc__transport_t *tp, utc_status_t status);
+    /* A task at one end failed: end every read pending on the transport (and writes
+     * waiting for a reader) with `status`, and wake their waiters. Messages stay. The
+     * transport's `failed` mark is already set. */
+    void (*fail)(utc__transport_t *tp, utc_status_t status);
+    /* Tell the other ranks of the transport that end `end`'s task failed here with `rc`
+     * (MPI only; NULL in-process). */
+    void (*notify_failed)(utc__transport_t *tp, int end, utc_status_t rc);
     /* Free the transport (once no operation refers to it): drops queued messages. */
     void (*destroy)(utc__transport_t *tp);
 } utc__transport_ops_t;
@@ -43,7 +51,25 @@ struct utc__transport {
     const utc__transport_ops_t *ops;
     int conduit_id;        /* for messages */
     utc_conduit_transport_t kind;
+    /* A task at one end failed (utc__transport_mark_failed): which end, on which world
+     * rank, with which status. Set from any thread, cleared by the conduit when a run of
+     * one of its tasks is queued here. */
+    atomic_int failed;     /* 0, or 1 once the three below are set */
+    atomic_int fail_end, fail_rank, fail_rc;
 };
+
+/* Record a failure of end `end`'s task on world rank `rank` with `rc`. False if one was
+ * recorded already (then nothing changes). */
+static inline bool utc__transport_mark_failed(utc__transport_t *tp, int end, int rank, int rc)
+{
+    if (atomic_load(&tp->failed))
+        return false;
+    atomic_store(&tp->fail_end, end);
+    atomic_store(&tp->fail_rank, rank);
+    atomic_store(&tp->fail_rc, rc);
+    int expected = 0;
+    return atomic_compare_exchange_strong(&tp->failed, &expected, 1);
+}
 
 /* ---- transports ---- */
 

@@ -580,6 +580,30 @@ static void close_sweep(shm_dir_t *d)
     utc__event_signal(&d->tx_event, &d->tx_sleepers);
 }
 
+/* A task at one end failed: end the posted reads; readers polling the ring and the ones
+ * that come later see the mark in shm_progress. Messages stay in the ring. */
+static void shm_fail(utc__transport_t *tp, utc_status_t status)
+{
+    shm_transport_t *t = (shm_transport_t *)tp;
+    for (int i = 0; i < 2; i++) {
+        shm_dir_t *d = &t->dir[i];
+        pthread_mutex_lock(&d->rx_lock);
+        shm_tagq_t *q, *tmp;
+        HASH_ITER(hh, d->tagqs, q, tmp) {
+            while (q->phead) {
+                utc_request_t *r = q->phead;
+                q->phead = r->next;
+                r->posted = false;
+                d->nqueued--;
+                utc__req_finish(r, status); /* last touch */
+            }
+            q->ptail = NULL;
+        }
+        pthread_mutex_unlock(&d->rx_lock);
+        utc__event_signal(&d->rx_event, &d->rx_sleepers);
+    }
+}
+
 static void shm_shutdown(utc__transport_t *tp, utc_status_t status)
 {
     shm_transport_t *t = (shm_transport_t *)tp;
@@ -610,10 +634,10 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
         utc_status_t cl = closed_status(d);
         /* relaxed: only changed under the lock we hold */
         if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_PENDING) {
-        } else if (cl) {
+        } else if (cl || atomic_load_explicit(&tp->failed, memory_order_relaxed)) {
             if (req->posted)
                 posted_remove(d, req);
-            utc__req_finish(req, cl);
+            utc__req_finish(req, cl ? cl : UTC_ERR_PEER_FAILED);
         } else {
             freed = req->posted ? drain(d, req, &woke) : post_read(d, req, &woke, true);
         }
@@ -745,6 +769,8 @@ static const utc__transport_ops_t shm_ops = {
     .wait = shm_wait,
     .cancel = shm_cancel,
     .shutdown = shm_shutdown,
+    .fail = shm_fail,
+    .notify_failed = NULL,
     .destroy = shm_destroy,
 };
 

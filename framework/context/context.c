@@ -3,7 +3,9 @@
 #define _GNU_SOURCE
 #include <hwloc.h>
 #include <stdatomic.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "base/errors.h"
 #include "base/mpi_wait.h"
@@ -122,4 +124,20 @@ utc_status_t utc_barrier(void)
     return UTC__PROF_CALL(UTC__EV_WORLD_BARRIER, -1, -1, -1, -1,
                           UTC__WAIT_CALL(UTC__WAIT_WORLD_BARRIER, -1, -1, -1, NULL,
                                        utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1)));
+}
+
+void utc_abort(int code, const char *fmt, ...)
+{
+    if (code <= 0 || code > 255)
+        code = 1;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt ? fmt : "(no message)", ap);
+    va_end(ap);
+    fprintf(stderr, "utc[%d] abort: %s\n", world_rank, msg);
+    fflush(stderr);
+    if (utc__initialized())
+        MPI_Abort(world, code);
+    exit(code);
 }

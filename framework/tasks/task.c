@@ -32,6 +32,14 @@ void utc__task_ext_register(int slot, const utc__task_ext_t *ext)
 
 const utc__task_ext_t *utc__task_ext(int slot) { return exts[slot]; }
 
+static const utc__task_hooks_t no_hooks;
+const utc__task_hooks_t *utc__task_hooks = &no_hooks;
+
+void utc__task_hooks_install(const utc__task_hooks_t *hooks)
+{
+    utc__task_hooks = hooks ? hooks : &no_hooks;
+}
+
 utc_status_t utc__task_check(const utc_task_t *task, const char *fn)
 {
     utc_status_t rc = utc__check_init(fn);
@@ -358,8 +366,11 @@ utc_status_t utc_task_run(utc_task_t *task, void *arg)
         rc = utc__error(UTC_ERR_STATE,
                         "utc_task_run: task '%s' has an init function: call utc_task_init first",
                         t->ops->name ? t->ops->name : "?");
-    else
+    else {
+        if (utc__task_hooks->run_queued)
+            utc__task_hooks->run_queued(task);
         utc__mailbox_post(t->mailbox, UTC__CMD_RUN, arg);
+    }
     pthread_mutex_unlock(&t->owner_lock);
     return rc;
 }

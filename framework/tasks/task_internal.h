@@ -104,6 +104,16 @@ static inline void utc__call_leave(utc_ctx_t *ctx)
  * rank is in a call on `obj`. */
 void utc__task_wait_calls_left(utc_task_t *task, const void *obj);
 
+/* Listeners above the tasks layer (the conduits): told when a run of a task fails on a
+ * thread of this rank, and when a run of a task is queued on this rank. Installed once by
+ * utc_init, before any task exists. */
+typedef struct utc__task_hooks {
+    void (*run_failed)(utc_task_t *task, utc_status_t rc, int global_thread);
+    void (*run_queued)(utc_task_t *task);
+} utc__task_hooks_t;
+void utc__task_hooks_install(const utc__task_hooks_t *hooks);
+extern const utc__task_hooks_t *utc__task_hooks;
+
 /* Look up a live task; UTC_ERR_INVALID_HANDLE (with message) if it is not one. */
 utc_status_t utc__task_check(const utc_task_t *task, const char *fn);
 /* The calling thread's ctx if it is a thread of `task`, else NULL. */

@@ -86,10 +86,14 @@ static utc_status_t execute(struct utc__thread *th, utc__cmd_kind_t kind, void *
     }
     UTC__PROF_END(kind == UTC__CMD_INIT ? UTC__EV_TASK_INIT : UTC__EV_TASK_RUN, prof_t0, t->id,
                   -1, -1, -1);
-    if (rc != UTC_OK)
+    if (rc != UTC_OK) {
         utc_log(UTC_LOG_INFO, "task %s (id %d) thread %d: %s returned %d (%s)",
                 ops->name ? ops->name : "?", t->id, ctx->global_id,
                 kind == UTC__CMD_INIT ? "init" : "run", (int)rc, utc_status_string(rc));
+        /* tell those blocked on this task (its conduits' other ends) */
+        if (kind == UTC__CMD_RUN && utc__task_hooks->run_failed)
+            utc__task_hooks->run_failed(ctx->task, rc, ctx->global_id);
+    }
     return rc;
 }
 

@@ -68,6 +68,18 @@ typedef enum utc_log_level {
  */
 void utc_log(utc_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/**
+ * @brief End the whole job, on every rank, as MPI_Abort does: print
+ * "utc[RANK] abort: MESSAGE" once (on the calling rank) and abort with `code`.
+ *
+ * For an error no rank can recover from, from any thread (a task's or main). Does not
+ * return. Before utc_init or after utc_finalize it prints the message and exits this
+ * process with `code`.
+ * @param code the job's exit status (1 .. 255; 0 and out-of-range values become 1)
+ * @param fmt  printf format of the message
+ */
+void utc_abort(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,9 @@
 /*
  * Lifetimes: a conduit destroyed under operations that are blocked or pending on it ends
  * each of them with UTC_ERR_CANCELED (no crash, no hang), on every rank; a request can be
- * canceled on its own; a destroy from a thread of one of the conduit's tasks is refused.
+ * canceled on its own; a task whose run fails releases the reader blocked on it with
+ * UTC_ERR_PEER_FAILED, and the next run works; a destroy from a thread of one of the
+ * conduit's tasks is refused.
  * Each case runs in-process and, with two or more ranks, between ranks.
  */
 #include <time.h>
@@ -207,6 +209,67 @@ static void test_request_cancel(void)
     CT_END();
 }
 
+/* ---- a failed writer releases its reader ---- */
+
+static int failing_writer(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx, (void)d;
+    return UTC_ERR_IO; /* fails before it writes */
+}
+
+static int released_reader(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    int v = 0;
+    CT_EXPECT(utc_conduit_read(d, &v, sizeof v, 9, NULL), UTC_ERR_PEER_FAILED);
+    CT_CHECK(strstr(utc_last_error(), "task-a") && strstr(utc_last_error(), "failed on rank") &&
+                 strstr(utc_last_error(), "input/output"),
+             "message: %s", utc_last_error());
+    return 0;
+}
+
+static int good_writer(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    int v = 5;
+    CT_OK(utc_conduit_write(d, &v, sizeof v, 9));
+    return 0;
+}
+
+static int good_reader(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    int v = 0;
+    CT_OK(utc_conduit_read(d, &v, sizeof v, 9, NULL));
+    CT_CHECK(v == 5, "after the failure, the next run read %d", v);
+    return 0;
+}
+
+static void peer_failed_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 1, NULL);
+    static ct_job_t ja, jb;
+    ja = (ct_job_t){failing_writer, p.c};
+    jb = (ct_job_t){released_reader, p.c};
+    UTC_ASSERT_OK(utc_task_run(p.a, &ja));
+    UTC_ASSERT_OK(utc_task_run(p.b, &jb));
+    int rc = utc_task_wait(p.a);
+    CU_ASSERT(rc == (utc_task_is_local(p.a) ? UTC_ERR_IO : UTC_OK));
+    UTC_ASSERT_OK(utc_task_wait(p.b));
+    UTC_ASSERT_OK(utc_barrier());
+    /* a new run of the tasks: the conduit works again */
+    ct_pair_run(&p, good_writer, good_reader);
+    ct_pair_close(&p);
+}
+
+static void test_peer_failed(void)
+{
+    ct_begin();
+    ct_each_placement(false, peer_failed_at, NULL);
+    CT_END();
+}
+
 /* ---- destroy from a thread of one of its tasks ---- */
 
 static int self_destroy(utc_ctx_t *ctx, void *d)
@@ -235,6 +298,7 @@ int main(int argc, char **argv)
                              {"destroy ends a blocked large write", test_destroy_blocked_write},
                              {"destroy after a truncation", test_destroy_after_truncation},
                              {"utc_request_cancel", test_request_cancel},
+                             {"a failed writer releases its reader", test_peer_failed},
                              {"destroy from an end's thread", test_destroy_from_own_task},
                              {NULL, NULL}});
 }

@@ -8,9 +8,15 @@
  *   If the job is still alive after 30 s, rank 0 and 2 say so and exit 3.
  *
  * taskfail (1-3 ranks): task 'fault_writer' (last rank) fails its run (UTC_ERR_IO) before
- *   writing; task 'fault_reader' (rank 0) reads with a 2 s timeout and fails with
- *   UTC_ERR_TIMEOUT. Each error surfaces at utc_task_wait on its own rank, the tasks keep
- *   working for the next run, and utc_finalize succeeds. Exit 0 when all that held.
+ *   writing; task 'fault_reader' (rank 0) reads (with a 20 s timeout, never reached) and
+ *   is released with UTC_ERR_PEER_FAILED naming the writer, its rank and its error. Each
+ *   error surfaces at utc_task_wait on its own rank, the tasks keep working for the next
+ *   run, and utc_finalize succeeds. Exit 0 when all that held.
+ *
+ * abort (2-3 ranks): a task thread on the last rank calls utc_abort(5, ...) while rank 0's
+ *   reader is blocked in a conduit read from it: the job ends (every rank) with a non-zero
+ *   status within 10 s and the message is printed once (check_abort.sh checks that). If
+ *   the job is still alive after 30 s, rank 0 says so and exits 3.
  *
  * finalize (1-3 ranks): a writer (last rank) and a reader (rank 0) stream messages in
  *   endless loops; main calls utc_finalize in the middle of it, without waiting for them.
@@ -132,7 +138,7 @@ static int tf_writer_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 static int tf_reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)self, (void)ctx, (void)arg;
-    return utc_conduit_read_timeout(conduit, &reader_value, sizeof reader_value, 1, NULL, 2.0);
+    return utc_conduit_read_timeout(conduit, &reader_value, sizeof reader_value, 1, NULL, 20.0);
 }
 
 static const utc_task_ops_t tf_writer_ops = {.name = "fault_writer",
@@ -161,12 +167,17 @@ static int mode_taskfail(void)
         fprintf(stderr, "rob_fault: setup: %s\n", utc_last_error());
         return 1;
     }
-    /* 1. the writer fails: its error at wait on its rank, the reader times out on its own */
+    /* 1. the writer fails: its error at wait on its rank; the reader is released with
+     * UTC_ERR_PEER_FAILED (well before its 20 s timeout) */
+    double t0 = utc_wtime();
     bad |= check(utc_task_run(w, NULL) == UTC_OK && utc_task_run(r, NULL) == UTC_OK, "run");
     rc = utc_task_wait(r);
     if (me == 0)
-        bad |= check(rc == UTC_ERR_TIMEOUT && strstr(utc_last_error(), "fault_reader"),
-                     "the reader's wait returns UTC_ERR_TIMEOUT naming the task");
+        bad |= check(rc == UTC_ERR_PEER_FAILED && strstr(utc_last_error(), "fault_reader") &&
+                         utc_wtime() - t0 < 10,
+                     "the reader's wait returns UTC_ERR_PEER_FAILED naming the task, at once");
+    if (me == 0 && rc == UTC_ERR_PEER_FAILED)
+        printf("rob_fault taskfail: the reader's wait: %s\n", utc_last_error());
     else
         bad |= check(rc == UTC_OK, "a rank without reader threads: wait returns UTC_OK");
     rc = utc_task_wait(w);
@@ -191,6 +202,43 @@ static int mode_taskfail(void)
     bad |= check(utc_task_destroy(r) == UTC_OK && utc_task_destroy(w) == UTC_OK,
                  "utc_task_destroy");
     return bad;
+}
+
+/* ---- abort ---- */
+
+static int abort_writer_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    sleep_s(0.2);
+    utc_abort(5, "rob_fault: the input of task %s is missing", "abort_writer");
+}
+
+static int abort_reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    int v;
+    return utc_conduit_read_timeout(conduit, &v, sizeof v, 1, NULL, 30.0);
+}
+
+static const utc_task_ops_t abort_writer_ops = {
+    .name = "abort_writer", .size = sizeof(fault_task_t), .run = abort_writer_run};
+static const utc_task_ops_t abort_reader_ops = {
+    .name = "abort_reader", .size = sizeof(fault_task_t), .run = abort_reader_run};
+
+static int mode_abort(void)
+{
+    int last = utc_nranks() - 1, zero = 0;
+    utc_task_t *w, *r;
+    if (utc_task_create(&abort_writer_ops, &last, 1, NULL, &w) != UTC_OK ||
+        utc_task_create(&abort_reader_ops, &zero, 1, NULL, &r) != UTC_OK ||
+        utc_conduit_create(w, r, NULL, &conduit) != UTC_OK || utc_task_run(w, NULL) != UTC_OK ||
+        utc_task_run(r, NULL) != UTC_OK) {
+        fprintf(stderr, "rob_fault abort: set-up failed: %s\n", utc_last_error());
+        return 1;
+    }
+    sleep_s(30); /* the abort ends every rank long before */
+    fprintf(stderr, "rob_fault abort: rank %d still alive 30 s after the abort\n", utc_rank());
+    return 3;
 }
 
 /* ---- finalize with live runs ---- */
@@ -278,9 +326,10 @@ static int mode_finalize(void)
 int main(int argc, char **argv)
 {
     if (argc < 2 ||
-        (strcmp(argv[1], "kill") && strcmp(argv[1], "taskfail") && strcmp(argv[1], "finalize")) ||
+        (strcmp(argv[1], "kill") && strcmp(argv[1], "taskfail") && strcmp(argv[1], "finalize") &&
+         strcmp(argv[1], "abort")) ||
         (!strcmp(argv[1], "kill") && argc < 3)) {
-        fprintf(stderr, "usage: rob_fault kill FILE | rob_fault taskfail | rob_fault finalize\n");
+        fprintf(stderr, "usage: rob_fault kill FILE | taskfail | finalize | abort\n");
         return 2;
     }
     if (!strcmp(argv[1], "finalize")) {
@@ -289,6 +338,13 @@ int main(int argc, char **argv)
             return 1;
         }
         return mode_finalize();
+    }
+    if (!strcmp(argv[1], "abort")) {
+        if (utc_init(&argc, &argv) != UTC_OK) {
+            fprintf(stderr, "rob_fault: utc_init: %s\n", utc_last_error());
+            return 1;
+        }
+        return mode_abort();
     }
     if (utc_init(&argc, &argv) != UTC_OK) {
         fprintf(stderr, "rob_fault: utc_init: %s\n", utc_last_error());
