@@ -652,6 +652,25 @@ static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
     return rc;
 }
 
+static bool sibling_gone(void *ctx)
+{
+    int who;
+    return utc__sibling_gone(ctx, &who);
+}
+
+/* An all-threads call that local thread `gone_id` can no longer join: it has returned from
+ * the run. `done`: this thread made the transfer before it found out. */
+static utc_status_t all_threads_error(const utc_conduit_t *c, const xfer_t *x, utc_ctx_t *ctx,
+                                      int gone_id, bool done)
+{
+    return utc__error(UTC_ERR_DEADLOCK,
+                      "%s: thread %d of task '%s' on this rank has returned from its run "
+                      "without calling it; every local thread of the task must call %s (one of "
+                      "them transfers), or name the one that calls with %s_by (conduit %d%s)",
+                      x->fn, gone_id, utc_task_name(ctx->task), x->fn, x->fn, c->id,
+                      done ? "; this call's transfer was made" : "");
+}
+
 /* A blocking operation: all local threads (thread 0 transfers) or one named thread. The
  * caller's thread is marked as in a call on c (see conduit_close). */
 static utc_status_t run_op_marked(utc_conduit_t *c, const xfer_t *x, size_t *received,
@@ -669,7 +688,11 @@ static utc_status_t run_op_marked(utc_conduit_t *c, const xfer_t *x, size_t *rec
     utc__conduit_end_t *e = &c->end[r.end];
     if (!x->all || e->nlocal <= 1)
         return perform(c, x, &r, received, obuf);
-    /* every local thread is here; thread 0 transfers, the others sleep in the barrier */
+    /* every local thread is here; thread 0 transfers, the others sleep in the barrier.
+     * A sibling that has already returned from the run never will be. */
+    int gone_id = -1;
+    if (utc__sibling_gone(r.ctx, &gone_id))
+        return all_threads_error(c, x, r.ctx, gone_id, false);
     unsigned k = e->op_count[r.ctx->local_id]++ & 1;
     if (r.ctx->local_id == 0) {
         size_t got = 0;
@@ -683,9 +706,14 @@ static utc_status_t run_op_marked(utc_conduit_t *c, const xfer_t *x, size_t *rec
     }
     uint64_t t0 = utc__prof_start();
     /* orders thread 0's results before our reads */
-    UTC__WAIT_CALL(x->op == UTC__OP_SEND ? UTC__WAIT_CONDUIT_WRITE : UTC__WAIT_CONDUIT_READ, c->id,
-                 x->tag, r.peer, NULL, utc__barrier_wait(&e->barrier));
+    int joined = UTC__WAIT_CALL(
+        x->op == UTC__OP_SEND ? UTC__WAIT_CONDUIT_WRITE : UTC__WAIT_CONDUIT_READ, c->id, x->tag,
+        r.peer, NULL, utc__barrier_wait_or(&e->barrier, sibling_gone, r.ctx));
     UTC__PROF_END(UTC__EV_CONDUIT_WAIT, t0, c->id, 0, x->tag, r.peer);
+    if (joined < 0) {
+        (void)utc__sibling_gone(r.ctx, &gone_id);
+        return all_threads_error(c, x, r.ctx, gone_id, r.ctx->local_id == 0);
+    }
     rc = e->rc[k];
     if (rc == UTC_OK || rc == UTC_ERR_TRUNCATE) {
         if (received)

@@ -123,6 +123,40 @@ int utc__barrier_wait(utc__barrier_t *b)
     return 0;
 }
 
+int utc__barrier_wait_or(utc__barrier_t *b, bool (*gone)(void *arg), void *arg)
+{
+    if (b->count <= 1)
+        return 1;
+    /* as utc__barrier_wait */
+    unsigned gen = atomic_load_explicit(&b->generation, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) + 1 == b->count) {
+        atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
+        atomic_fetch_add(&b->generation, 1);
+        if (atomic_load(&b->sleepers))
+            utc__futex_wake(&b->generation, INT_MAX);
+        return 1;
+    }
+    if (utc__spin_while_eq(&b->generation, gen, SPIN_NS) != gen)
+        return 0;
+    for (;;) {
+        /* seq_cst count, then look: the Dekker pair with the opener's increment */
+        atomic_fetch_add(&b->sleepers, 1);
+        if (atomic_load(&b->generation) == gen)
+            utc__futex_wait_timeout(&b->generation, gen, 0.02);
+        atomic_fetch_sub(&b->sleepers, 1);
+        if (atomic_load_explicit(&b->generation, memory_order_acquire) != gen)
+            return 0;
+        if (!gone(arg))
+            continue;
+        /* withdraw: possible while the round is short of its count (a full count is being
+         * opened: then it completes, and we wait for it) */
+        unsigned a = atomic_load(&b->arrived);
+        while (a > 0 && a < b->count && atomic_load(&b->generation) == gen)
+            if (atomic_compare_exchange_weak(&b->arrived, &a, a - 1))
+                return -1;
+    }
+}
+
 void utc__backoff_step(utc__backoff_t *b)
 {
     /* spin for 50 us, then yield until 200 us, then sleep doubling from 1 us to 1 ms */

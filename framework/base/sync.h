@@ -58,6 +58,12 @@ void utc__barrier_init(utc__barrier_t *b, unsigned count);
 /* Returns 1 in exactly one thread per round (the last to arrive), 0 in the others. */
 int utc__barrier_wait(utc__barrier_t *b);
 
+/* As utc__barrier_wait, but while it waits (every 20 ms once asleep) it asks gone(arg)
+ * whether a thread that has not arrived never will; if so it withdraws from the round and
+ * returns -1 (the barrier stays usable). Returns 1 or 0 as utc__barrier_wait when the
+ * round completes. */
+int utc__barrier_wait_or(utc__barrier_t *b, bool (*gone)(void *arg), void *arg);
+
 /* Back-off for polling loops: spin, then yield, then sleep in growing steps (<= 1 ms). */
 typedef struct utc__backoff {
     unsigned iter;

@@ -82,7 +82,28 @@ struct utc__thread {
     /* the object whose call this thread is in (utc__call_enter), or NULL: written by this
      * thread only, so a call costs no shared write */
     _Atomic(const void *) in_call;
+    /* commands: the one this thread's share is running (valid while it runs), and how
+     * many it has finished (seq + 1 of the last) */
+    uint64_t cur_seq;
+    _Atomic uint64_t done_seq;
 };
+
+/* Whether a sibling of the calling thread (another local thread of its task) has already
+ * finished the command the caller is running, so cannot join an all-threads call any
+ * more; *who gets its local id. */
+static inline bool utc__sibling_gone(utc_ctx_t *ctx, int *who)
+{
+    struct utc__thread *me = ctx->impl;
+    struct utc__thread *all = me - ctx->local_id; /* the task's array of local threads */
+    for (int j = 0; j < ctx->local_count; j++) {
+        if (j != ctx->local_id &&
+            atomic_load_explicit(&all[j].done_seq, memory_order_acquire) > me->cur_seq) {
+            *who = j;
+            return true;
+        }
+    }
+    return false;
+}
 
 /* A thread of a task enters a call on `obj` (a conduit), then the caller looks at the
  * object's "destroyed" flag. With the destroyer's store of that flag, its heavy fence and

@@ -114,8 +114,11 @@ bool utc__thread_lend(struct utc__task *t)
         utc__wd_thread_identity(t->id, t->ops->name, th->ctx.global_id);
         int nstarted_ext;
         utc_status_t rc = exts_start(th, &nstarted_ext);
-        if (rc == UTC_OK)
+        if (rc == UTC_OK) {
+            th->cur_seq = seq;
             rc = execute(th, UTC__CMD_RUN, cmd_arg);
+        }
+        atomic_store_explicit(&th->done_seq, seq + 1, memory_order_release);
         thread_stop(th, nstarted_ext);
         utc__thread_set_self(prev);
         if (prev)
@@ -162,7 +165,11 @@ void *utc__thread_main(void *arg)
             utc__mailbox_done(t->mailbox, seq, UTC_OK);
             return NULL;
         }
-        utc__mailbox_done(t->mailbox, seq, execute(th, kind, cmd_arg));
+        th->cur_seq = seq;
+        utc_status_t rc = execute(th, kind, cmd_arg);
+        /* release: a sibling that sees it knows this share is over */
+        atomic_store_explicit(&th->done_seq, seq + 1, memory_order_release);
+        utc__mailbox_done(t->mailbox, seq, rc);
     }
 }
 

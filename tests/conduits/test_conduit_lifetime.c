@@ -270,6 +270,51 @@ static void test_peer_failed(void)
     CT_END();
 }
 
+/* ---- an all-threads call that a sibling cannot join ---- */
+
+static atomic_int sibling_left;
+
+static int master_only_write(utc_ctx_t *ctx, void *d)
+{
+    if (ctx->local_id != 0) { /* "the master thread communicates": this one just returns */
+        atomic_store(&sibling_left, 1);
+        return 0;
+    }
+    while (!atomic_load(&sibling_left))
+        usleep(1000);
+    usleep(20000); /* let it get back to the task's mailbox */
+    int v = 1;
+    CT_EXPECT(utc_conduit_write(d, &v, sizeof v, 10), UTC_ERR_DEADLOCK);
+    CT_CHECK(strstr(utc_last_error(), "thread 1 of task 'task-a'") &&
+                 strstr(utc_last_error(), "utc_conduit_write_by"),
+             "message: %s", utc_last_error());
+    return 0;
+}
+
+static int no_message(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    int v;
+    CT_EXPECT(utc_conduit_read_timeout(d, &v, sizeof v, 10, NULL, 0.3), UTC_ERR_TIMEOUT);
+    return 0;
+}
+
+static void sibling_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    atomic_store(&sibling_left, 0);
+    ct_pair_t p = ct_pair_open(ra, 2, rb, 1, NULL);
+    ct_pair_run(&p, master_only_write, no_message);
+    ct_pair_close(&p);
+}
+
+static void test_sibling_gone(void)
+{
+    ct_begin();
+    ct_each_placement(false, sibling_at, NULL);
+    CT_END();
+}
+
 /* ---- destroy from a thread of one of its tasks ---- */
 
 static int self_destroy(utc_ctx_t *ctx, void *d)
@@ -299,6 +344,7 @@ int main(int argc, char **argv)
                              {"destroy after a truncation", test_destroy_after_truncation},
                              {"utc_request_cancel", test_request_cancel},
                              {"a failed writer releases its reader", test_peer_failed},
+                             {"an all-threads call a sibling cannot join", test_sibling_gone},
                              {"destroy from an end's thread", test_destroy_from_own_task},
                              {NULL, NULL}});
 }
