@@ -459,8 +459,8 @@ static utc_status_t peer_failed_error(const utc_conduit_t *c, utc__transport_t *
     int rc = atomic_load(&tp->fail_rc);
     return utc__error(UTC_ERR_PEER_FAILED,
                       "%s: task '%s' at the other end of conduit %d failed on rank %d (its run "
-                      "returned %d, %s); operations on the conduit fail until a run of one of "
-                      "its tasks is queued on this rank", fn,
+                      "returned %d, %s); operations on the conduit fail until a run of that "
+                      "task is queued on this rank", fn,
                       task_label(&c->end[end & 1]), c->id, rank, rc, utc_status_string(rc));
 }
 
@@ -1024,12 +1024,11 @@ void utc__conduits_run_queued(utc_task_t *task)
     pthread_mutex_lock(&reg_lock);
     utc_conduit_t *c, *tmp;
     HASH_ITER(hh, registry, c, tmp) {
-        if (c->end[0].task != task && c->end[1].task != task)
-            continue;
-        if (c->local)
-            atomic_store(&c->local->failed, 0);
-        if (c->remote)
-            atomic_store(&c->remote->failed, 0);
+        utc__transport_t *tps[2] = {c->local, c->remote};
+        for (int i = 0; i < 2; i++)
+            if (tps[i] && atomic_load(&tps[i]->failed) &&
+                c->end[atomic_load(&tps[i]->fail_end) & 1].task == task)
+                atomic_store(&tps[i]->failed, 0); /* the failed task runs again */
     }
     pthread_mutex_unlock(&reg_lock);
 }

@@ -12,7 +12,8 @@ void utc__conduits_release(void);
 
 /* The tasks layer's hooks (utc__task_hooks_install): a run of `task` failed on this rank
  * (its conduits' operations end with UTC_ERR_PEER_FAILED, here and, through a notice, on
- * the other ranks), and a run of `task` is queued here (the mark is cleared). */
+ * the other ranks), and a run of `task` is queued here (a mark of its failure is
+ * cleared). */
 #include <utc/task.h>
 void utc__conduits_run_failed(utc_task_t *task, utc_status_t rc, int global_thread);
 void utc__conduits_run_queued(utc_task_t *task);

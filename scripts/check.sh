@@ -67,7 +67,7 @@ build() {
 
 # The np1 suites of the framework, the conduits and global shared data.
 np1_framework='^(task_[a-z_]+_np1|context_state)$'
-np1_conduits='^conduit_[a-z]+_np1$'
+np1_conduits='^conduit_[a-z_]+_np1$'
 np1_gshared='^gshared_[a-z]+_np1$'
 # conduit_cpu checks that a blocked wait costs < 5% of a core; instrumentation makes
 # polling and the large copy it includes dearer (5-7% under ASan and TSan, 4.2% under

@@ -1,11 +1,12 @@
 /*
  * The watchdog: per-thread "what I wait on" records and the monitor thread that reports
- * long waits (UTC_WATCHDOG=SECONDS). See watchdog.h.
+ * long waits (UTC_WATCHDOG=SECONDS; on by default at 60 s, UTC_WATCHDOG=0 turns it off).
+ * See watchdog.h.
  *
  * Records live in a list that only grows (a record is reused once its thread has exited);
  * the monitor walks it without a lock. Each record is written by its own thread only and
- * read by the monitor as a seqlock: the owner writes the fields, then publishes `since`;
- * the monitor reads `since`, the fields, and `since` again, and skips the record if it
+ * read by the monitor as a seqlock: the owner writes the fields, then publishes `serial`;
+ * the monitor reads `serial`, the fields, and `serial` again, and skips the record if it
  * changed meanwhile.
  */
 #define _GNU_SOURCE
@@ -28,8 +29,10 @@
 
 typedef struct wd_rec {
     /* written by the owner thread, read by the monitor */
-    atomic_ullong since_ns;  /* CLOCK_MONOTONIC at the start of the wait; 0: not waiting */
-    atomic_uint serial;      /* counts the owner's waits: tells the monitor a new one began */
+    atomic_uint serial;      /* odd while the owner waits; +1 at each start and end of a
+                              * wait, so a new wait has a new value. No clock is read on the
+                              * owner's side: the monitor times a wait from when it first
+                              * saw it (so it may report it up to one scan late) */
     atomic_int kind, obj, tag, peer;
     _Atomic(const char *) name;
     atomic_int task_id, thread_id;   /* the waiting thread's task and global id; -1: none */
@@ -41,12 +44,16 @@ typedef struct wd_rec {
     int depth;
     /* the monitor's alone */
     unsigned mon_serial;
+    uint64_t mon_first_ns;   /* when the monitor first saw the wait of mon_serial */
     double mon_next;         /* report again once the wait is this long (seconds) */
 } wd_rec_t;
 
 static _Atomic(wd_rec_t *) wd_head;
 static _Thread_local wd_rec_t *wd_self;
 static pthread_key_t wd_key;
+
+/* The threshold when UTC_WATCHDOG is not set, in seconds. */
+#define UTC__WD_DEFAULT_S "60"
 
 static double wd_threshold;
 static int wd_rank = -1;
@@ -74,7 +81,9 @@ void utc__wd_thread_identity(int task_id, const char *task_name, int global_id)
 static void wd_release(void *p)
 {
     wd_rec_t *r = p;
-    atomic_store_explicit(&r->since_ns, 0, memory_order_relaxed);
+    unsigned s = atomic_load_explicit(&r->serial, memory_order_relaxed);
+    if (s & 1)
+        atomic_store_explicit(&r->serial, s + 1, memory_order_relaxed);
     r->depth = 0;
     /* release: the next owner's writes come after ours */
     atomic_store_explicit(&r->in_use, false, memory_order_release);
@@ -113,7 +122,7 @@ static void wd_begin(utc__wait_kind_t kind, int obj, int tag, int peer, const ch
     wd_rec_t *r = wd_self ? wd_self : wd_acquire();
     if (!r || r->depth++ > 0)
         return; /* only the outermost wait is recorded */
-    /* relaxed stores: published by the release store of since_ns below */
+    /* relaxed stores: published by the release store of serial below */
     atomic_store_explicit(&r->kind, (int)kind, memory_order_relaxed);
     atomic_store_explicit(&r->obj, obj, memory_order_relaxed);
     atomic_store_explicit(&r->tag, tag, memory_order_relaxed);
@@ -122,8 +131,9 @@ static void wd_begin(utc__wait_kind_t kind, int obj, int tag, int peer, const ch
     atomic_store_explicit(&r->task_id, wd_ident.task_id, memory_order_relaxed);
     atomic_store_explicit(&r->thread_id, wd_ident.thread_id, memory_order_relaxed);
     atomic_store_explicit(&r->task_name, wd_ident.task_name, memory_order_relaxed);
-    atomic_fetch_add_explicit(&r->serial, 1, memory_order_relaxed);
-    atomic_store_explicit(&r->since_ns, utc__clock_ns(), memory_order_release);
+    /* the owner alone writes serial: a plain increment, published with release */
+    unsigned s = atomic_load_explicit(&r->serial, memory_order_relaxed);
+    atomic_store_explicit(&r->serial, s + 1, memory_order_release);
 }
 
 static void wd_end(void)
@@ -131,10 +141,12 @@ static void wd_end(void)
     wd_rec_t *r = wd_self;
     if (!r || r->depth == 0)
         return;
-    if (--r->depth == 0)
-        /* release: the monitor's second read of since_ns sees the wait is over before it
+    if (--r->depth == 0) {
+        /* release: the monitor's second read of serial sees the wait is over before it
          * could see the next wait's fields */
-        atomic_store_explicit(&r->since_ns, 0, memory_order_release);
+        unsigned s = atomic_load_explicit(&r->serial, memory_order_relaxed);
+        atomic_store_explicit(&r->serial, s + 1, memory_order_release);
+    }
 }
 
 static const char *str_or(const char *s, const char *dflt) { return s ? s : dflt; }
@@ -199,9 +211,9 @@ static void scan(void)
     /* acquire: pairs with the release CAS publishing records */
     for (wd_rec_t *r = atomic_load_explicit(&wd_head, memory_order_acquire); r; r = r->next) {
         /* acquire: pairs with the owner's release store; the fields are then current */
-        uint64_t since = atomic_load_explicit(&r->since_ns, memory_order_acquire);
-        if (!since || since > now)
-            continue;
+        unsigned serial = atomic_load_explicit(&r->serial, memory_order_acquire);
+        if (!(serial & 1))
+            continue; /* not waiting */
         int kind = atomic_load_explicit(&r->kind, memory_order_relaxed);
         int obj = atomic_load_explicit(&r->obj, memory_order_relaxed);
         int tag = atomic_load_explicit(&r->tag, memory_order_relaxed);
@@ -211,16 +223,17 @@ static void scan(void)
         int thread_id = atomic_load_explicit(&r->thread_id, memory_order_relaxed);
         const char *task_name = atomic_load_explicit(&r->task_name, memory_order_relaxed);
         int tid = atomic_load_explicit(&r->tid, memory_order_relaxed);
-        unsigned serial = atomic_load_explicit(&r->serial, memory_order_relaxed);
         /* the seqlock's second read: ordered after the field reads */
         atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&r->since_ns, memory_order_relaxed) != since)
+        if (atomic_load_explicit(&r->serial, memory_order_relaxed) != serial)
             continue; /* that wait ended (or another began) while we looked */
-        double waited = (double)(now - since) * 1e-9;
         if (serial != r->mon_serial || r->mon_next <= 0) {
+            /* a wait we have not seen: time it from now */
             r->mon_serial = serial;
+            r->mon_first_ns = now;
             r->mon_next = wd_threshold;
         }
+        double waited = (double)(now - r->mon_first_ns) * 1e-9;
         if (waited < r->mon_next)
             continue;
         /* report again each time the wait doubles: a hang stays visible, but quietly */
@@ -270,7 +283,7 @@ void utc__wd_start(int rank)
 {
     const char *env = getenv("UTC_WATCHDOG");
     if (!env || !*env)
-        return;
+        env = UTC__WD_DEFAULT_S; /* on by default; UTC_WATCHDOG=0 turns it off */
     char *end;
     errno = 0;
     double s = strtod(env, &end);

@@ -1,12 +1,12 @@
 /*
- * The watchdog (UTC_WATCHDOG=SECONDS): it plugs into the base layer's wait hook
- * (base/wait_hook.h), keeps a record of what each thread waits on, and a monitor thread
- * prints one line for each thread that has waited longer than SECONDS (rank, task,
- * thread, what, how long).
+ * The watchdog (UTC_WATCHDOG=SECONDS, default 60; 0 turns it off): it plugs into the base
+ * layer's wait hook (base/wait_hook.h), keeps a record of what each thread waits on, and a
+ * monitor thread (waking every SECONDS / 4) prints one line for each thread that has waited
+ * longer than SECONDS (rank, task, thread, what, how long).
  *
- * Cost when UTC_WATCHDOG is not set: the wait hook's one relaxed load and a branch per
- * wait. When it is set: a clock read and a few relaxed stores before the wait, one store
- * after.
+ * Cost with UTC_WATCHDOG=0: the wait hook's one relaxed load and a branch per wait. When
+ * on: a few relaxed stores to the thread's own record before the wait and one after, no
+ * clock read (the monitor times a wait from when it first sees it).
  */
 #ifndef UTC_OBSERVE_WATCHDOG_H
 #define UTC_OBSERVE_WATCHDOG_H

@@ -359,6 +359,10 @@ utc_status_t utc_task_run(utc_task_t *task, void *arg)
     if (rc != UTC_OK)
         return rc;
     struct utc__task *t = task->impl;
+    /* on every rank that queues it, also those without its threads: the conduits forget
+     * an earlier failure of this task here */
+    if (utc__task_hooks->run_queued)
+        utc__task_hooks->run_queued(task);
     if (t->nlocal == 0)
         return UTC_OK;
     pthread_mutex_lock(&t->owner_lock);
@@ -366,11 +370,8 @@ utc_status_t utc_task_run(utc_task_t *task, void *arg)
         rc = utc__error(UTC_ERR_STATE,
                         "utc_task_run: task '%s' has an init function: call utc_task_init first",
                         t->ops->name ? t->ops->name : "?");
-    else {
-        if (utc__task_hooks->run_queued)
-            utc__task_hooks->run_queued(task);
+    else
         utc__mailbox_post(t->mailbox, UTC__CMD_RUN, arg);
-    }
     pthread_mutex_unlock(&t->owner_lock);
     return rc;
 }
