@@ -557,9 +557,18 @@ static utc_status_t route_op(utc_conduit_t *c, const xfer_t *x, route_t *r)
 
 static void req_init(utc_request_t *req, utc_conduit_t *c, const xfer_t *x, const route_t *r)
 {
-    /* the MPI transport sets its own part (from mpi_req on) when it starts the request */
-    memset(req, 0, offsetof(utc_request_t, mpi_req));
+    /* every field before mpi_req, one by one (a memset of them was a library call per
+     * operation); the MPI transport sets its own part when it starts the request */
     req->magic = UTC__REQ_MAGIC;
+    req->heap = false;
+    req->received = 0;
+    req->owned_buf = NULL;
+    req->status = UTC_OK;
+    req->mpi_err = 0;
+    req->next = NULL;
+    req->m = (utc__msg_desc_t){0};
+    req->posted = false;
+    req->canceled_by_user = false;
     req->op = x->op;
     req->owned = x->owned;
     /* a writer at end e sends in direction e; a reader at end e takes direction 1 - e */

@@ -73,7 +73,8 @@ struct utc_request {
     bool posted;           /* in-process read: in its tag's queue (else it polls the ring) */
     bool canceled_by_user; /* UTC_ERR_CANCELED came from utc_request_cancel */
     /* MPI's part: from here on, set by req_init (mpi_req) and the MPI transport only, so
-     * that a request is made without zeroing it */
+     * that a request is made without zeroing it. (A field added above must be set in
+     * conduit.c's req_init.) */
     MPI_Request mpi_req;   /* MPI: the send of a message (or of a large one's first part), or
                             * the receive of the first part, then of the rest */
     MPI_Request mpi_bulk;  /* MPI send: the rest of a large message */
