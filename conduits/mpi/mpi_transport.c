@@ -323,7 +323,8 @@ static bool arrived(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_stat
         *st = UTC_ERR_NO_MEMORY;
         return true;
     }
-    memcpy(dst, r->mpi_wire, large ? EAGER_MAX : n);
+    if (large || n) /* an empty message may go to a NULL buffer */
+        memcpy(dst, r->mpi_wire, large ? EAGER_MAX : n);
     return !large || !post_rest(t, q, r, dst, n, st);
 }
 

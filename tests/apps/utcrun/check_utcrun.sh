@@ -8,6 +8,9 @@
 #                mpirun does not know either is refused by mpirun
 set -u
 utcrun=$1 case=$2
+# the command lines checked below are utcrun's own: no extra mpirun arguments from the
+# environment (the sanitizer pass sets UTC_MPIRUN_ARGS to forward its options)
+unset UTC_MPIRUN_ARGS
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0 passes=0
