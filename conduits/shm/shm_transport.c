@@ -318,8 +318,30 @@ static deliver_t deliver(const shm_dir_t *d, utc_request_t *r, const utc__msg_de
  * none takes it. False if it could not be queued (no memory): it stays where it was.
  * *woke is set when a read other than `self` completed or matched.
  */
+/*
+ * A large message that a read refused (too large for its buffer) stays queued for the next
+ * read of its tag; copy it out of the writer's buffer so that the writer returns with
+ * UTC_OK (its message was taken into the conduit), as the MPI transport receives a
+ * truncated message aside. Out of memory, the writer keeps waiting for a read to take it.
+ */
+static void keep_aside(shm_dir_t *d, utc__msg_desc_t *m)
+{
+    if (m->kind != UTC__MSG_LARGE)
+        return;
+    void *copy = utc_buf_alloc(m->size);
+    if (!copy)
+        return;
+    memcpy(copy, m->ptr, m->size);
+    utc_request_t *w = m->wreq;
+    m->kind = UTC__MSG_OWNED;
+    m->ptr = copy;
+    m->wreq = NULL;
+    utc__req_finish(w, UTC_OK); /* w may be gone after this */
+    utc__event_signal(&d->tx_event, &d->tx_sleepers);
+}
+
 static bool dispatch(shm_dir_t *d, int tag, const utc__msg_desc_t *m, utc_request_t *self,
-                     bool *woke)
+                     bool refused, bool *woke)
 {
     shm_tagq_t *q = tagq_find(d, tag);
     while (q && q->phead) {
@@ -335,6 +357,7 @@ static bool dispatch(shm_dir_t *d, int tag, const utc__msg_desc_t *m, utc_reques
             tagq_trim(d, q);
             return true;
         }
+        refused = true;
     }
     size_t extra = m->kind == UTC__MSG_INLINE ? m->size : 0;
     shm_msg_t *msg = malloc(sizeof *msg + extra);
@@ -355,6 +378,8 @@ static bool dispatch(shm_dir_t *d, int tag, const utc__msg_desc_t *m, utc_reques
         q->uhead = msg;
     q->utail = msg;
     d->nqueued++;
+    if (refused)
+        keep_aside(d, &msg->d);
     *woke = true; /* an unposted reader of this tag polls the ring: tell it to look here */
     return true;
 }
@@ -369,7 +394,7 @@ static size_t drain(shm_dir_t *d, utc_request_t *self, bool *woke)
     /* relaxed: self's state changes only under rx_lock, which we hold */
     while (atomic_load_explicit(&self->state, memory_order_relaxed) == UTC__REQ_PENDING &&
            (s = ring_peek(d, &m))) {
-        if (!dispatch(d, s->tag, &m, self, woke)) {
+        if (!dispatch(d, s->tag, &m, self, false, woke)) {
             if (posted_remove(d, self))
                 utc__req_finish(self, UTC_ERR_NO_MEMORY);
             break;
@@ -395,7 +420,7 @@ static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke, bool lazy)
         /* fast path: nothing is queued or posted, so the head message, if it has our
          * tag, is the oldest of its tag */
         if ((s = ring_peek(d, &m)) && s->tag == r->tag) {
-            if (deliver(d, r, &m) == DELIVER_TAKEN || dispatch(d, s->tag, &m, r, woke)) {
+            if (deliver(d, r, &m) == DELIVER_TAKEN || dispatch(d, s->tag, &m, r, true, woke)) {
                 ring_release(d, s);
                 return 1;
             }
@@ -411,6 +436,8 @@ static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke, bool lazy)
             free(msg);
             d->nqueued--;
             tagq_trim(d, q);
+        } else {
+            keep_aside(d, &msg->d);
         }
         return 0; /* refused: the message stays at the head of its queue */
     }

@@ -136,9 +136,9 @@ static int trunc_then_write(utc_ctx_t *ctx, void *d)
     (void)ctx;
     static unsigned char msg[10000];
     atomic_store(&entered, 1);
-    int rc = utc_conduit_write(d, msg, sizeof msg, 6);
-    CT_CHECK(rc == UTC_ERR_CANCELED || rc == UTC_OK, "write returned %d (%s): %s", rc,
-             utc_status_string(rc), utc_last_error());
+    /* the reader's truncation does not leave the writer waiting: the message is kept aside
+     * (in-process: copied out of this buffer; between ranks: received aside) */
+    CT_OK(utc_conduit_write(d, msg, sizeof msg, 6));
     return 0;
 }
 
