@@ -451,12 +451,18 @@ static const char *task_label(const utc__conduit_end_t *e)
     return n ? n : "(unnamed)";
 }
 
-/* UTC_ERR_PEER_FAILED, naming the task that failed, its rank and its error. */
+/* UTC_ERR_PEER_FAILED, naming the task that failed, its rank and its error; or
+ * UTC_ERR_CANCELED, naming the task being destroyed. */
 static utc_status_t peer_failed_error(const utc_conduit_t *c, utc__transport_t *tp,
                                       const char *fn)
 {
     int end = atomic_load(&tp->fail_end), rank = atomic_load(&tp->fail_rank);
     int rc = atomic_load(&tp->fail_rc);
+    if (atomic_load(&tp->fail_why) == UTC_ERR_CANCELED)
+        return utc__error(UTC_ERR_CANCELED,
+                          "%s: task '%s', an end of conduit %d, is destroyed (utc_task_destroy "
+                          "on rank %d) with this operation in flight", fn,
+                          task_label(&c->end[end & 1]), c->id, rank);
     return utc__error(UTC_ERR_PEER_FAILED,
                       "%s: task '%s' at the other end of conduit %d failed on rank %d (its run "
                       "returned %d, %s); operations on the conduit fail until a run of that "
@@ -612,6 +618,9 @@ static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t 
     case UTC_ERR_PEER_FAILED:
         return peer_failed_error(req->conduit, req->tp, fn);
     case UTC_ERR_CANCELED:
+        if (!req->canceled_by_user && atomic_load(&req->tp->failed) &&
+            atomic_load(&req->tp->fail_why) == UTC_ERR_CANCELED)
+            return peer_failed_error(req->conduit, req->tp, fn);
         return utc__error(UTC_ERR_CANCELED, "%s: %s (tag %d)", fn,
                           req->canceled_by_user ? "the request was canceled"
                                                 : "the conduit was destroyed with this "
@@ -1012,7 +1021,8 @@ void utc__conduits_run_failed(utc_task_t *task, utc_status_t rc, int global_thre
             bool told = false;
             for (int i = 0; i < 2; i++) {
                 utc__transport_t *tp = tps[i];
-                if (!tp || !utc__transport_mark_failed(tp, e, utc_rank(), (int)rc))
+                if (!tp || !utc__transport_mark_failed(tp, e, utc_rank(), (int)rc,
+                                                       UTC_ERR_PEER_FAILED))
                     continue;
                 tp->ops->fail(tp, UTC_ERR_PEER_FAILED);
                 if (tp->ops->notify_failed)
@@ -1038,6 +1048,26 @@ void utc__conduits_run_queued(utc_task_t *task)
             if (tps[i] && atomic_load(&tps[i]->failed) &&
                 c->end[atomic_load(&tps[i]->fail_end) & 1].task == task)
                 atomic_store(&tps[i]->failed, 0); /* the failed task runs again */
+    }
+    pthread_mutex_unlock(&reg_lock);
+}
+
+void utc__conduits_task_destroyed(utc_task_t *task)
+{
+    /* the conduits joined to it end the operations pending on them (a run blocked on one
+     * returns), here; every rank destroys the task, so no notice is sent */
+    pthread_mutex_lock(&reg_lock);
+    utc_conduit_t *c, *tmp;
+    HASH_ITER(hh, registry, c, tmp) {
+        for (int e = 0; e < 2; e++) {
+            if (c->end[e].task != task)
+                continue;
+            utc__transport_t *tps[2] = {c->local, c->remote};
+            for (int i = 0; i < 2; i++)
+                if (tps[i] && utc__transport_mark_failed(tps[i], e, utc_rank(), UTC_OK,
+                                                         UTC_ERR_CANCELED))
+                    tps[i]->ops->fail(tps[i], UTC_ERR_CANCELED);
+        }
     }
     pthread_mutex_unlock(&reg_lock);
 }

@@ -17,5 +17,8 @@ void utc__conduits_release(void);
 #include <utc/task.h>
 void utc__conduits_run_failed(utc_task_t *task, utc_status_t rc, int global_thread);
 void utc__conduits_run_queued(utc_task_t *task);
+/* utc_task_destroy of `task` begins: operations on its conduits end with
+ * UTC_ERR_CANCELED here (a run blocked on one returns, so the destroy can wait for it). */
+void utc__conduits_task_destroyed(utc_task_t *task);
 
 #endif /* UTC_CONDUITS_MODULE_H */

@@ -19,8 +19,10 @@ utc_status_t utc_init(int *argc, char ***argv)
     if (rc != UTC_OK)
         return rc;
     utc__fences_init(); /* before any task thread: conduits' calls use the light fence */
-    static const utc__task_hooks_t conduit_hooks = {.run_failed = utc__conduits_run_failed,
-                                                    .run_queued = utc__conduits_run_queued};
+    static const utc__task_hooks_t conduit_hooks = {
+        .run_failed = utc__conduits_run_failed,
+        .run_queued = utc__conduits_run_queued,
+        .destroying = utc__conduits_task_destroyed};
     utc__task_hooks_install(&conduit_hooks);
     utc__task_ext_register(UTC__EXT_GSHARED, &utc__gshared_ext);
     utc__task_ext_register(UTC__EXT_GPU, &utc__gpu_ext);

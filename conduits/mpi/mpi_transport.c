@@ -436,7 +436,8 @@ static void ctl_poll(mpi_transport_t *t)
     while (t->ctl_req != MPI_REQUEST_NULL && flag) {
         if (MPI_Test(&t->ctl_req, &flag, MPI_STATUS_IGNORE) || !flag)
             break;
-        if (utc__transport_mark_failed(&t->base, t->ctl[0], t->ctl[1], t->ctl[2]))
+        if (utc__transport_mark_failed(&t->base, t->ctl[0], t->ctl[1], t->ctl[2],
+                                       UTC_ERR_PEER_FAILED))
             utc_log(UTC_LOG_INFO, "conduit %d: the task at end %d failed on rank %d (%s)",
                     t->base.conduit_id, t->ctl[0], t->ctl[1], utc_status_string(t->ctl[2]));
         end_reads(t, UTC_ERR_PEER_FAILED);
@@ -591,7 +592,7 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
         /* a reader's task that failed will not take it either */
         if (!cl && atomic_load_explicit(&t->base.failed, memory_order_relaxed) &&
             atomic_load(&t->base.fail_end) != req->dir)
-            cl = UTC_ERR_PEER_FAILED;
+            cl = (utc_status_t)atomic_load(&t->base.fail_why);
         if (cl) {
             /* no reader will take it any more: let MPI finish or drop it on its own */
             if (req->mpi_req != MPI_REQUEST_NULL)

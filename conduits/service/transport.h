@@ -54,19 +54,24 @@ struct utc__transport {
     /* A task at one end failed (utc__transport_mark_failed): which end, on which world
      * rank, with which status. Set from any thread, cleared by the conduit when a run of
      * one of its tasks is queued here. */
-    atomic_int failed;     /* 0, or 1 once the three below are set */
+    atomic_int failed;     /* 0, or 1 once the four below are set */
     atomic_int fail_end, fail_rank, fail_rc;
+    atomic_int fail_why;   /* what operations end with: UTC_ERR_PEER_FAILED (the task's
+                            * run failed) or UTC_ERR_CANCELED (the task is destroyed) */
 };
 
-/* Record a failure of end `end`'s task on world rank `rank` with `rc`. False if one was
- * recorded already (then nothing changes). */
-static inline bool utc__transport_mark_failed(utc__transport_t *tp, int end, int rank, int rc)
+/* Record a failure (why = UTC_ERR_PEER_FAILED) or the destruction (why = UTC_ERR_CANCELED)
+ * of end `end`'s task on world rank `rank`, with `rc`. False if one was recorded already
+ * (then nothing changes). */
+static inline bool utc__transport_mark_failed(utc__transport_t *tp, int end, int rank, int rc,
+                                              utc_status_t why)
 {
     if (atomic_load(&tp->failed))
         return false;
     atomic_store(&tp->fail_end, end);
     atomic_store(&tp->fail_rank, rank);
     atomic_store(&tp->fail_rc, rc);
+    atomic_store(&tp->fail_why, (int)why);
     int expected = 0;
     return atomic_compare_exchange_strong(&tp->failed, &expected, 1);
 }

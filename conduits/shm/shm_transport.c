@@ -664,7 +664,7 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
         } else if (cl || atomic_load_explicit(&tp->failed, memory_order_relaxed)) {
             if (req->posted)
                 posted_remove(d, req);
-            utc__req_finish(req, cl ? cl : UTC_ERR_PEER_FAILED);
+            utc__req_finish(req, cl ? cl : (utc_status_t)atomic_load(&tp->fail_why));
         } else {
             freed = req->posted ? drain(d, req, &woke) : post_read(d, req, &woke, true);
         }

@@ -434,6 +434,10 @@ utc_status_t utc_task_destroy(utc_task_t *task)
     }
     t->destroying = true;
     pthread_mutex_unlock(&t->owner_lock);
+    /* runs still going: their calls blocked on the task's conduits end (UTC_ERR_CANCELED),
+     * so that they can return */
+    if (utc__task_hooks->destroying)
+        utc__task_hooks->destroying(task);
     /* the task stays registered while its threads run fini, so the accessors (name, memory
      * kind, ...) still answer there; it leaves the registry just before it is freed */
     destroy_locked(t);

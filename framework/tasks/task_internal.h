@@ -131,6 +131,7 @@ void utc__task_wait_calls_left(utc_task_t *task, const void *obj);
 typedef struct utc__task_hooks {
     void (*run_failed)(utc_task_t *task, utc_status_t rc, int global_thread);
     void (*run_queued)(utc_task_t *task);
+    void (*destroying)(utc_task_t *task);
 } utc__task_hooks_t;
 void utc__task_hooks_install(const utc__task_hooks_t *hooks);
 extern const utc__task_hooks_t *utc__task_hooks;

@@ -270,6 +270,43 @@ static void test_peer_failed(void)
     CT_END();
 }
 
+/* ---- a task destroyed while its run is blocked on a conduit ---- */
+
+static int blocked_until_destroyed(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    int v = 0;
+    atomic_store(&entered, 1);
+    CT_EXPECT(utc_conduit_read(d, &v, sizeof v, 11, NULL), UTC_ERR_CANCELED);
+    CT_CHECK(strstr(utc_last_error(), "task-b") && strstr(utc_last_error(), "is destroyed"),
+             "message: %s", utc_last_error());
+    return 0;
+}
+
+static void task_destroyed_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 1, NULL);
+    static ct_job_t jb;
+    jb = (ct_job_t){blocked_until_destroyed, p.c};
+    atomic_store(&entered, 0);
+    UTC_ASSERT_OK(utc_task_run(p.b, &jb));
+    for (int i = 0; i < 200 && !atomic_load(&entered); i++)
+        usleep(1000);
+    usleep(50000);
+    /* the destroy ends the blocked read, waits for the run, and returns */
+    UTC_ASSERT_OK(utc_task_destroy(p.b));
+    UTC_ASSERT_OK(utc_conduit_destroy(p.c));
+    UTC_ASSERT_OK(utc_task_destroy(p.a));
+}
+
+static void test_task_destroyed(void)
+{
+    ct_begin();
+    ct_each_placement(false, task_destroyed_at, NULL);
+    CT_END();
+}
+
 /* ---- an all-threads call that a sibling cannot join ---- */
 
 static atomic_int sibling_left;
@@ -345,6 +382,7 @@ int main(int argc, char **argv)
                              {"utc_request_cancel", test_request_cancel},
                              {"a failed writer releases its reader", test_peer_failed},
                              {"an all-threads call a sibling cannot join", test_sibling_gone},
+                             {"a task destroyed under a blocked read", test_task_destroyed},
                              {"destroy from an end's thread", test_destroy_from_own_task},
                              {NULL, NULL}});
 }
