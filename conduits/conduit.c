@@ -307,6 +307,10 @@ static void conduit_close(utc_conduit_t *c)
 {
     atomic_store(&c->dead, true);
     utc__fence_heavy(); /* pairs with the threads' utc__call_enter */
+    /* a start past its look at c->dead finishes before the transports shut down */
+    for (int i = 0; i < 2; i++)
+        if (utc__task_check(c->end[i].task, "utc_conduit_destroy") == UTC_OK)
+            utc__task_wait_starts_left(c->end[i].task, c);
     if (c->local)
         c->local->ops->shutdown(c->local, UTC_ERR_CANCELED);
     if (c->remote)
@@ -646,6 +650,22 @@ static int64_t prof_bytes(const utc_request_t *req, utc_status_t rc)
     return (int64_t)(req->op == UTC__OP_SEND ? req->size : req->received);
 }
 
+/* Hand `req` to its transport, the thread marked as starting (utc__call_starting): either
+ * this start sees the conduit destroyed (the request ends with UTC_ERR_CANCELED) or the
+ * destroy waits for it before the transports shut down. Between ranks, that keeps every
+ * message ahead of the conduit's drain marks. */
+static utc_status_t transport_start(utc_conduit_t *c, const route_t *r, utc_request_t *req)
+{
+    utc_status_t rc = UTC_OK;
+    utc__call_starting(r->ctx, c);
+    if (atomic_load_explicit(&c->dead, memory_order_relaxed))
+        utc__req_finish(req, UTC_ERR_CANCELED);
+    else
+        rc = r->tp->ops->start(r->tp, req);
+    utc__call_started(r->ctx, c);
+    return rc;
+}
+
 /* Run one operation to completion on the calling thread. Blocks. */
 static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
                             size_t *received, void **obuf)
@@ -654,7 +674,7 @@ static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
     utc_request_t req;
     req_init(&req, c, x, r);
     utc__transport_t *tp = r->tp;
-    utc_status_t rc = tp->ops->start(tp, &req);
+    utc_status_t rc = transport_start(c, r, &req);
     utc__wait_kind_t wk = x->op == UTC__OP_SEND ? UTC__WAIT_CONDUIT_WRITE : UTC__WAIT_CONDUIT_READ;
     if (rc == UTC_OK && !UTC__WAIT_CALL(wk, c->id, x->tag, r->peer, NULL,
                                       tp->ops->wait(tp, &req, x->timed ? x->timeout : -1))) {
@@ -891,7 +911,7 @@ static utc_status_t start_marked(utc_conduit_t *c, const xfer_t *x, utc_request_
     }
     req_init(req, c, x, &r);
     req->heap = true;
-    if ((rc = r.tp->ops->start(r.tp, req)) != UTC_OK) {
+    if ((rc = transport_start(c, &r, req)) != UTC_OK) {
         req->magic = 0;
         req_release(req);
         req_unref(c, r.end);
@@ -1009,7 +1029,11 @@ utc_status_t utc_request_cancel(utc_request_t **req)
 
 /* ---- failed tasks (hooks of the tasks layer, installed by utc_init) ---- */
 
-void utc__conduits_run_failed(utc_task_t *task, utc_status_t rc, int global_thread)
+/* Mark the conduits that have `task` as an end failed here (its error `rc`; operations end
+ * with `status`) and end their pending reads. A run that failed (global_thread >= 0) also
+ * tells the conduits' other ranks, and says so in the log. */
+static void mark_task_failed(utc_task_t *task, utc_status_t rc, utc_status_t status,
+                             int global_thread)
 {
     pthread_mutex_lock(&reg_lock);
     utc_conduit_t *c, *tmp;
@@ -1021,21 +1045,25 @@ void utc__conduits_run_failed(utc_task_t *task, utc_status_t rc, int global_thre
             bool told = false;
             for (int i = 0; i < 2; i++) {
                 utc__transport_t *tp = tps[i];
-                if (!tp || !utc__transport_mark_failed(tp, e, utc_rank(), (int)rc,
-                                                       UTC_ERR_PEER_FAILED))
+                if (!tp || !utc__transport_mark_failed(tp, e, utc_rank(), (int)rc, status))
                     continue;
-                tp->ops->fail(tp, UTC_ERR_PEER_FAILED);
-                if (tp->ops->notify_failed)
+                tp->ops->fail(tp, status);
+                if (global_thread >= 0 && tp->ops->notify_failed)
                     tp->ops->notify_failed(tp, e, rc);
                 told = true;
             }
-            if (told)
+            if (told && global_thread >= 0)
                 utc_log(UTC_LOG_INFO, "conduit %d: task '%s' failed here (thread %d: %s); "
                         "operations on the conduit end with UTC_ERR_PEER_FAILED", c->id,
                         task_label(&c->end[e]), global_thread, utc_status_string(rc));
         }
     }
     pthread_mutex_unlock(&reg_lock);
+}
+
+void utc__conduits_run_failed(utc_task_t *task, utc_status_t rc, int global_thread)
+{
+    mark_task_failed(task, rc, UTC_ERR_PEER_FAILED, global_thread);
 }
 
 void utc__conduits_run_queued(utc_task_t *task)
@@ -1056,18 +1084,5 @@ void utc__conduits_task_destroyed(utc_task_t *task)
 {
     /* the conduits joined to it end the operations pending on them (a run blocked on one
      * returns), here; every rank destroys the task, so no notice is sent */
-    pthread_mutex_lock(&reg_lock);
-    utc_conduit_t *c, *tmp;
-    HASH_ITER(hh, registry, c, tmp) {
-        for (int e = 0; e < 2; e++) {
-            if (c->end[e].task != task)
-                continue;
-            utc__transport_t *tps[2] = {c->local, c->remote};
-            for (int i = 0; i < 2; i++)
-                if (tps[i] && utc__transport_mark_failed(tps[i], e, utc_rank(), UTC_OK,
-                                                         UTC_ERR_CANCELED))
-                    tps[i]->ops->fail(tps[i], UTC_ERR_CANCELED);
-        }
-    }
-    pthread_mutex_unlock(&reg_lock);
+    mark_task_failed(task, UTC_OK, UTC_ERR_CANCELED, -1);
 }

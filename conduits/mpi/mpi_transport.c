@@ -87,6 +87,13 @@ typedef struct mpi_rxq {
     UT_hash_handle hh;
 } mpi_rxq_t;
 
+/* A send that ended while MPI still held it (its reader's task failed). */
+typedef struct mpi_parked {
+    struct mpi_parked *next;
+    MPI_Request mpi[2]; /* the first part (or the whole), the rest */
+    void *owned;        /* an owned buffer, freed once MPI is done with it, or NULL */
+} mpi_parked_t;
+
 typedef struct mpi_transport {
     utc__transport_t base;
     MPI_Comm comm;         /* small messages and first parts */
@@ -100,6 +107,7 @@ typedef struct mpi_transport {
     /* notices of failed tasks from the other members (on bulk, tag CTL_TAG), under lock */
     int ctl[4];            /* end, world rank, status, 0 */
     MPI_Request ctl_req;
+    mpi_parked_t *parked;  /* sends to a failed reader, under lock (park_send) */
 } mpi_transport_t;
 
 static_assert(offsetof(mpi_transport_t, base) == 0, "transport base must come first");
@@ -464,9 +472,9 @@ static void mpi_notify_failed(utc__transport_t *tp, int end, utc_status_t rc)
 
 /* ---- sends ---- */
 
-/* A send's owner: test its MPI sends; once done, free what it holds and finish it. True
- * when it is done. */
-static bool send_test(utc_request_t *req)
+/* A send's owner: test its MPI sends; once done, free what it holds and finish it, with
+ * `done_status` (UTC_OK, or the conduit's close status). True when it is done. */
+static bool send_test(utc_request_t *req, utc_status_t done_status)
 {
     int flag = 0, err;
     if (req->mpi_bulk == MPI_REQUEST_NULL) {
@@ -483,7 +491,7 @@ static bool send_test(utc_request_t *req)
     } else if (flag) {
         if (req->owned)
             utc_buf_free((void *)req->sbuf);
-        utc__req_finish(req, UTC_OK);
+        utc__req_finish(req, done_status);
     }
     return err || flag;
 }
@@ -499,7 +507,7 @@ static utc_status_t send_start(mpi_transport_t *t, utc_request_t *req)
             return utc__mpi_error(err, "MPI_Isend");
         /* a small message usually leaves at once (MPI copies it out): finish the write
          * here rather than in a first round of its wait */
-        send_test(req);
+        send_test(req, UTC_OK);
         return UTC_OK;
     }
     uint64_t size = req->size;
@@ -577,6 +585,47 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
     return UTC_OK;
 }
 
+/* A send whose reader's task failed: its MPI sends (and its owned buffer) move to the
+ * transport's parked list, to be completed by the destroy's drain; the request is free to
+ * end. Out of memory: MPI is left to finish them on its own (an owned buffer then leaks). */
+static void park_send(mpi_transport_t *t, utc_request_t *req)
+{
+    mpi_parked_t *p = malloc(sizeof *p);
+    if (!p) {
+        if (req->mpi_req != MPI_REQUEST_NULL)
+            MPI_Request_free(&req->mpi_req);
+        if (req->mpi_bulk != MPI_REQUEST_NULL)
+            MPI_Request_free(&req->mpi_bulk);
+        return;
+    }
+    p->mpi[0] = req->mpi_req;
+    p->mpi[1] = req->mpi_bulk;
+    p->owned = req->owned ? (void *)req->sbuf : NULL;
+    req->mpi_req = req->mpi_bulk = MPI_REQUEST_NULL;
+    pthread_mutex_lock(&t->lock);
+    p->next = t->parked;
+    t->parked = p;
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* After the drain: the parked sends have completed (their readers' ranks took them). */
+static void parked_complete(mpi_transport_t *t, bool drained)
+{
+    while (t->parked) {
+        mpi_parked_t *p = t->parked;
+        t->parked = p->next;
+        if (drained) {
+            MPI_Waitall(2, p->mpi, MPI_STATUSES_IGNORE);
+            utc_buf_free(p->owned);
+        } else { /* destroyed without a shutdown: MPI finishes them on its own */
+            for (int i = 0; i < 2; i++)
+                if (p->mpi[i] != MPI_REQUEST_NULL)
+                    MPI_Request_free(&p->mpi[i]);
+        }
+        free(p);
+    }
+}
+
 /* Progress; *flowing: data is moving (a send in flight, or a read receiving its rest). */
 static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
 {
@@ -586,23 +635,16 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
     if (req->op == UTC__OP_SEND) {
         /* a send is only ever tested by its owner */
         *flowing = true;
-        if (send_test(req))
+        /* closed: MPI still holds the send until the members' drains take it (collective,
+         * under way); it ends then, with the close status */
+        if (send_test(req, closed_status(t)))
             return true;
-        utc_status_t cl = closed_status(t);
-        /* a reader's task that failed will not take it either */
-        if (!cl && atomic_load_explicit(&t->base.failed, memory_order_relaxed) &&
-            atomic_load(&t->base.fail_end) != req->dir)
-            cl = (utc_status_t)atomic_load(&t->base.fail_why);
-        if (cl) {
-            /* no reader will take it any more: let MPI finish or drop it on its own */
-            if (req->mpi_req != MPI_REQUEST_NULL)
-                MPI_Request_free(&req->mpi_req);
-            if (req->mpi_bulk != MPI_REQUEST_NULL)
-                MPI_Request_free(&req->mpi_bulk);
-            if (req->owned) /* MPI may still read it: kept (a leak, on this rare path) */
-                utc_log(UTC_LOG_DEBUG, "conduit %d: an owned buffer of a canceled write is "
-                        "left to MPI", t->base.conduit_id);
-            utc__req_finish(req, cl);
+        /* a reader's task that failed will not take it: it ends now, its MPI sends parked
+         * until the conduit's destroy drains them */
+        if (atomic_load_explicit(&t->base.failed, memory_order_relaxed) &&
+            atomic_load(&t->base.fail_end) != req->dir && !closed_status(t)) {
+            park_send(t, req);
+            utc__req_finish(req, (utc_status_t)atomic_load(&t->base.fail_why));
             return true;
         }
         return false;
@@ -809,6 +851,9 @@ static void mpi_shutdown(utc__transport_t *tp, utc_status_t status)
     }
     pthread_mutex_unlock(&t->lock);
     drain_to_marks(t);
+    pthread_mutex_lock(&t->lock);
+    parked_complete(t, true);
+    pthread_mutex_unlock(&t->lock);
 }
 
 static void mpi_destroy(utc__transport_t *tp)
@@ -830,6 +875,7 @@ static void mpi_destroy(utc__transport_t *tp)
         free(q);
     }
     cancel_posted(&t->ctl_req); /* a transport destroyed without a shutdown */
+    parked_complete(t, false);  /* none after a shutdown */
     MPI_Comm_free(&t->bulk);
     MPI_Comm_free(&t->comm);
     pthread_mutex_destroy(&t->lock);

@@ -570,6 +570,19 @@ static utc_status_t shm_start(utc__transport_t *tp, utc_request_t *req)
     return UTC_OK;
 }
 
+/* Under d's rx_lock: end every read posted on q with `status`. */
+static void end_posted(shm_dir_t *d, shm_tagq_t *q, utc_status_t status)
+{
+    while (q->phead) {
+        utc_request_t *r = q->phead;
+        q->phead = r->next;
+        r->posted = false;
+        d->nqueued--;
+        utc__req_finish(r, status); /* last touch */
+    }
+    q->ptail = NULL;
+}
+
 /* A closed direction: end every read posted on it and drop every message in it (a large
  * writer waiting for its copy is released), then end the backlogged writes. */
 static void close_sweep(shm_dir_t *d)
@@ -586,14 +599,7 @@ static void close_sweep(shm_dir_t *d)
             d->nqueued--;
         }
         q->utail = NULL;
-        while (q->phead) {
-            utc_request_t *r = q->phead;
-            q->phead = r->next;
-            r->posted = false;
-            d->nqueued--;
-            utc__req_finish(r, cl); /* last touch */
-        }
-        q->ptail = NULL;
+        end_posted(d, q, cl);
     }
     utc__msg_desc_t m;
     shm_slot_t *s;
@@ -616,16 +622,8 @@ static void shm_fail(utc__transport_t *tp, utc_status_t status)
         shm_dir_t *d = &t->dir[i];
         pthread_mutex_lock(&d->rx_lock);
         shm_tagq_t *q, *tmp;
-        HASH_ITER(hh, d->tagqs, q, tmp) {
-            while (q->phead) {
-                utc_request_t *r = q->phead;
-                q->phead = r->next;
-                r->posted = false;
-                d->nqueued--;
-                utc__req_finish(r, status); /* last touch */
-            }
-            q->ptail = NULL;
-        }
+        HASH_ITER(hh, d->tagqs, q, tmp)
+            end_posted(d, q, status);
         pthread_mutex_unlock(&d->rx_lock);
         utc__event_signal(&d->rx_event, &d->rx_sleepers);
     }

@@ -510,13 +510,16 @@ const char *utc_task_name(const utc_task_t *task)
     return task->impl->ops->name ? task->impl->ops->name : "(unnamed)";
 }
 
-void utc__task_wait_calls_left(utc_task_t *task, const void *obj)
+/* Wait until no thread of `task` has its call mark at `lo` or `hi`. */
+static void wait_marks_left(utc_task_t *task, const void *lo, const void *hi)
 {
     struct utc__task *t = task->impl;
     for (int i = 0; i < t->nlocal; i++) {
-        /* acquire: pairs with the release in utc__call_leave */
-        for (unsigned n = 0;
-             atomic_load_explicit(&t->threads[i].in_call, memory_order_acquire) == obj; n++) {
+        for (unsigned n = 0;; n++) {
+            /* acquire: pairs with the release in utc__call_leave and utc__call_started */
+            const void *m = atomic_load_explicit(&t->threads[i].in_call, memory_order_acquire);
+            if (m != lo && m != hi)
+                break;
             if (n < 1000)
                 utc__cpu_relax();
             else if (n < 2000)
@@ -525,4 +528,15 @@ void utc__task_wait_calls_left(utc_task_t *task, const void *obj)
                 usleep(100);
         }
     }
+}
+
+void utc__task_wait_calls_left(utc_task_t *task, const void *obj)
+{
+    wait_marks_left(task, obj, (const char *)obj + 1);
+}
+
+void utc__task_wait_starts_left(utc_task_t *task, const void *obj)
+{
+    const void *starting = (const char *)obj + 1;
+    wait_marks_left(task, starting, starting);
 }

@@ -121,9 +121,29 @@ static inline void utc__call_leave(utc_ctx_t *ctx)
     atomic_store_explicit(&ctx->impl->in_call, NULL, memory_order_release);
 }
 
+/* Within a call on `obj`: the thread hands an operation to a transport. While it does,
+ * its mark reads obj + 1, and the caller looks at the "destroyed" flag after
+ * utc__call_starting: the same Dekker pair as above, so a destroyer that has raised the flag
+ * can wait for the starts already past their look (utc__task_wait_starts_left) before it
+ * shuts the transport down; nothing enters a transport after its shutdown began. */
+static inline void utc__call_starting(utc_ctx_t *ctx, const void *obj)
+{
+    atomic_store_explicit(&ctx->impl->in_call, (const char *)obj + 1, memory_order_relaxed);
+    utc__fence_light();
+}
+
+static inline void utc__call_started(utc_ctx_t *ctx, const void *obj)
+{
+    /* release: the start's last use of the transport comes before */
+    atomic_store_explicit(&ctx->impl->in_call, obj, memory_order_release);
+}
+
 /* Wait (spinning, then yielding, then sleeping briefly) until no thread of `task` on this
- * rank is in a call on `obj`. */
+ * rank is in a call on `obj` (starting or not). */
 void utc__task_wait_calls_left(utc_task_t *task, const void *obj);
+
+/* The same, for the threads of `task` starting an operation on `obj`. */
+void utc__task_wait_starts_left(utc_task_t *task, const void *obj);
 
 /* Listeners above the tasks layer (the conduits): told when a run of a task fails on a
  * thread of this rank, and when a run of a task is queued on this rank. Installed once by

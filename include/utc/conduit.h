@@ -150,7 +150,9 @@ utc_conduit_transport_t utc_conduit_transport(const utc_conduit_t *conduit);
  *         rank); UTC_ERR_INVALID_ARG (negative or too large tag, NULL buf with size > 0,
  *         message too large for MPI); UTC_ERR_NO_MEMORY; UTC_ERR_MPI; UTC_ERR_CANCELED
  *         (the conduit was destroyed meanwhile); UTC_ERR_PEER_FAILED (a run of one of the
- *         conduit's tasks failed, on any rank, and no run of it was queued here since).
+ *         conduit's tasks failed, on any rank, and no run of it was queued here since;
+ *         a message then crossing to another rank may stay in MPI's hands until the
+ *         conduit is destroyed: keep `buf` until then, see doc/guide/lifetimes.md).
  */
 utc_status_t utc_conduit_write(utc_conduit_t *conduit, const void *buf, size_t size, int tag);
 
