@@ -10,6 +10,7 @@
 #include "base/errors.h"
 #include "base/mpi_wait.h"
 #include "base/wait_hook.h"
+#include "context/binding.h"
 #include "context/context_internal.h"
 #include "observe/trace.h"
 
@@ -66,22 +67,31 @@ utc_status_t utc__context_start(int *argc, char ***argv)
     MPI_Comm_rank(world, &world_rank);
     MPI_Comm_size(world, &world_size);
 
-    MPI_Comm node;
-    if (MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-        MPI_SUCCESS) {
+    MPI_Comm node = MPI_COMM_NULL;
+    if (MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS)
         MPI_Comm_rank(node, &local_rank);
-        MPI_Comm_free(&node);
-    }
+    else
+        node = MPI_COMM_NULL;
 
     if (hwloc_topology_init(&topology) != 0 || hwloc_topology_load(topology) != 0) {
         rc = utc__error(UTC_ERR_HWLOC, "utc_init: cannot load the hwloc topology");
-        goto fail_comm;
+        goto fail_node;
     }
+    /* after MPI_Init: Open MPI may bind the process there (mpirun --bind-to core) */
+    if ((rc = utc__binding_start(node)) != UTC_OK)
+        goto fail_topology;
+    if (node != MPI_COMM_NULL)
+        MPI_Comm_free(&node);
     atomic_store(&state, STATE_RUNNING);
     utc__log_set_rank(world_rank);
     return UTC_OK;
 
-fail_comm:
+fail_topology:
+    utc__binding_stop();
+    hwloc_topology_destroy(topology);
+fail_node:
+    if (node != MPI_COMM_NULL)
+        MPI_Comm_free(&node);
     MPI_Comm_free(&world);
 fail_mpi:
     if (we_initialized_mpi)
@@ -94,6 +104,7 @@ void utc__context_stop(void)
 {
     atomic_store(&state, STATE_FINALIZED);
     utc__log_set_rank(-1);
+    utc__binding_stop();
     hwloc_topology_destroy(topology);
     MPI_Comm_free(&world);
     if (we_initialized_mpi)

@@ -79,7 +79,15 @@ typedef enum utc_task_kind {
     UTC_TASK_GPU = 1  /**< each thread gets a GPU device and a CUDA stream (utc/gpu.h) */
 } utc_task_kind_t;
 
-/** How a task's threads are pinned (with hwloc). */
+/**
+ * How a task's threads are pinned (with hwloc). Every mode keeps to the CPUs the process
+ * may use, its affinity mask when utc_init ran (as Slurm, cgroups, taskset or
+ * `mpirun --bind-to` left it): objects are counted among those with an allowed CPU, a
+ * thread gets only the allowed part of one, and an explicit CPU outside the mask fails
+ * utc_task_create with UTC_ERR_INVALID_ARG. Ranks of one node whose masks overlap start
+ * at different objects. More threads than allowed cores (or PUs) share them round robin,
+ * with one warning per process.
+ */
 typedef enum utc_bind_mode {
     UTC_BIND_NONE = 0,    /**< not pinned: the OS schedules them (default) */
     UTC_BIND_PACKAGE = 1, /**< each thread to one package (socket), spread round robin */
