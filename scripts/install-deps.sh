@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh --test   also what the tests need beyond the build (test.sh):
 #                                    python3, doxygen (the API-reference test), ffmpeg (the
 #                                    video tests), groff (the man pages), netpbm,
-#                                    python3-matplotlib
+#                                    python3-matplotlib, slurm-wlm and munge (the tests
+#                                    that run jobs under a Slurm of their own)
 #
 # CUDA is not installed here: it is optional, found in /usr/local/cuda when present.
 set -euo pipefail
@@ -32,6 +33,8 @@ declare -A need_test=(
     [groff-base]=/usr/bin/groff
     [netpbm]=/usr/bin/pnmfile
     [python3-matplotlib]=/usr/lib/python3/dist-packages/matplotlib/__init__.py
+    [slurm-wlm]=/usr/sbin/slurmctld
+    [munge]=/usr/sbin/munged
 )
 case "${1:-}" in
     "") ;;
