@@ -55,8 +55,10 @@ binding_test=$build/tests/framework/test_task_binding
 for f in "$ryr" "$conduit_test" "$binding_test"; do
     [ -x "$f" ] || skip "no $f in the build"
 done
+# a job of 2 tasks of one core each; with one CPU it would wait for ever
+[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 if [ "$nodes" = 2 ]; then
-    for tool in ip unshare; do command -v "$tool" >/dev/null || skip "needs '$tool'"; done
+    for tool in ip unshare nsenter; do command -v "$tool" >/dev/null || skip "needs '$tool'"; done
 fi
 
 work=$build/slurm-cluster/run.$$

@@ -6,6 +6,10 @@
 #   own          utcrun's own options still work among them; -- ends the options
 #   errors       an mpirun option without its value is refused by utcrun; an option
 #                mpirun does not know either is refused by mpirun
+#   slurm        inside a Slurm allocation (SLURM_* variables, a stand-in srun on the
+#                PATH) it launches with srun --mpi=pmix, translates mpirun's options,
+#                refuses -np beyond the job; outside, or without pmix, mpirun
+#                (scripts/slurm-cluster.sh runs it under a real Slurm)
 set -u
 utcrun=$1 case=$2
 # the command lines checked below are utcrun's own: no extra mpirun arguments from the
@@ -132,6 +136,64 @@ errors)
     run "$utcrun" -np 1 --no-such-mpirun-option true
     [ "$rc" != 0 ] && ok "an option mpirun does not know: exit $rc" || fail "unknown option accepted"
     has "an option mpirun does not know: mpirun says so" 'unknown option "--no-such-mpirun-option"'
+    ;;
+slurm)
+    # a stand-in srun: answers --mpi=list, else prints its arguments and UTC's variables
+    mkdir -p "$tmp/bin"
+    cat >"$tmp/bin/srun" <<'EOS'
+#!/bin/sh
+if [ "$1" = --mpi=list ]; then printf 'MPI plugin types are...\n\tnone\n\t%s\n' "${FAKE_MPI_LIST:-pmix}"; exit 0; fi
+echo "srun-ran $* warn=${OMPI_MCA_btl_base_warn_component_unused:-} launcher=${UTC_LAUNCHER:-} a=${A:-}"
+EOS
+    chmod +x "$tmp/bin/srun"
+    export PATH="$tmp/bin:$PATH"
+    unset SLURM_JOB_ID SLURM_NTASKS SLURM_NPROCS SLURM_CPUS_PER_TASK SLURM_JOB_CPUS_PER_NODE \
+        SLURM_JOB_NUM_NODES SLURM_NNODES UTCRUN_LAUNCHER UTC_SRUN_ARGS
+    run "$utcrun" --dry-run -np 2 ./app
+    has "outside a job: mpirun" "mpirun -np 2 --bind-to none"
+    job=(env SLURM_JOB_ID=42 SLURM_NTASKS=2 SLURM_CPUS_PER_TASK=3)
+    run "${job[@]}" "$utcrun" --dry-run -np 2 ./app 'b c'
+    status "in a job: --dry-run" 0
+    has "in a job: srun --mpi=pmix, --cpus-per-task passed on" \
+        "srun --mpi=pmix -n 2 --cpus-per-task=3 ./app 'b c'"
+    run "${job[@]}" "$utcrun" -np 2 -x A=1 ./app
+    status "in a job: runs srun" 0
+    has "in a job: srun ran, with utcrun's variables and -x NAME=VALUE" \
+        "srun-ran --mpi=pmix -n 2 --cpus-per-task=3 ./app warn=0 launcher=utcrun a=1"
+    run "${job[@]}" "$utcrun" --dry-run -np 1 -x OMP_NUM_THREADS --mca btl self --bind-to core \
+        --oversubscribe ./app
+    has "mpirun's options translated" \
+        "OMPI_MCA_btl=self srun --mpi=pmix -n 1 --cpus-per-task=3 --cpu-bind=cores --overcommit ./app"
+    run "${job[@]}" SLURM_JOB_NUM_NODES=2 "$utcrun" --dry-run -np 2 ./app
+    has "2 nodes: the TCP transports" "OMPI_MCA_osc=ucx OMPI_MCA_btl=tcp,self OMPI_MCA_pml=ob1 srun"
+    run "${job[@]}" UTC_SRUN_ARGS="-l --exclusive" "$utcrun" --dry-run -np 2 ./app
+    has "UTC_SRUN_ARGS" "srun --mpi=pmix -n 2 --cpus-per-task=3 -l --exclusive ./app"
+    run "${job[@]}" "$utcrun" -np 3 ./app
+    status "-np 3 in a 2-task job" 2
+    has "-np 3 in a 2-task job: the message" \
+        "utcrun: -np 3 is more ranks than Slurm job 42 holds: 2 tasks (SLURM_NTASKS)"
+    run env SLURM_JOB_ID=42 SLURM_JOB_CPUS_PER_NODE="2(x2),1" SLURM_CPUS_PER_TASK=2 \
+        "$utcrun" --dry-run -np 3 ./app
+    status "-np 3 with room for 2 tasks of 2 CPUs" 2
+    has "-np 3 with room for 2: the message" "5 CPUs, room for 2 tasks of 2"
+    run env SLURM_JOB_ID=42 SLURM_JOB_CPUS_PER_NODE="2(x2),1" "$utcrun" --dry-run -np 5 ./app
+    status "-np 5 in 5 CPUs" 0
+    run "${job[@]}" "$utcrun" --dry-run -np 2 --map-by node ./app
+    status "an mpirun option with no srun meaning" 2
+    has "an mpirun option with no srun meaning: the message" "mpirun's option '--map-by' has no meaning there"
+    run "${job[@]}" "$utcrun" --dry-run -np 2 --host a,b ./app
+    status "--host in a job" 2
+    run "${job[@]}" "$utcrun" --dry-run --launcher mpirun -np 2 ./app
+    has "--launcher mpirun in a job" "mpirun -np 2 --bind-to none"
+    run "${job[@]}" UTCRUN_LAUNCHER=mpirun "$utcrun" --dry-run -np 2 ./app
+    has "UTCRUN_LAUNCHER=mpirun in a job" "mpirun -np 2 --bind-to none"
+    run "${job[@]}" FAKE_MPI_LIST=pmi2 "$utcrun" --dry-run -np 2 ./app
+    has "a Slurm without pmix: mpirun" "mpirun -np 2 --bind-to none"
+    run "$utcrun" --launcher srun -np 1 ./app
+    status "--launcher srun outside a job" 2
+    has "--launcher srun outside a job: the message" "needs a Slurm allocation"
+    run "$utcrun" --launcher=ssh -np 1 ./app
+    status "--launcher of another name" 2
     ;;
 *)
     echo "check_utcrun.sh: unknown case '$case'" >&2
