@@ -26,10 +26,27 @@
  * A full ring: the write goes to a FIFO backlog (under `tx_lock`, only on this slow path);
  * whoever frees slots (readers) or writes next flushes it in order. Blocked threads sleep
  * on an event word per direction and side (futex after a short spin).
+ *
+ * A conduit costs what it carries. Each direction starts on a small ring held in the
+ * transport itself (SMALL_SLOTS slots of SMALL_STRIDE bytes: 8 B messages, the 8 B
+ * ping-pong, never leave it), and moves to the full ring of the options (ring_slots slots
+ * of inline_max bytes, mapped on first use) when a write finds the small one full or a
+ * message too long for its slots. After SHRINK_AFTER messages that the small ring would
+ * have carried, the first time the ring is empty, it moves back and the full ring's pages
+ * go back to the system (madvise); the mapping stays until the conduit is destroyed.
+ *
+ * Moving (ring_swap, under tx_lock then rx_lock, never on the fast path): `tail` holds the
+ * position (low POS_BITS bits), a generation and a CLOSED bit. The mover sets CLOSED, so
+ * no writer claims a slot; waits for the writers that claimed one to publish it; copies
+ * the unread messages to the same positions of the other ring; installs it; and reopens
+ * `tail` with the generation bumped. A writer that loaded the old ring fails its CAS on
+ * `tail` (closed, or another generation) and looks again; the old ring's memory stays
+ * mapped, so its look is harmless. Writers that find `tail` closed take the backlog path.
  */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,22 +85,53 @@ typedef struct shm_tagq {
     UT_hash_handle hh;
 } shm_tagq_t;
 
+/* Positions live in the low POS_BITS bits of `tail`, `head` and the slots' seq, and wrap
+ * there (2^48 messages per direction); above them, `tail` holds a generation and CLOSED. */
+#define POS_BITS 48
+#define POS_MASK (((size_t)1 << POS_BITS) - 1)
+#define POS_SIGN ((size_t)1 << (POS_BITS - 1))
+#define TAIL_CLOSED ((size_t)1 << 63)
+#define TAIL_GEN_ONE ((size_t)1 << POS_BITS)
+#define TAIL_GEN_MASK (~POS_MASK & ~TAIL_CLOSED)
+
+/* The small ring every direction starts on (its bytes are part of the transport). */
+#define SMALL_SLOTS 8
+#define SMALL_STRIDE 128
+/* Messages the small ring could have carried, on the full ring, before moving back to the
+ * small one (the first time the ring is empty after that). Doubled, up to SHRINK_AFTER_MAX,
+ * each time the full ring is needed again soon after: a conduit whose traffic needs the
+ * full ring now and then does not keep paying for the move. */
+#define SHRINK_AFTER 1024
+#define SHRINK_AFTER_MAX ((size_t)1 << 24)
+
+typedef struct shm_ring {
+    unsigned char *slots;
+    size_t mask, stride;
+    size_t cap;       /* bytes a slot holds after its header */
+    size_t bytes;     /* mapped bytes (the full ring), 0 for the small one */
+} shm_ring_t;
+
 typedef struct shm_dir {
     /* writers */
-    alignas(64) atomic_size_t tail;     /* next position to claim */
+    alignas(64) atomic_size_t tail;     /* next position to claim, generation, CLOSED */
     /* its own line: every reader checks it after freeing a slot, every writer CASes tail */
     alignas(64) atomic_size_t backlog_n; /* writes waiting for a slot */
-    pthread_mutex_t tx_lock;            /* guards the backlog list */
+    pthread_mutex_t tx_lock;            /* guards the backlog list and ring moves */
     utc_request_t *bhead, *btail;
-    /* the ring (read-only after creation) */
-    alignas(64) unsigned char *slots;
-    size_t mask, stride, inline_max;
+    /* read by every operation, written only by a move */
+    alignas(64) _Atomic(shm_ring_t *) ring; /* the ring in use: &small or &full */
+    size_t inline_max;
     atomic_int closed;                  /* 0, or the status every operation now ends with */
+    shm_ring_t small, full;             /* full.slots: NULL until first needed */
     /* readers */
     alignas(64) pthread_mutex_t rx_lock; /* guards nqueued, the tag table and head's moves */
     atomic_size_t head;                  /* written under rx_lock; peeked without it */
     size_t nqueued;                      /* posted reads + queued messages, all tags */
     shm_tagq_t *tagqs;
+    size_t need_head;                    /* head when the full ring was last needed */
+    size_t shrink_after;                 /* messages after need_head before moving back */
+    size_t shrunk_head;                  /* head at the last move back, SIZE_MAX: none */
+    atomic_bool shrink_wanted;           /* set under rx_lock, seen by after_read */
     /* event words: readers sleep on rx_event (bumped by a publish when a reader sleeps,
      * and by a reader that completes someone else's read), writers on tx_event (bumped
      * when a large write is copied or a backlogged write is flushed). Spinning readers
@@ -92,6 +140,7 @@ typedef struct shm_dir {
     atomic_uint rx_sleepers;
     alignas(64) atomic_uint tx_event;
     atomic_uint tx_sleepers;
+    alignas(64) unsigned char small_slots[SMALL_SLOTS * SMALL_STRIDE];
 } shm_dir_t;
 
 typedef struct shm_transport {
@@ -108,12 +157,21 @@ static inline shm_dir_t *dir_of(utc__transport_t *tp, const utc_request_t *req)
 
 /* ---- the ring ---- */
 
-static inline shm_slot_t *slot_at(shm_dir_t *d, size_t pos)
+static inline shm_slot_t *slot_at(const shm_ring_t *r, size_t pos)
 {
-    return (shm_slot_t *)(d->slots + (pos & d->mask) * d->stride);
+    return (shm_slot_t *)(r->slots + (pos & r->mask) * r->stride);
 }
 
 static inline unsigned char *slot_data(shm_slot_t *s) { return (unsigned char *)s + SLOT_HDR; }
+
+static inline size_t pos_next(size_t pos) { return (pos + 1) & POS_MASK; }
+
+/* The ring in use, for a thread that holds rx_lock or tx_lock (moves hold both). */
+static inline shm_ring_t *ring_locked(shm_dir_t *d)
+{
+    /* relaxed: only a move changes it, under both locks */
+    return atomic_load_explicit(&d->ring, memory_order_relaxed);
+}
 
 static utc__msg_kind_t send_kind(const shm_dir_t *d, const utc_request_t *req)
 {
@@ -122,49 +180,71 @@ static utc__msg_kind_t send_kind(const shm_dir_t *d, const utc_request_t *req)
     return req->size <= d->inline_max ? UTC__MSG_INLINE : UTC__MSG_LARGE;
 }
 
-/* Lock-free: claim the next slot and publish `req`'s message in it; false if full. */
-static bool ring_push(shm_dir_t *d, utc_request_t *req)
+typedef enum {
+    PUSH_OK,
+    PUSH_FULL,  /* the ring is full */
+    PUSH_LONG,  /* an inline message longer than the ring's slots (the small ring) */
+    PUSH_MOVING /* a move is under way: take the backlog path */
+} push_t;
+
+/* Lock-free: claim the next slot and publish `req`'s message in it as `kind`. */
+static push_t ring_push(shm_dir_t *d, utc_request_t *req, utc__msg_kind_t kind)
 {
-    /* relaxed: the position only names a slot; the slot's seq orders its contents */
-    size_t pos = atomic_load_explicit(&d->tail, memory_order_relaxed);
+    /* acquire: pairs with the release that reopens tail after a move, so the ring loaded
+     * below is at least the one of this generation */
+    size_t t = atomic_load_explicit(&d->tail, memory_order_acquire);
+    shm_ring_t *r;
     shm_slot_t *s;
+    size_t pos;
     for (;;) {
-        s = slot_at(d, pos);
+        if (t & TAIL_CLOSED)
+            return PUSH_MOVING;
+        /* acquire: pairs with the move's release; a ring newer than t's generation makes
+         * the CAS below fail (the move closed tail before installing it) */
+        r = atomic_load_explicit(&d->ring, memory_order_acquire);
+        if (kind == UTC__MSG_INLINE && req->size > r->cap)
+            return PUSH_LONG;
+        pos = t & POS_MASK;
+        s = slot_at(r, pos);
         /* acquire: pairs with the reader's release in ring_release, so our writes into
          * the slot cannot overtake its reads of the previous message */
-        size_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-        intptr_t dif = (intptr_t)(seq - pos);
+        size_t dif = (atomic_load_explicit(&s->seq, memory_order_acquire) - pos) & POS_MASK;
         if (dif == 0) {
-            /* relaxed: claiming only; a failure reloads pos and retries */
-            if (atomic_compare_exchange_weak_explicit(&d->tail, &pos, pos + 1,
-                                                      memory_order_relaxed,
-                                                      memory_order_relaxed))
+            /* acquire on failure: the reloaded t is followed by a load of the ring (and
+             * C11 wants success at least as strong); free on x86 */
+            if (atomic_compare_exchange_weak_explicit(&d->tail, &t,
+                                                      (t & ~POS_MASK) | pos_next(pos),
+                                                      memory_order_acquire,
+                                                      memory_order_acquire))
                 break;
-        } else if (dif < 0) {
-            return false; /* the slot still holds the message of the previous lap */
+        } else if (dif & POS_SIGN) {
+            return PUSH_FULL; /* the slot still holds the message of the previous lap */
         } else {
-            pos = atomic_load_explicit(&d->tail, memory_order_relaxed);
+            t = atomic_load_explicit(&d->tail, memory_order_acquire);
         }
     }
     s->tag = req->tag;
-    s->d.kind = send_kind(d, req);
+    s->d.kind = kind;
     s->d.size = req->size;
     s->d.ptr = req->sbuf;
-    s->d.wreq = s->d.kind == UTC__MSG_LARGE ? req : NULL;
-    if (s->d.kind == UTC__MSG_INLINE && req->size)
+    s->d.wreq = kind == UTC__MSG_LARGE ? req : NULL;
+    if (kind == UTC__MSG_INLINE && req->size)
         memcpy(slot_data(s), req->sbuf, req->size);
     /* release: publishes the slot's contents to the reader's acquire in ring_peek */
-    atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
-    return true;
+    atomic_store_explicit(&s->seq, pos_next(pos), memory_order_release);
+    return PUSH_OK;
 }
 
-/* Whether a message is published at the head (a hint when called without rx_lock). */
+/* Whether a message is published at the head (a hint when called without rx_lock: a ring
+ * a move has just left is still mapped, and what it says is checked under the lock). */
 static bool ring_ready(shm_dir_t *d)
 {
     /* relaxed: a stale head only names a slot that is not ready (its seq moved on) */
     size_t h = atomic_load_explicit(&d->head, memory_order_relaxed);
+    /* acquire: pairs with the move's release (see ring_push) */
+    shm_ring_t *r = atomic_load_explicit(&d->ring, memory_order_acquire);
     /* acquire: pairs with the writer's release in ring_push */
-    return atomic_load_explicit(&slot_at(d, h)->seq, memory_order_acquire) == h + 1;
+    return atomic_load_explicit(&slot_at(r, h)->seq, memory_order_acquire) == pos_next(h);
 }
 
 /* Under rx_lock: the slot at head if a message is published there, else NULL. */
@@ -172,9 +252,9 @@ static shm_slot_t *ring_peek(shm_dir_t *d, utc__msg_desc_t *m)
 {
     /* relaxed: head only moves under rx_lock, which we hold */
     size_t h = atomic_load_explicit(&d->head, memory_order_relaxed);
-    shm_slot_t *s = slot_at(d, h);
+    shm_slot_t *s = slot_at(ring_locked(d), h);
     /* acquire: pairs with the writer's release in ring_push */
-    if (atomic_load_explicit(&s->seq, memory_order_acquire) != h + 1)
+    if (atomic_load_explicit(&s->seq, memory_order_acquire) != pos_next(h))
         return NULL;
     *m = s->d;
     if (m->kind == UTC__MSG_INLINE)
@@ -182,14 +262,120 @@ static shm_slot_t *ring_peek(shm_dir_t *d, utc__msg_desc_t *m)
     return s;
 }
 
-/* Under rx_lock: free the head slot for writers. */
+/* Under rx_lock: free the head slot for writers. On the full ring, count the messages the
+ * small ring could have carried, and ask for the move back after enough of them. */
 static void ring_release(shm_dir_t *d, shm_slot_t *s)
 {
     size_t h = atomic_load_explicit(&d->head, memory_order_relaxed); /* ours: under the lock */
+    shm_ring_t *r = ring_locked(d);
+    if (r != &d->small) {
+        if (s->d.kind == UTC__MSG_INLINE && s->d.size > d->small.cap)
+            d->need_head = h;
+        else if (((h - d->need_head) & POS_MASK) >= d->shrink_after &&
+                 !atomic_load_explicit(&d->shrink_wanted, memory_order_relaxed))
+            /* relaxed: a hint for after_read; the move rechecks under the locks */
+            atomic_store_explicit(&d->shrink_wanted, true, memory_order_relaxed);
+    }
     /* release: our reads of the slot come before a writer's reuse (its acquire load) */
-    atomic_store_explicit(&s->seq, h + d->mask + 1, memory_order_release);
+    atomic_store_explicit(&s->seq, (h + r->mask + 1) & POS_MASK, memory_order_release);
     /* relaxed: peekers only use it as a hint (ring_ready) */
-    atomic_store_explicit(&d->head, h + 1, memory_order_relaxed);
+    atomic_store_explicit(&d->head, pos_next(h), memory_order_relaxed);
+}
+
+/* Lay ring `r` out for positions from `h` on, every slot free. No lock: `r` is not in use
+ * (its first use is published by the release that installs it). */
+static void ring_reset(shm_ring_t *r, size_t h)
+{
+    for (size_t i = 0; i <= r->mask; i++)
+        atomic_store_explicit(&slot_at(r, h + i)->seq, (h + i) & POS_MASK,
+                              memory_order_relaxed);
+}
+
+/*
+ * Under tx_lock: move the direction to ring `to`, carrying the unread messages over (or,
+ * with `only_if_empty`, only when there are none). False if it did not move. See the
+ * opening comment for the protocol.
+ */
+static bool ring_swap(shm_dir_t *d, shm_ring_t *to, bool only_if_empty)
+{
+    pthread_mutex_lock(&d->rx_lock);
+    shm_ring_t *from = ring_locked(d);
+    /* seq_cst: from here no CAS of a writer succeeds */
+    size_t t = atomic_fetch_or(&d->tail, TAIL_CLOSED);
+    size_t end = t & POS_MASK;
+    size_t h = atomic_load_explicit(&d->head, memory_order_relaxed); /* under rx_lock */
+    size_t n = (end - h) & POS_MASK;
+    if (from == to || n > to->mask + 1 || (only_if_empty && n)) {
+        /* release: as below; the ring did not change, so the generation stays */
+        atomic_store_explicit(&d->tail, t, memory_order_release);
+        pthread_mutex_unlock(&d->rx_lock);
+        return false;
+    }
+    ring_reset(to, h);
+    for (size_t p = h; p != end; p = pos_next(p)) {
+        shm_slot_t *s = slot_at(from, p), *o = slot_at(to, p);
+        /* a writer that claimed p before the close publishes it soon (it does not block);
+         * acquire: pairs with its release in ring_push */
+        for (unsigned i = 0; atomic_load_explicit(&s->seq, memory_order_acquire) != pos_next(p);
+             i++) {
+            if (i < 128)
+                utc__cpu_relax();
+            else
+                sched_yield();
+        }
+        o->tag = s->tag;
+        o->d = s->d;
+        if (s->d.kind == UTC__MSG_INLINE && s->d.size)
+            memcpy(slot_data(o), slot_data(s), s->d.size);
+        atomic_store_explicit(&o->seq, pos_next(p), memory_order_relaxed);
+    }
+    if (to != &d->small) {
+        /* needed again soon after a move back: wait longer before the next one */
+        if (d->shrunk_head != SIZE_MAX &&
+            ((h - d->shrunk_head) & POS_MASK) < 4 * d->shrink_after &&
+            d->shrink_after < SHRINK_AFTER_MAX)
+            d->shrink_after *= 2;
+        d->need_head = h;
+    } else {
+        d->shrunk_head = h;
+    }
+    /* relaxed: only read after a look at head under rx_lock, or by after_read as a hint */
+    atomic_store_explicit(&d->shrink_wanted, false, memory_order_relaxed);
+    /* release: the slots written above are visible to whoever loads the new ring */
+    atomic_store_explicit(&d->ring, to, memory_order_release);
+    /* release: pairs with the writers' acquire loads of tail (see ring_push) */
+    atomic_store_explicit(&d->tail, ((t + TAIL_GEN_ONE) & TAIL_GEN_MASK) | end,
+                          memory_order_release);
+    pthread_mutex_unlock(&d->rx_lock);
+    return true;
+}
+
+/* Under tx_lock: move to the full ring (mapping it the first time). False if it is in
+ * use already, is no larger than the small one, or cannot be mapped. */
+static bool ring_grow(shm_dir_t *d)
+{
+    shm_ring_t *f = &d->full;
+    if (ring_locked(d) == f || !f->bytes)
+        return false;
+    if (!f->slots) {
+        void *p = mmap(NULL, f->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return false;
+        f->slots = p;
+    }
+    return ring_swap(d, f, false);
+}
+
+/* No lock held: after SHRINK_AFTER messages the small ring could have carried, move back
+ * to it once the ring is empty, and give the full ring's pages back. */
+static void ring_shrink(shm_dir_t *d)
+{
+    pthread_mutex_lock(&d->tx_lock);
+    /* relaxed: rechecked by ring_swap under both locks (it clears the flag) */
+    if (atomic_load_explicit(&d->shrink_wanted, memory_order_relaxed) &&
+        ring_swap(d, &d->small, true))
+        (void)madvise(d->full.slots, d->full.bytes, MADV_DONTNEED);
+    pthread_mutex_unlock(&d->tx_lock);
 }
 
 /* After publishing: wake sleeping readers, if any. The seq_cst fence pairs with the one
@@ -480,9 +666,20 @@ static void flush(shm_dir_t *d)
         /* read r before publishing it: a reader may complete a large write, and its owner
          * reuse the request, as soon as it is in the ring */
         utc_request_t *r = d->bhead, *next = r->next;
-        bool large = send_kind(d, r) == UTC__MSG_LARGE;
-        if (!ring_push(d, r))
+        utc__msg_kind_t kind = send_kind(d, r);
+        push_t pr = ring_push(d, r, kind);
+        /* the full ring: for a longer message, or for depth when it is deeper */
+        if ((pr == PUSH_LONG || (pr == PUSH_FULL && d->full.mask > d->small.mask)) &&
+            ring_grow(d))
+            pr = ring_push(d, r, kind);
+        if (pr == PUSH_LONG) {
+            /* no memory for the full ring: the reader copies from the writer's buffer */
+            kind = UTC__MSG_LARGE;
+            pr = ring_push(d, r, kind);
+        }
+        if (pr != PUSH_OK)
             break;
+        bool large = kind == UTC__MSG_LARGE;
         if (!(d->bhead = next))
             d->btail = NULL;
         /* seq_cst: a writer that then reads 0 finds its earlier writes in the ring */
@@ -510,6 +707,9 @@ static void after_read(shm_dir_t *d, size_t freed, bool woke)
         atomic_thread_fence(memory_order_seq_cst);
         if (atomic_load(&d->backlog_n))
             flush(d);
+        /* relaxed: a hint (see ring_release); ring_swap checks again under the locks */
+        if (atomic_load_explicit(&d->shrink_wanted, memory_order_relaxed) && !ring_ready(d))
+            ring_shrink(d);
     }
 }
 
@@ -550,9 +750,9 @@ static utc_status_t shm_start(utc__transport_t *tp, utc_request_t *req)
     }
     /* seq_cst: pairs with the decrement in flush, so a write never overtakes an earlier
      * backlogged write of the same thread */
-    bool large = send_kind(d, req) == UTC__MSG_LARGE; /* before a reader can see req */
-    if (atomic_load(&d->backlog_n) == 0 && ring_push(d, req)) {
-        if (!large)
+    utc__msg_kind_t kind = send_kind(d, req); /* before a reader can see req */
+    if (atomic_load(&d->backlog_n) == 0 && ring_push(d, req, kind) == PUSH_OK) {
+        if (kind != UTC__MSG_LARGE)
             utc__req_finish(req, UTC_OK);
         wake_readers(d);
         return UTC_OK;
@@ -780,7 +980,8 @@ static void shm_destroy(utc__transport_t *tp)
             next = r->next;
             utc__req_finish(r, UTC_ERR_CANCELED);
         }
-        free(d->slots);
+        if (d->full.slots)
+            munmap(d->full.slots, d->full.bytes);
         pthread_mutex_destroy(&d->tx_lock);
         pthread_mutex_destroy(&d->rx_lock);
     }
@@ -811,18 +1012,27 @@ utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options
     t->base.conduit_id = conduit_id;
     t->base.kind = UTC_CONDUIT_INPROC;
     size_t nslots = opts->ring_slots;
-    int i;
-    for (i = 0; i < 2; i++) {
+    size_t stride = (SLOT_HDR + opts->inline_max + 63) & ~(size_t)63;
+    for (int i = 0; i < 2; i++) {
         shm_dir_t *d = &t->dir[i];
         d->inline_max = opts->inline_max;
-        d->stride = (SLOT_HDR + d->inline_max + 63) & ~(size_t)63;
-        d->mask = nslots - 1;
-        if (!(d->slots = aligned_alloc(64, d->stride * nslots)))
-            goto fail;
-        for (size_t k = 0; k < nslots; k++)
-            atomic_init(&slot_at(d, k)->seq, k);
+        d->small.slots = d->small_slots;
+        d->small.mask = (nslots < SMALL_SLOTS ? nslots : SMALL_SLOTS) - 1;
+        d->small.stride = stride < SMALL_STRIDE ? stride : SMALL_STRIDE;
+        d->small.cap = d->small.stride - SLOT_HDR;
+        /* the full ring is mapped when first needed; none when the small one is as large */
+        d->full.mask = nslots - 1;
+        d->full.stride = stride;
+        d->full.cap = stride - SLOT_HDR;
+        if (nslots > d->small.mask + 1 || stride > d->small.stride)
+            d->full.bytes = (nslots * stride + 4095) & ~(size_t)4095;
+        ring_reset(&d->small, 0);
+        atomic_init(&d->ring, &d->small);
         atomic_init(&d->tail, 0);
         atomic_init(&d->head, 0);
+        d->shrink_after = SHRINK_AFTER;
+        d->shrunk_head = SIZE_MAX; /* never moved back yet */
+        atomic_init(&d->shrink_wanted, false);
         atomic_init(&d->backlog_n, 0);
         atomic_init(&d->rx_event, 0);
         atomic_init(&d->rx_sleepers, 0);
@@ -834,14 +1044,4 @@ utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options
     }
     *out = &t->base;
     return UTC_OK;
-fail:
-    while (i-- > 0) {
-        free(t->dir[i].slots);
-        pthread_mutex_destroy(&t->dir[i].tx_lock);
-        pthread_mutex_destroy(&t->dir[i].rx_lock);
-    }
-    free(t);
-    return utc__error(UTC_ERR_NO_MEMORY,
-                      "utc_conduit_create: no memory for two rings of %zu slots of %zu bytes",
-                      nslots, opts->inline_max);
 }
