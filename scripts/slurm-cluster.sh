@@ -275,42 +275,47 @@ wait_job() {
 }
 
 passed=0 failed=0 failures=()
+# verdict NAME [WHY]: a check passed (no WHY) or failed (WHY says how)
+verdict() {
+    if [ -z "${2:-}" ]; then
+        passed=$((passed + 1))
+        printf '  %-58s passed\n' "$1"
+    else
+        failed=$((failed + 1))
+        failures+=("$1")
+        printf '  %-58s FAILED (%s)\n' "$1" "$2"
+    fi
+}
 # waited ID: wait_job, counted as a check of its own (the job ended well)
 waited() {
     local why
-    if why=$(wait_job "$1"); then
-        passed=$((passed + 1))
-        printf '  %-58s passed\n' "job $1 completed, exit 0"
-    else
-        failed=$((failed + 1))
-        failures+=("job $1: $why")
-        printf '  %-58s FAILED (%s)\n' "job $1 completed, exit 0" "$why"
-    fi
+    why=$(wait_job "$1")
+    verdict "job $1 completed, exit 0" "$why"
 }
 # check NAME FILE PATTERN...: every PATTERN (grep -E) is in FILE
 check() {
     local name=$1 file=$2 miss=""
     shift 2
     for pat in "$@"; do grep -Eq -- "$pat" "$file" 2>/dev/null || miss+=" '$pat'"; done
-    if [ -z "$miss" ]; then
-        passed=$((passed + 1))
-        printf '  %-58s passed\n' "$name"
-    else
-        failed=$((failed + 1))
-        failures+=("$name")
-        printf '  %-58s FAILED (missing%s)\n' "$name" "$miss"
-        sed 's/^/      /' "$file" 2>/dev/null | tail -40
-    fi
+    verdict "$name" "${miss:+missing$miss}"
+    [ -z "$miss" ] || sed 's/^/      /' "$file" 2>/dev/null | tail -40
+}
+
+# run_job SCRIPT NAME: submit SCRIPT (its output NAME-JOBID.out), wait for it, count that
+# as a check; sets id and out (the output's path)
+run_job() {
+    id=$(submit "$1" --export=ALL)
+    [ -n "$id" ] || fail "sbatch refused $1: $(cat "$work/sbatch.log")"
+    jobs_started+=" $id"
+    waited "$id"
+    out=$work/$2-$id.out
 }
 
 export UTCRUN=$root/scripts/utcrun RYR=$ryr
 if [ "$nodes" = 1 ]; then
     # The example, as a user submits it.
-    id=$(submit "$root/apps/examples/slurm/ryr.sbatch" --export=ALL)
-    [ -n "$id" ] || fail "sbatch refused apps/examples/slurm/ryr.sbatch: $(cat "$work/sbatch.log")"
-    jobs_started+=" $id"
-    waited "$id"
-    check "example ryr.sbatch: utcrun -> srun, ryr --verify, 2 ranks" "$work/ryr-$id.out" \
+    run_job "$root/apps/examples/slurm/ryr.sbatch" ryr
+    check "example ryr.sbatch: utcrun -> srun, ryr --verify, 2 ranks" "$out" \
         "srun --mpi=pmix -n 2 " "\(verified\)"
 
     # A job of the test's own: 2 tasks of 1 CPU.
@@ -328,11 +333,7 @@ echo "STEP binding rc=\${PIPESTATUS[0]} warnings=\$(grep -c 'more threads on thi
 "\$UTCRUN" -np 3 "$conduit_test"
 echo "STEP too-many rc=\$?"
 EOF
-    id=$(submit "$work/steps.sbatch" --export=ALL)
-    [ -n "$id" ] || fail "sbatch refused the test's job: $(cat "$work/sbatch.log")"
-    jobs_started+=" $id"
-    waited "$id"
-    out=$work/steps-$id.out
+    run_job "$work/steps.sbatch" steps
     check "conduit test at 2 ranks through utcrun in a job" "$out" \
         "STEP conduit rc=0" "Suite: conduit"
     check "ryr --verify through plain srun --mpi=pmix" "$out" "STEP srun-ryr rc=0" "\(verified\)"
@@ -356,11 +357,7 @@ echo "STEP ryr rc=\$?"
 "\$UTCRUN" -np 2 "$conduit_test"
 echo "STEP conduit rc=\$?"
 EOF
-    id=$(submit "$work/two.sbatch" --export=ALL)
-    [ -n "$id" ] || fail "sbatch refused the two-node job: $(cat "$work/sbatch.log")"
-    jobs_started+=" $id"
-    waited "$id"
-    out=$work/two-$id.out
+    run_job "$work/two.sbatch" two
     check "one job over 2 nodes: a task on each (srun, utcrun)" "$out" \
         "^HOST utcnode1$" "^HOST utcnode2$" "^UTCRUN-HOST utcnode1$" "^UTCRUN-HOST utcnode2$"
     check "utcrun -> srun with the TCP transports for 2 nodes" "$out" \
