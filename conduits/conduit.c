@@ -16,6 +16,7 @@
 #include "conduits_module.h"
 #include "observe/trace.h"
 #include "base/wait_hook.h"
+#include "base/coll_check.h"
 
 /* ---- registry of live conduits ---- */
 
@@ -216,8 +217,8 @@ static bool in_group(const utc__conduit_end_t *e, int rank)
     return false;
 }
 
-utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
-                                const utc_conduit_options_t *opts, utc_conduit_t **out)
+static utc_status_t check_create_args(utc_task_t *src, utc_task_t *dst,
+                                      const utc_conduit_options_t *o, utc_conduit_t **out)
 {
     utc_status_t rc;
     if ((rc = utc__task_check(src, "utc_conduit_create")) != UTC_OK ||
@@ -228,11 +229,43 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
     if (src == dst)
         return utc__error(UTC_ERR_INVALID_ARG,
                           "utc_conduit_create: source and destination are the same task");
+    return check_options(o);
+}
+
+/* What this rank passed, for the agreement check: the ends by their task ids (equal on
+ * every rank for the same task), the options. Bad arguments by their status alone. */
+static void describe_create(utc__coll_desc_t *d, utc_task_t *src, utc_task_t *dst,
+                            const utc_conduit_options_t *o, utc_status_t args_rc)
+{
+    *d = (utc__coll_desc_t){.call = UTC__CALL_CONDUIT_CREATE, .args_rc = args_rc,
+                            .part_name = {"ends (source and destination tasks)", "options"}};
+    if (args_rc != UTC_OK)
+        return;
+    uint64_t h = utc__digest_u64(UTC__DIGEST_INIT, (uint64_t)utc_task_id(src));
+    d->part[0] = utc__digest_u64(h, (uint64_t)utc_task_id(dst));
+    h = utc__digest_u64(UTC__DIGEST_INIT, (uint64_t)o->mode);
+    h = utc__digest_u64(h, o->inline_max);
+    d->part[1] = utc__digest_u64(h, o->ring_slots);
+}
+
+utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
+                                const utc_conduit_options_t *opts, utc_conduit_t **out)
+{
     utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
     if (opts)
         o = *opts;
-    if ((rc = check_options(&o)) != UTC_OK)
+    /* every rank compares what it passed before anything collective (base/coll_check.h):
+     * ranks that disagree all return UTC_ERR_MISMATCH; ranks that agree on bad arguments
+     * all return their error */
+    utc_status_t args_rc = check_create_args(src, dst, &o, out);
+    utc__coll_desc_t desc;
+    describe_create(&desc, src, dst, &o, args_rc);
+    utc_status_t rc = utc__coll_check(utc__world_comm(), utc__coll_world_seq(), NULL,
+                                      "utc_conduit_create", &desc);
+    if (rc != UTC_OK)
         return rc;
+    if (args_rc != UTC_OK)
+        return args_rc;
 
     int me = utc_rank(), nranks = utc_nranks();
     int *members = NULL;
@@ -554,10 +587,6 @@ static utc_status_t route_op(utc_conduit_t *c, const xfer_t *x, route_t *r)
                           x->fn, c->id, me, peer);
     if (atomic_load_explicit(&tp->failed, memory_order_relaxed))
         return peer_failed_error(c, tp, x->fn);
-    if (tp->kind == UTC_CONDUIT_MPI && x->op == UTC__OP_SEND && x->size > INT_MAX)
-        return utc__error(UTC_ERR_INVALID_ARG,
-                          "%s: a message between ranks is at most %d bytes (MPI's count); "
-                          "this one is %zu", x->fn, INT_MAX, x->size);
     r->ctx = ctx;
     r->end = end;
     r->peer = peer;
@@ -615,6 +644,11 @@ static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t 
                           "utc_conduit_read_owned)", fn, req->tag, req->received, req->size,
                           req->tag, req->received);
     case UTC_ERR_MPI:
+        if (req->mpi_err == UTC__MPI_REST_MISSING)
+            return utc__error(UTC_ERR_MPI, "%s: the writer on rank %d could not send the rest "
+                              "of a %zu-byte message (tag %d; its write failed, see its "
+                              "error): the message is lost", fn, req->peer, req->received,
+                              req->tag);
         return utc__mpi_error(req->mpi_err, fn);
     case UTC_ERR_NO_MEMORY:
         return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory for a %zu-byte message (tag %d)",

@@ -161,6 +161,48 @@ static void stash_pop(mpi_rxq_t *q)
     free(s);
 }
 
+/* MPI counts are ints. `n` bytes as a count and a type: MPI_BYTE up to INT_MAX; above, one
+ * element of a committed struct type (1 MiB blocks, then the remainder), which the caller
+ * releases with bytes_type_done once the operation is posted (MPI keeps it alive for the
+ * operation). Both ends build the same signature: n bytes. */
+#define BLOCK ((size_t)1 << 20)
+static int bytes_type(size_t n, int *count, MPI_Datatype *type)
+{
+    if (n <= INT_MAX) {
+        *count = (int)n;
+        *type = MPI_BYTE;
+        return MPI_SUCCESS;
+    }
+    MPI_Datatype block;
+    int err = MPI_Type_contiguous((int)BLOCK, MPI_BYTE, &block);
+    if (err)
+        return err;
+    int lens[2] = {(int)(n / BLOCK), (int)(n % BLOCK)};
+    MPI_Aint disp[2] = {0, (MPI_Aint)(n / BLOCK * BLOCK)};
+    MPI_Datatype types[2] = {block, MPI_BYTE};
+    err = MPI_Type_create_struct(lens[1] ? 2 : 1, lens, disp, types, type);
+    MPI_Type_free(&block);
+    if (!err && (err = MPI_Type_commit(type)))
+        MPI_Type_free(type);
+    *count = 1;
+    return err;
+}
+
+static void bytes_type_done(MPI_Datatype *type)
+{
+    if (*type != MPI_BYTE)
+        MPI_Type_free(type);
+}
+
+/* A rest that came empty: its writer could not send it (send_start) and sent nothing in
+ * its place, so that this reader does not wait for ever. */
+static bool rest_missing(const MPI_Status *status)
+{
+    int count = 0;
+    MPI_Get_count(status, MPI_BYTE, &count);
+    return count == 0;
+}
+
 /* A large message whose rest is still in MPI is lost (out of memory): receive the rest
  * into nothing, so that the writer completes and later messages flow. */
 static void drop_rest(mpi_transport_t *t, mpi_rxq_t *q, size_t size)
@@ -173,9 +215,16 @@ static void drop_rest(mpi_transport_t *t, mpi_rxq_t *q, size_t size)
 /* Receive the rest of a large message of `size` bytes (its first part already at dst). */
 static int recv_rest_now(mpi_transport_t *t, mpi_rxq_t *q, unsigned char *dst, size_t size)
 {
+    int count;
+    MPI_Datatype type;
+    MPI_Status status;
+    int err = bytes_type(size - EAGER_MAX, &count, &type);
+    if (err)
+        return err;
     /* the sender has begun this send: it completes without the reader's help */
-    return MPI_Recv(dst + EAGER_MAX, (int)(size - EAGER_MAX), MPI_BYTE, q->source, q->mpi_tag,
-                    t->bulk, MPI_STATUS_IGNORE);
+    err = MPI_Recv(dst + EAGER_MAX, count, type, q->source, q->mpi_tag, t->bulk, &status);
+    bytes_type_done(&type);
+    return !err && rest_missing(&status) ? UTC__MPI_REST_MISSING : err;
 }
 
 /* Stash the first part that read r got (mpi_count bytes in its landing area) behind the
@@ -217,8 +266,14 @@ static bool stash_push(mpi_transport_t *t, mpi_rxq_t *q, const utc_request_t *r)
 static bool post_rest(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, unsigned char *dst,
                       size_t size, utc_status_t *st)
 {
-    int err = MPI_Irecv(dst + EAGER_MAX, (int)(size - EAGER_MAX), MPI_BYTE, q->source,
-                        q->mpi_tag, t->bulk, &r->mpi_req);
+    int count;
+    MPI_Datatype type;
+    int err = bytes_type(size - EAGER_MAX, &count, &type);
+    if (!err) {
+        err = MPI_Irecv(dst + EAGER_MAX, count, type, q->source, q->mpi_tag, t->bulk,
+                        &r->mpi_req);
+        bytes_type_done(&type);
+    }
     if (err) {
         r->mpi_err = err;
         *st = UTC_ERR_MPI;
@@ -253,9 +308,11 @@ static bool take_stash(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_s
             s->first = NULL;
             s->buf = buf;
             int err = recv_rest_now(t, q, buf, n);
-            if (err) {
+            if (err) { /* the message is lost */
                 r->mpi_err = err;
                 *st = UTC_ERR_MPI;
+                utc_buf_free(buf);
+                stash_pop(q);
             }
         }
         return true;
@@ -387,12 +444,13 @@ static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
             done = arrived(t, q, r, &st);
             break;
         case RX_REST:
-            if ((err = MPI_Test(&r->mpi_req, &flag, MPI_STATUS_IGNORE))) {
+            if ((err = MPI_Test(&r->mpi_req, &flag, &status))) {
                 r->mpi_err = err;
                 st = UTC_ERR_MPI;
                 done = true;
-            } else {
-                done = flag;
+            } else if ((done = flag) && rest_missing(&status)) {
+                r->mpi_err = UTC__MPI_REST_MISSING;
+                st = UTC_ERR_MPI;
             }
             break;
         }
@@ -511,20 +569,28 @@ static utc_status_t send_start(mpi_transport_t *t, utc_request_t *req)
         return UTC_OK;
     }
     uint64_t size = req->size;
+    int count;
+    MPI_Datatype type;
+    /* everything that can fail comes before the first part: once it is out, the reader
+     * waits for the rest */
+    if ((err = bytes_type(req->size - EAGER_MAX, &count, &type)))
+        return utc__mpi_error(err, "MPI_Type_create_struct (a message over 2 GiB)");
     memcpy(req->mpi_wire, req->sbuf, EAGER_MAX);
     memcpy(req->mpi_wire + EAGER_MAX, &size, sizeof size);
-    err = MPI_Isend(req->mpi_wire, WIRE_BYTES, MPI_BYTE, dest, tag, t->comm, &req->mpi_req);
-    if (!err)
-        err = MPI_Isend((const unsigned char *)req->sbuf + EAGER_MAX,
-                        (int)(req->size - EAGER_MAX), MPI_BYTE, dest, tag, t->bulk,
-                        &req->mpi_bulk);
-    if (err) {
-        /* a first part that went out without its rest would leave the reader waiting */
-        if (req->mpi_req != MPI_REQUEST_NULL) {
-            MPI_Cancel(&req->mpi_req);
-            MPI_Wait(&req->mpi_req, MPI_STATUS_IGNORE);
-        }
+    if ((err = MPI_Isend(req->mpi_wire, WIRE_BYTES, MPI_BYTE, dest, tag, t->comm,
+                         &req->mpi_req))) {
+        bytes_type_done(&type);
         return utc__mpi_error(err, "MPI_Isend");
+    }
+    err = MPI_Isend((const unsigned char *)req->sbuf + EAGER_MAX, count, type, dest, tag,
+                    t->bulk, &req->mpi_bulk);
+    bytes_type_done(&type);
+    if (err) {
+        /* the first part is out: an empty rest tells the reader (rest_missing), which
+         * fails its read instead of waiting for ever */
+        MPI_Send(NULL, 0, MPI_BYTE, dest, tag, t->bulk);
+        MPI_Wait(&req->mpi_req, MPI_STATUS_IGNORE);
+        return utc__mpi_error(err, "MPI_Isend (the rest of a large message)");
     }
     return UTC_OK;
 }

@@ -47,6 +47,9 @@ typedef struct utc__msg_desc {
     utc_request_t *wreq;   /* LARGE: the writer's request, completed after the copy */
 } utc__msg_desc_t;
 
+/* mpi_err of a read whose large message's writer could not send its rest */
+#define UTC__MPI_REST_MISSING (-1)
+
 /* One operation. Blocking calls keep it on their stack; iwrite/iread allocate it. */
 struct utc_request {
     uint32_t magic;
@@ -64,7 +67,8 @@ struct utc_request {
     size_t received;       /* recv: the message's size (also set on UTC_ERR_TRUNCATE) */
     void *owned_buf;       /* owned recv: the buffer given to the reader */
     utc_status_t status;   /* valid once state is DONE */
-    int mpi_err;           /* MPI error code behind a UTC_ERR_MPI status */
+    int mpi_err;           /* MPI error code behind a UTC_ERR_MPI status, or
+                            * UTC__MPI_REST_MISSING */
     /* release (DONE/MATCHED) pairs with the owner's acquire load: what the completer wrote
      * into the request and the receive buffer is visible once the owner sees the state */
     atomic_uint state;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/coll_check.h"
 #include "base/errors.h"
 #include "base/sync.h"
 #include "base/wait_hook.h"
@@ -95,6 +96,36 @@ static utc_status_t check_args(const utc_task_ops_t *ops, const int *procs, int 
                           "utc_task_create: devices_len %d without a devices array",
                           opts->devices_len);
     return utc__binding_check(opts);
+}
+
+/* What this rank passed to utc_task_create, for the agreement check. Bad arguments are
+ * described by their status alone (they may not be safe to read). Function pointers are
+ * not compared: their addresses differ between processes. */
+static void describe_create(utc__coll_desc_t *d, const utc_task_ops_t *ops, const int *procs,
+                            int nthreads, const utc_task_options_t *o, utc_status_t args_rc)
+{
+    *d = (utc__coll_desc_t){.call = UTC__CALL_TASK_CREATE, .args_rc = args_rc,
+                            .part_name = {"proc list", "ops table (name, size or functions)",
+                                          "options"}};
+    if (args_rc != UTC_OK)
+        return;
+    uint64_t h = utc__digest_u64(UTC__DIGEST_INIT, (uint64_t)nthreads);
+    d->part[0] = utc__digest_bytes(h, procs, sizeof *procs * (size_t)nthreads);
+    h = utc__digest_str(UTC__DIGEST_INIT, ops->name);
+    h = utc__digest_u64(h, ops->size);
+    d->part[1] = utc__digest_u64(h, (uint64_t)(ops->init != NULL) |
+                                        (uint64_t)(ops->fini != NULL) << 1);
+    h = utc__digest_u64(UTC__DIGEST_INIT, (uint64_t)o->kind);
+    h = utc__digest_u64(h, (uint64_t)o->bind);
+    h = utc__digest_u64(h, (uint64_t)o->cpu_list_len);
+    if (o->cpu_list && o->cpu_list_len > 0)
+        h = utc__digest_bytes(h, o->cpu_list, sizeof *o->cpu_list * (size_t)o->cpu_list_len);
+    h = utc__digest_u64(h, o->window_size);
+    h = utc__digest_u64(h, (uint64_t)o->mem_kind);
+    h = utc__digest_u64(h, (uint64_t)o->devices_len);
+    if (o->devices && o->devices_len > 0)
+        h = utc__digest_bytes(h, o->devices, sizeof *o->devices * (size_t)o->devices_len);
+    d->part[2] = h;
 }
 
 static int *copy_ints(const int *src, int n)
@@ -244,9 +275,17 @@ utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nt
     static const utc_task_options_t defaults = UTC_TASK_OPTIONS_INIT;
     if (!opts)
         opts = &defaults;
-    /* argument errors are the same on every rank (same arguments): no agreement needed */
-    if ((rc = check_args(ops, procs, nthreads, opts, out)) != UTC_OK)
+    /* every rank compares what it passed before anything collective: ranks that disagree
+     * all return UTC_ERR_MISMATCH; ranks that agree on bad arguments all return their
+     * error */
+    utc_status_t args_rc = check_args(ops, procs, nthreads, opts, out);
+    utc__coll_desc_t desc;
+    describe_create(&desc, ops, procs, nthreads, opts, args_rc);
+    if ((rc = utc__coll_check(utc__world_comm(), utc__coll_world_seq(), NULL, "utc_task_create",
+                              &desc)) != UTC_OK)
         return rc;
+    if (args_rc != UTC_OK)
+        return args_rc;
 
     struct utc__task *t = calloc(1, sizeof *t);
     if (!t)

@@ -58,12 +58,14 @@ static utc_status_t gdata_make(utc__gs_task_t *gs, size_t elem_size, size_t coun
         memset(gs->base + off, 0, bytes);
     }
 
-    /* max over ranks of {failed, offset, -offset, size, -size} */
-    int64_t mine[5] = {rc != UTC_OK, (int64_t)off, -(int64_t)off, (int64_t)rounded,
-                       -(int64_t)rounded};
-    int64_t all[5];
+    /* max over ranks of {failed, offset, -offset, size, -size, element size, -element size,
+     * count, -count}: the ranks agree when each maximum is minus the next one */
+    int64_t mine[9] = {rc != UTC_OK,        (int64_t)off,       -(int64_t)off,
+                       (int64_t)rounded,    -(int64_t)rounded,  (int64_t)elem_size,
+                       -(int64_t)elem_size, (int64_t)count,     -(int64_t)count};
+    int64_t all[9];
     MPI_Request req;
-    int err = MPI_Iallreduce(mine, all, 5, MPI_INT64_T, MPI_MAX, gs->comm, &req);
+    int err = MPI_Iallreduce(mine, all, 9, MPI_INT64_T, MPI_MAX, gs->comm, &req);
     utc_status_t mpi_rc = err == MPI_SUCCESS ? utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0)
                                              : utc__mpi_error(err, "MPI_Iallreduce");
     if (rc == UTC_OK && mpi_rc != UTC_OK) {
@@ -73,8 +75,15 @@ static utc_status_t gdata_make(utc__gs_task_t *gs, size_t elem_size, size_t coun
                         "%s: another rank of task '%s' could not create the object (%zu "
                         "bytes); see its error",
                         fn, name, bytes);
+    } else if (rc == UTC_OK && (all[5] != -all[6] || all[7] != -all[8])) {
+        rc = utc__error(UTC_ERR_MISMATCH,
+                        "%s: the ranks of task '%s' disagree on the object: element size "
+                        "%lld..%lld, count %lld..%lld. Every rank must make the same collective "
+                        "calls, in the same order, with the same arguments",
+                        fn, name, (long long)-all[6], (long long)all[5], (long long)-all[8],
+                        (long long)all[7]);
     } else if (rc == UTC_OK && (all[1] != -all[2] || all[3] != -all[4])) {
-        rc = utc__error(UTC_ERR_STATE,
+        rc = utc__error(UTC_ERR_MISMATCH,
                         "%s: the ranks of task '%s' disagree on the object's place in the "
                         "window (offset %lld..%lld, size %lld..%lld): objects must be created "
                         "and destroyed in the same order with the same sizes on every rank",

@@ -100,7 +100,9 @@ typedef struct utc_conduit_options {
  * @param[out] out the conduit, set only on success
  * @return UTC_OK; UTC_ERR_NOT_INITIALIZED; UTC_ERR_INVALID_ARG (NULL argument, src == dst,
  *         bad option); UTC_ERR_INVALID_HANDLE (a task is not live); UTC_ERR_NO_MEMORY;
- *         UTC_ERR_MPI; UTC_ERR_UNSUPPORTED (MPI's tag range is too small).
+ *         UTC_ERR_MPI; UTC_ERR_UNSUPPORTED (MPI's tag range is too small);
+ *         UTC_ERR_MISMATCH on every rank when the ranks passed different ends or options,
+ *         or only some of them bad arguments, or are in different collective calls.
  */
 utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
                                 const utc_conduit_options_t *opts, utc_conduit_t **out)
@@ -143,7 +145,8 @@ utc_conduit_transport_t utc_conduit_transport(const utc_conduit_t *conduit);
  * when MPI has finished with the buffer (for a large message, when the reader receives it).
  * @param conduit the conduit; the calling thread must belong to one of its tasks
  * @param buf     the data (may be NULL when size is 0)
- * @param size    bytes to send (over MPI at most INT_MAX)
+ * @param size    bytes to send (any size memory allows; over MPI a message above 2 GiB
+ *                travels as one derived datatype)
  * @param tag     0 .. UTC_CONDUIT_TAG_MAX
  * @return UTC_OK; UTC_ERR_INVALID_HANDLE (not a live conduit); UTC_ERR_NOT_MEMBER (caller
  *         is not a thread of either task, or, in single-entry mode, not on its task's entry

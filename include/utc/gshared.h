@@ -60,8 +60,9 @@ typedef struct utc_gdata utc_gdata_t;
  * @param[out] gd    the object, set only on success
  * @return UTC_OK; UTC_ERR_INVALID_ARG (zero size, NULL gd, size overflow);
  *         UTC_ERR_NOT_MEMBER (not called from a thread of a task, or ctx not the caller's);
- *         UTC_ERR_STATE (the task was created with window_size 0, or the ranks disagree on
- *         the object's place: calls out of order); UTC_ERR_NO_MEMORY (does not fit in the
+ *         UTC_ERR_STATE (the task was created with window_size 0); UTC_ERR_MISMATCH (the
+ *         ranks passed different sizes, or disagree on the object's place: calls out of
+ *         order); UTC_ERR_NO_MEMORY (does not fit in the
  *         window; the message names the sizes); UTC_ERR_MPI.
  */
 utc_status_t utc_gdata_create(utc_ctx_t *ctx, size_t elem_size, size_t count, utc_gdata_t **gd)

@@ -138,7 +138,10 @@ typedef struct utc_task_options {
  * @param[out] out the task (rank instance), set only on success
  * @return UTC_OK; UTC_ERR_INVALID_ARG (NULL ops or run, size too small, empty proc list);
  *         UTC_ERR_OUT_OF_RANGE (a rank that does not exist); UTC_ERR_NOT_INITIALIZED;
- *         UTC_ERR_NO_DEVICE (GPU task on a rank with no device); UTC_ERR_MPI; UTC_ERR_THREAD.
+ *         UTC_ERR_NO_DEVICE (GPU task on a rank with no device); UTC_ERR_MPI; UTC_ERR_THREAD;
+ *         UTC_ERR_MISMATCH on every rank when the ranks passed different proc lists, ops
+ *         tables or options, or are in different collective calls (checked before anything
+ *         collective; the message names the ranks and what differs).
  */
 utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nthreads,
                              const utc_task_options_t *opts, utc_task_t **out)

@@ -178,7 +178,7 @@ static void body_disagree(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     (void)arg;
     utc_gdata_t *gd = NULL;
     size_t count = ctx->group_rank == 0 ? 8 : 16;
-    GS_ERROR(t, ctx, utc_gdata_create(ctx, 64, count, &gd), UTC_ERR_STATE, "disagree");
+    GS_ERROR(t, ctx, utc_gdata_create(ctx, 64, count, &gd), UTC_ERR_MISMATCH, "disagree");
     GS_OK(t, ctx, utc_gdata_create(ctx, 1, SMALL_WINDOW, &gd));
     if (gd)
         GS_OK(t, ctx, utc_gdata_destroy(ctx, gd));

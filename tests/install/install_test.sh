@@ -50,12 +50,12 @@ cmake)
         || fail "configure (find_package(UTC)) failed"
     "$CMAKE" --build "$work" -j2 || fail "build failed"
     step "run (shared library)"
-    ldd "$work/consumer" | grep -q "$prefix/.*libutc.so" \
+    ldd "$work/consumer" | grep "$prefix/.*libutc.so" > /dev/null \
         || { ldd "$work/consumer"; fail "consumer does not use the installed libutc.so"; }
     "$prefix/bin/utcrun" -np 1 "$work/consumer" | tee "$work/out.txt"
     grep -q "consumer: UTC .* ok" "$work/out.txt" || fail "consumer did not run"
     step "run (static library)"
-    if ldd "$work/consumer_static" | grep -q libutc.so; then
+    if ldd "$work/consumer_static" | grep libutc.so > /dev/null; then
         fail "consumer_static uses libutc.so"
     fi
     "$prefix/bin/utcrun" -np 2 "$work/consumer_static" | tee "$work/out2.txt"
@@ -94,11 +94,11 @@ pkgconfig)
         || fail "linking libutc.a failed"
     utcrun=$(pkg-config --variable=utcrun utc)
     [ -x "$utcrun" ] || fail "pkg-config's utcrun ($utcrun) is not executable"
-    "$work/consumer_pc" --version | grep -q "(UTC) $version" || fail "--version is not $version"
+    "$work/consumer_pc" --version | grep "(UTC) $version" > /dev/null || fail "--version is not $version"
     step "run"
     "$utcrun" -np 2 "$work/consumer_pc" | tee "$work/out.txt"
     [ "$(grep -c 'consumer: UTC .* ok' "$work/out.txt")" = 2 ] || fail "consumer_pc failed"
-    "$utcrun" -np 1 "$work/consumer_pc_static" | grep -q 'consumer: UTC .* ok' \
+    "$utcrun" -np 1 "$work/consumer_pc_static" | grep 'consumer: UTC .* ok' > /dev/null \
         || fail "consumer_pc_static failed"
     ;;
 examples)
@@ -110,8 +110,8 @@ examples)
     "$CMAKE" --build "$work" -j2 || fail "build failed"
     for ex in first_task first_conduit pipeline global_data gpu_task; do
         [ -x "$work/example_$ex" ] || fail "example_$ex not built"
-        "$work/example_$ex" --version | grep -q "(UTC)" || fail "example_$ex --version"
-        "$work/example_$ex" --help | grep -q "usage" || fail "example_$ex --help"
+        "$work/example_$ex" --version | grep "(UTC)" > /dev/null || fail "example_$ex --version"
+        "$work/example_$ex" --help | grep "usage" > /dev/null || fail "example_$ex --help"
     done
     step "run"
     "$prefix/bin/utcrun" -np 2 "$work/example_first_conduit" --count 50 \

@@ -1,0 +1,67 @@
+/*
+ * Base layer: checking that the ranks of a collective call agree.
+ *
+ * Collective calls (task, conduit and global shared data creation) must be made by every
+ * rank in the same order with the same arguments. When they are not, MPI crashes or hangs
+ * in the call's first communicator operation. So each such call first describes what this
+ * rank passed, as a few 64-bit digests (one per part: proc list, options, ...), and
+ * utc__coll_check compares them across the ranks with one small non-blocking allreduce
+ * (the maximum of each value and of its complement: equal everywhere when both agree).
+ * On a disagreement every rank gathers the descriptions, builds the same message (the
+ * call, its sequence number, which ranks differ from the lowest and in what) and returns
+ * UTC_ERR_MISMATCH, before any other collective: the runtime stays usable.
+ *
+ * UTC_CHECK=0 in the environment turns the comparison off (the sequence numbers still
+ * count); see doc/PERFORMANCE.md for its cost.
+ */
+#ifndef UTC_BASE_COLL_CHECK_H
+#define UTC_BASE_COLL_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include <utc/status.h>
+
+/* The collective calls that are checked: every one describes itself the same way, so two
+ * ranks in different calls still meet in the check and are told apart. */
+typedef enum utc__coll_call {
+    UTC__CALL_TASK_CREATE = 1,
+    UTC__CALL_CONDUIT_CREATE,
+    UTC__CALL_GDATA_CREATE,
+    UTC__CALL_COUNT
+} utc__coll_call_t;
+
+#define UTC__CHECK_PARTS 4
+
+/* What this rank passed to a collective call. */
+typedef struct utc__coll_desc {
+    utc__coll_call_t call;
+    utc_status_t args_rc; /* the call's own argument check here (its message is the last
+                           * error); when not UTC_OK the parts are not compared */
+    const char *part_name[UTC__CHECK_PARTS]; /* what each digest covers; NULL: unused */
+    uint64_t part[UTC__CHECK_PARTS];
+} utc__coll_desc_t;
+
+/* Digests (FNV-1a, 64 bits): start with UTC__DIGEST_INIT, then add values. */
+#define UTC__DIGEST_INIT 0xcbf29ce484222325ull
+uint64_t utc__digest_bytes(uint64_t h, const void *p, size_t n);
+uint64_t utc__digest_u64(uint64_t h, uint64_t v);
+uint64_t utc__digest_str(uint64_t h, const char *s); /* NULL and "" differ */
+
+/*
+ * Compare `d` across `comm` (collective over it). `seq` is the caller's count of checked
+ * calls on that communicator (the world's: utc__coll_world_seq()); it is compared too and
+ * advanced (on a mismatch, every rank moves to one past the highest, so the next call can
+ * agree again). `world_ranks` maps comm ranks to world ranks for the message (NULL: comm
+ * is the world). Returns UTC_OK, UTC_ERR_MISMATCH (the same on every rank, with the
+ * message), or UTC_ERR_MPI. Blocks, testing with back-off.
+ */
+utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_ranks,
+                             const char *fn, const utc__coll_desc_t *d);
+
+/* The sequence counter of the world's checked calls. */
+uint64_t *utc__coll_world_seq(void);
+
+#endif /* UTC_BASE_COLL_CHECK_H */
