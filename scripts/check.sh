@@ -5,7 +5,7 @@
 #
 # asan      build-asan: -DUTC_SANITIZE=address,undefined, no CUDA; the whole ctest suite
 #           but the labels matching UTC_CHECK_ASAN_EXCLUDE (default
-#           "stress|install|multihost|slurm") and the tests matching UTC_CHECK_ASAN_SKIP (default
+#           "stress|install|multihost|slurm|large") and the tests matching UTC_CHECK_ASAN_SKIP (default
 #           "^conduit_cpu_"; set both empty to run everything), with leak detection and
 #           UBSan stopping at the first finding.
 # tsan      build-tsan: -DUTC_SANITIZE=thread (clang when installed, else gcc), no CUDA,
@@ -94,9 +94,11 @@ pass_asan() {
     # runtimes on its own link line), the multi-host run (label multihost: it repeats
     # suites run here, plus the soak, over TCP, where LeakSanitizer's tracer dies on UCX's
     # threads), the Slurm runs (label slurm: suites run here, under daemons not built
-    # with the sanitizers) and conduit_cpu (see cpu_budget).
+    # with the sanitizers), the messages over 2 GiB (label large: 2.5 GiB buffers filled and
+    # checked word by word, under ASan's shadow memory and instrumentation) and
+    # conduit_cpu (see cpu_budget).
     local exclude=()
-    local labels=${UTC_CHECK_ASAN_EXCLUDE-stress|install|multihost|slurm}
+    local labels=${UTC_CHECK_ASAN_EXCLUDE-stress|install|multihost|slurm|large}
     local names=${UTC_CHECK_ASAN_SKIP-$cpu_budget}
     [ -z "$labels" ] || exclude+=(-LE "$labels")
     [ -z "$names" ] || exclude+=(-E "$names")
