@@ -146,18 +146,14 @@ else
         ip -n "$ns" link set eth0 up
     done
     printf '127.0.0.1 localhost\n10.99.0.1 utcnode1\n10.99.0.2 utcnode2\n' >"$work/hosts"
-    mkdir -p "$work/tmp1" "$work/tmp2"
-    chmod 1777 "$work/tmp1" "$work/tmp2"
-    # node_exec N CMD...: become CMD on node N: its network, host name, /etc/hosts and /tmp
-    # (Slurm's PMIx keeps per-step folders there, named alike on every node).
+    # node_exec N CMD...: become CMD on node N: its network, host name and /etc/hosts.
     # (nsenter, not `ip netns exec`, which mounts a /sys of its own, without the cgroup
     # file system that slurmd needs.)
     node_exec() {
         local n=$1
         shift
         exec nsenter --net="/run/netns/$(ns_of "$n")" unshare --uts --mount /bin/sh -c \
-            'mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/tmp$2" /tmp &&
-             hostname "utcnode$2" && shift 2 && exec "$@"' \
+            'mount --bind "$1/hosts" /etc/hosts && hostname "utcnode$2" && shift 2 && exec "$@"' \
             sh "$work" "$n" "$@"
     }
     ctl_addr=10.99.0.1 ctl_host=utcnode1
@@ -225,16 +221,24 @@ mkdir -p "$work/state"
     echo "PartitionName=utc Nodes=ALL Default=YES MaxTime=10 State=UP"
 } >"$work/slurm.conf"
 : >"$work/plugstack.conf"
-# PMIx's per-step folders: this run's own (with 2 nodes each node has its own /tmp)
-mkdir -p "$work/pmix"
-[ "$nodes" = 2 ] || echo "PMIxCliTmpDirBase=$work/pmix" >"$work/mpi.conf"
+# Slurm's PMIx makes a folder per step, named alike on every node of the step
+# (spmix_appdir_UID_JOB.STEP): each node gets a base of its own, in an mpi.conf beside a
+# copy of slurm.conf (slurmd reads mpi.conf from its slurm.conf's folder).
+node_conf() { # node_conf N: the slurm.conf node N's slurmd reads
+    if [ "$nodes" = 1 ]; then echo "$work/slurm.conf"; else echo "$work/node$1/slurm.conf"; fi
+}
+for i in $(seq 1 "$nodes"); do
+    [ "$nodes" = 1 ] || { mkdir -p "$work/node$i" && cp "$work/slurm.conf" "$work/node$i/"; }
+    mkdir -p "$work/pmix$i"
+    echo "PMIxCliTmpDirBase=$work/pmix$i" >"$(dirname "$(node_conf "$i")")/mpi.conf"
+done
 export SLURM_CONF=$work/slurm.conf
 
 # ---- the daemons (in the foreground of their own, so that $! is theirs) ----
 start_on 1 slurmctld -D -i -f "$SLURM_CONF" >>"$work/slurmctld.log" 2>&1 &
 pids+=($!)
 for i in $(seq 1 "$nodes"); do
-    start_on "$i" slurmd -D -f "$SLURM_CONF" -N "utcnode$i" >>"$work/slurmd-utcnode$i.log" 2>&1 &
+    start_on "$i" slurmd -D -f "$(node_conf "$i")" -N "utcnode$i" >>"$work/slurmd-utcnode$i.log" 2>&1 &
     pids+=($!)
 done
 
