@@ -9,7 +9,8 @@
  *
  * The runtime picks the transport when the conduit is created (see utc_conduit_transport):
  * - **in-process** when both tasks' entry threads live in the same rank: a lock-free ring
- *   per direction. Messages up to `inline_max` bytes (4 KiB by default) are copied into the
+ *   per direction, small until traffic needs more (an idle conduit holds a few KiB).
+ *   Messages up to `inline_max` bytes (4 KiB by default) are copied into the
  *   ring and the writer returns at once; larger ones are copied once, by the reader,
  *   straight from the writer's buffer, and the writer returns when that copy is done.
  *   utc_conduit_write_owned hands a buffer across in constant time, whatever its size.
@@ -77,8 +78,12 @@ typedef struct utc_conduit_options {
      * returns at once; larger ones are copied by the reader from the writer's buffer.
      * 0 .. 1 MiB; default UTC_CONDUIT_INLINE_DEFAULT. */
     size_t inline_max;
-    /** In-process: slots per direction, a power of two from 2 to 65536; default
-     * UTC_CONDUIT_SLOTS_DEFAULT. Memory per direction is about slots * inline_max. */
+    /** In-process: the most slots per direction (how far writers may run ahead of the
+     * reader before they wait), a power of two from 2 to 65536; default
+     * UTC_CONDUIT_SLOTS_DEFAULT. A direction starts on a small ring of its own (8 slots of
+     * up to 80 bytes inline, about 1 KiB) and takes the full ring, about
+     * ring_slots * inline_max bytes, only while its traffic needs it (a message over 80
+     * bytes, or more than 8 unread); after a quiet stretch it gives that memory back. */
     unsigned ring_slots;
 } utc_conduit_options_t;
 
