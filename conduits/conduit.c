@@ -14,9 +14,11 @@
 
 #include "conduit_internal.h"
 #include "conduits_module.h"
+#include "service/req_handle.h"
 #include "observe/trace.h"
 #include "base/wait_hook.h"
 #include "base/coll_check.h"
+#include "base/handle.h"
 
 /* ---- registry of live conduits ---- */
 
@@ -29,35 +31,48 @@ static atomic_uint reg_epoch;
 
 #define REG_CACHE 4
 static _Thread_local struct {
-    const utc_conduit_t *c;
+    const utc_conduit_t *h; /* a handle found current */
     unsigned epoch;
 } reg_cache[REG_CACHE];
 static _Thread_local unsigned reg_cache_next;
 
-static utc_status_t conduit_check(const utc_conduit_t *c, const char *fn)
+/* The conduit behind handle h (base/handle.h: the object's address and its generation),
+ * or the error: a handle whose conduit was destroyed, even when its memory now holds a new
+ * conduit, is refused. */
+static utc_status_t conduit_get(const utc_conduit_t *h, const char *fn, utc_conduit_t **out)
 {
     utc_status_t rc = utc__check_init(fn);
     if (rc != UTC_OK)
         return rc;
-    if (!c)
+    if (!h)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: conduit is NULL", fn);
+    utc_conduit_t *c = utc__handle_ptr(h);
     /* acquire: pairs with the release increment in utc_conduit_destroy; the epoch is read
      * before the lookup, so a destroy after it always changes what we cached */
     unsigned epoch = atomic_load_explicit(&reg_epoch, memory_order_acquire);
-    for (int i = 0; i < REG_CACHE; i++)
-        if (reg_cache[i].c == c && reg_cache[i].epoch == epoch)
+    for (int i = 0; i < REG_CACHE; i++) {
+        if (reg_cache[i].h == h && reg_cache[i].epoch == epoch) {
+            *out = c;
             return UTC_OK;
+        }
+    }
     utc_conduit_t *found;
     pthread_mutex_lock(&reg_lock);
     HASH_FIND_PTR(registry, &c, found);
+    bool current = found && found->gen == utc__handle_gen(h);
     pthread_mutex_unlock(&reg_lock);
     if (!found)
         return utc__error(UTC_ERR_INVALID_HANDLE,
                           "%s: %p is not a live conduit (destroyed, or never created)", fn,
-                          (const void *)c);
+                          (const void *)h);
+    if (!current)
+        return utc__error(UTC_ERR_INVALID_HANDLE,
+                          "%s: %p is a stale handle: its conduit was destroyed (the memory now "
+                          "holds conduit %d, created later)", fn, (const void *)h, found->id);
     unsigned slot = reg_cache_next++ % REG_CACHE;
-    reg_cache[slot].c = c;
+    reg_cache[slot].h = h;
     reg_cache[slot].epoch = epoch;
+    *out = c;
     return UTC_OK;
 }
 
@@ -103,7 +118,12 @@ static utc_conduit_t *conduit_alloc(void)
          * be on its way out of them */
         atomic_init(&c->nreq[0].n, 0);
         atomic_init(&c->nreq[1].n, 0);
+        /* an address malloc had before may come back: start each object elsewhere */
+        static uint16_t fresh_gen;
+        c->gen = fresh_gen = (uint16_t)(fresh_gen + 0x9e37);
     }
+    /* a reused object's old handles no longer match (0 where the address has no room) */
+    c->gen = utc__handle_taggable(c) ? (uint16_t)(c->gen + 1) : 0;
     memset(c, 0, offsetof(utc_conduit_t, nreq));
     c->pool_next = c->closed_prev = c->closed_next = NULL;
     c->in_closed = false;
@@ -325,7 +345,7 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
             o.mode == UTC_CONDUIT_FREE ? "free" : "single-entry",
             c->entry_transport == UTC_CONDUIT_INPROC ? "in-process" : "MPI",
             c->local ? "; rings here" : "", c->remote ? "; MPI communicator here" : "");
-    *out = c;
+    *out = utc__handle_make(c, c->gen);
     return UTC_OK;
 fail:
     free(members);
@@ -368,9 +388,10 @@ static void conduit_close(utc_conduit_t *c)
         conduit_free(c);
 }
 
-utc_status_t utc_conduit_destroy(utc_conduit_t *conduit)
+utc_status_t utc_conduit_destroy(utc_conduit_t *handle)
 {
-    utc_status_t rc = conduit_check(conduit, "utc_conduit_destroy");
+    utc_conduit_t *conduit;
+    utc_status_t rc = conduit_get(handle, "utc_conduit_destroy", &conduit);
     if (rc != UTC_OK)
         return rc;
     utc_ctx_t *ctx = utc_ctx_self();
@@ -389,7 +410,7 @@ utc_status_t utc_conduit_destroy(utc_conduit_t *conduit)
     pthread_mutex_unlock(&reg_lock);
     if (!found) /* a destroy from another thread won */
         return utc__error(UTC_ERR_INVALID_HANDLE, "utc_conduit_destroy: %p is not a live "
-                          "conduit (destroyed, or never created)", (void *)conduit);
+                          "conduit (destroyed, or never created)", (void *)handle);
     conduit_close(conduit);
     return UTC_OK;
 }
@@ -440,17 +461,19 @@ void utc__conduits_release(void)
     }
 }
 
-int utc_conduit_id(const utc_conduit_t *conduit)
+int utc_conduit_id(const utc_conduit_t *handle)
 {
-    utc_status_t rc = conduit_check(conduit, "utc_conduit_id");
-    return rc != UTC_OK ? (int)rc : conduit->id;
+    utc_conduit_t *c;
+    utc_status_t rc = conduit_get(handle, "utc_conduit_id", &c);
+    return rc != UTC_OK ? (int)rc : c->id;
 }
 
-utc_conduit_transport_t utc_conduit_transport(const utc_conduit_t *conduit)
+utc_conduit_transport_t utc_conduit_transport(const utc_conduit_t *handle)
 {
-    if (conduit_check(conduit, "utc_conduit_transport") != UTC_OK)
+    utc_conduit_t *c;
+    if (conduit_get(handle, "utc_conduit_transport", &c) != UTC_OK)
         return UTC_CONDUIT_NONE;
-    return conduit->entry_transport;
+    return c->entry_transport;
 }
 
 /* ---- operations ---- */
@@ -507,9 +530,10 @@ static utc_status_t peer_failed_error(const utc_conduit_t *c, utc__transport_t *
                       task_label(&c->end[end & 1]), c->id, rank, rc, utc_status_string(rc));
 }
 
-static utc_status_t route_op(utc_conduit_t *c, const xfer_t *x, route_t *r)
+static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r)
 {
-    utc_status_t rc = conduit_check(c, x->fn);
+    utc_conduit_t *c;
+    utc_status_t rc = conduit_get(h, x->fn, &c);
     if (rc != UTC_OK)
         return rc;
     /* after the caller's utc__call_enter (see conduit_close) */
@@ -745,13 +769,14 @@ static utc_status_t all_threads_error(const utc_conduit_t *c, const xfer_t *x, u
 
 /* A blocking operation: all local threads (thread 0 transfers) or one named thread. The
  * caller's thread is marked as in a call on c (see conduit_close). */
-static utc_status_t run_op_marked(utc_conduit_t *c, const xfer_t *x, size_t *received,
+static utc_status_t run_op_marked(utc_conduit_t *h, const xfer_t *x, size_t *received,
                                   void **obuf)
 {
     route_t r;
-    utc_status_t rc = route_op(c, x, &r);
+    utc_status_t rc = route_op(h, x, &r);
     if (rc != UTC_OK)
         return rc;
+    utc_conduit_t *c = utc__handle_ptr(h);
     if (r.skip) {
         if (received)
             *received = 0;
@@ -798,12 +823,12 @@ static utc_status_t run_op_marked(utc_conduit_t *c, const xfer_t *x, size_t *rec
     return rc;
 }
 
-static utc_status_t run_op(utc_conduit_t *c, const xfer_t *x, size_t *received, void **obuf)
+static utc_status_t run_op(utc_conduit_t *h, const xfer_t *x, size_t *received, void **obuf)
 {
     utc_ctx_t *ctx = utc_ctx_self();
-    if (ctx)
-        utc__call_enter(ctx, c);
-    utc_status_t rc = run_op_marked(c, x, received, obuf);
+    if (ctx) /* the object's address: what a destroy looks for */
+        utc__call_enter(ctx, utc__handle_ptr(h));
+    utc_status_t rc = run_op_marked(h, x, received, obuf);
     if (ctx)
         utc__call_leave(ctx);
     return rc;
@@ -932,10 +957,11 @@ static void req_release(utc_request_t *r)
 }
 
 /* Start an asynchronous operation; the caller's thread is marked as in a call on c. */
-static utc_status_t start_marked(utc_conduit_t *c, const xfer_t *x, utc_request_t **out)
+static utc_status_t start_marked(utc_conduit_t *h, const xfer_t *x, utc_request_t **out)
 {
     route_t r;
-    utc_status_t rc = route_op(c, x, &r);
+    utc_status_t rc = route_op(h, x, &r);
+    utc_conduit_t *c = utc__handle_ptr(h);
     if (rc != UTC_OK || (rc = req_ref(c, r.end, x->fn)) != UTC_OK)
         return rc;
     utc_request_t *req = req_alloc();
@@ -945,13 +971,18 @@ static utc_status_t start_marked(utc_conduit_t *c, const xfer_t *x, utc_request_
     }
     req_init(req, c, x, &r);
     req->heap = true;
-    if ((rc = transport_start(c, &r, req)) != UTC_OK) {
+    utc_request_t *rh = utc__req_handle_new(req);
+    if (!rh || (rc = transport_start(c, &r, req)) != UTC_OK) {
+        if (rh)
+            utc__req_handle_retire(rh);
+        else
+            rc = utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", x->fn);
         req->magic = 0;
         req_release(req);
         req_unref(c, r.end);
         return rc;
     }
-    *out = req;
+    *out = rh;
     return UTC_OK;
 }
 
@@ -960,8 +991,8 @@ static utc_status_t start_async(utc_conduit_t *c, const xfer_t *x, utc_request_t
     if (!out)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: req (the output) is NULL", x->fn);
     utc_ctx_t *ctx = utc_ctx_self();
-    if (ctx)
-        utc__call_enter(ctx, c);
+    if (ctx) /* the object's address: what a destroy looks for */
+        utc__call_enter(ctx, utc__handle_ptr(c));
     utc_status_t rc = start_marked(c, x, out);
     if (ctx)
         utc__call_leave(ctx);
@@ -984,41 +1015,61 @@ utc_status_t utc_conduit_iread(utc_conduit_t *conduit, void *buf, size_t capacit
     return start_async(conduit, &x, req);
 }
 
-static utc_status_t check_request(utc_request_t **req, const char *fn)
+/* Claim the request behind handle *req for this call (service/req_handle.h): *out the
+ * request, or the error. */
+static utc_status_t claim_request(utc_request_t **req, const char *fn, utc_request_t **out)
 {
     utc_status_t rc = utc__check_init(fn);
     if (rc != UTC_OK)
         return rc;
     if (!req || !*req)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: request is NULL", fn);
-    if ((*req)->magic != UTC__REQ_MAGIC || !(*req)->heap)
+    utc__claim_t why = UTC__CLAIM_OK;
+    utc_request_t *r = utc__req_handle_claim(*req, &why);
+    if (!r && why == UTC__CLAIM_STALE)
+        return utc__error(UTC_ERR_INVALID_HANDLE,
+                          "%s: %p is a stale request handle: its request has completed (it was "
+                          "waited for, or tested done) and the handle may not be used again",
+                          fn, (void *)*req);
+    if (!r && why == UTC__CLAIM_BUSY)
+        return utc__error(UTC_ERR_STATE,
+                          "%s: another thread is waiting on or testing request %p; a request "
+                          "is waited for by one thread at a time (the others get this error)",
+                          fn, (void *)*req);
+    if (!r || r->magic != UTC__REQ_MAGIC || !r->heap) {
+        if (r)
+            utc__req_handle_unclaim(*req);
         return utc__error(UTC_ERR_INVALID_ARG,
-                          "%s: %p is not a request from utc_conduit_iwrite/iread (or it has "
-                          "completed already)", fn, (void *)*req);
+                          "%s: %p is not a request from utc_conduit_iwrite/iread", fn,
+                          (void *)*req);
+    }
+    *out = r;
     return UTC_OK;
 }
 
-static utc_status_t complete_async(utc_request_t **req, const char *fn, size_t *received)
+/* The claimed request r behind *req is done: the handle goes stale, r is released. */
+static utc_status_t complete_async(utc_request_t **req, utc_request_t *r, const char *fn,
+                                   size_t *received)
 {
-    utc_request_t *r = *req;
     utc_status_t rc = req_result(fn, r, received, NULL);
     utc_conduit_t *c = r->conduit;
     int e = req_end(r);
+    utc__req_handle_retire(*req);
+    *req = NULL;
     r->magic = 0;
     req_release(r);
-    *req = NULL;
     req_unref(c, e); /* the request's count */
     return rc;
 }
 
 utc_status_t utc_request_test(utc_request_t **req, int *done, size_t *received)
 {
-    utc_status_t rc = check_request(req, "utc_request_test");
+    if (!done) /* before the claim: nothing to give back */
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_request_test: done (the output) is NULL");
+    utc_request_t *r;
+    utc_status_t rc = claim_request(req, "utc_request_test", &r);
     if (rc != UTC_OK)
         return rc;
-    if (!done)
-        return utc__error(UTC_ERR_INVALID_ARG, "utc_request_test: done (the output) is NULL");
-    utc_request_t *r = *req;
     uint64_t t0 = utc__prof_start();
     bool complete = r->tp->ops->progress(r->tp, r);
     /* the test that completes a moved message records the transfer; others a wait */
@@ -1026,38 +1077,40 @@ utc_status_t utc_request_test(utc_request_t **req, int *done, size_t *received)
                   complete ? prof_bytes(r, r->status) : 0, r->tag, r->peer);
     if (!complete) {
         *done = 0;
+        utc__req_handle_unclaim(*req);
         return UTC_OK;
     }
     *done = 1;
-    return complete_async(req, "utc_request_test", received);
+    return complete_async(req, r, "utc_request_test", received);
 }
 
 utc_status_t utc_request_wait(utc_request_t **req, size_t *received)
 {
-    utc_status_t rc = check_request(req, "utc_request_wait");
+    utc_request_t *r;
+    utc_status_t rc = claim_request(req, "utc_request_wait", &r);
     if (rc != UTC_OK)
         return rc;
-    utc_request_t *r = *req;
     uint64_t t0 = utc__prof_start();
     UTC__WAIT_CALL(UTC__WAIT_CONDUIT_REQ, r->conduit->id, r->tag, r->peer,
                  r->op == UTC__OP_SEND ? "write" : "read", r->tp->ops->wait(r->tp, r, -1));
     UTC__PROF_END(prof_event(r, r->status), t0, r->conduit->id, prof_bytes(r, r->status), r->tag,
                   r->peer);
-    return complete_async(req, "utc_request_wait", received);
+    return complete_async(req, r, "utc_request_wait", received);
 }
 
 utc_status_t utc_request_cancel(utc_request_t **req)
 {
-    utc_status_t rc = check_request(req, "utc_request_cancel");
+    utc_request_t *r;
+    utc_status_t rc = claim_request(req, "utc_request_cancel", &r);
     if (rc != UTC_OK)
         return rc;
-    utc_request_t *r = *req;
     /* a read with no message yet is withdrawn; anything else completes as it would */
     if (r->op == UTC__OP_RECV && utc__req_state(r) == UTC__REQ_PENDING &&
         r->tp->ops->cancel(r->tp, r)) {
         r->canceled_by_user = true;
         utc__req_finish(r, UTC_ERR_CANCELED);
     }
+    utc__req_handle_unclaim(*req);
     return UTC_OK;
 }
 

@@ -75,6 +75,7 @@ struct utc_conduit {
     utc_conduit_t *pool_next;
     utc_conduit_t *closed_prev, *closed_next; /* destroyed, requests still out */
     bool in_closed;
+    uint16_t gen;  /* its handle's generation (base/handle.h): new at each reuse */
 };
 
 #endif /* UTC_CONDUIT_INTERNAL_H */

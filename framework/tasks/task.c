@@ -230,6 +230,28 @@ static utc_status_t start_threads(struct utc__task *t, int *nstarted)
     return rc != UTC_OK ? rc : (utc_status_t)atomic_load(&t->start_rc);
 }
 
+/*
+ * A destroyed task's struct (the handle users hold) is not given back to malloc before
+ * utc_finalize: shrunk to the runtime's part, it keeps its address, so a stale handle can
+ * never name a task created later at the same address (it is refused with
+ * UTC_ERR_INVALID_HANDLE on every rank). A few dozen bytes per task created.
+ */
+static utc_task_t *tombs; /* linked through impl, under registry_lock */
+
+static void bury(utc_task_t *self)
+{
+    if (!self)
+        return;
+    utc_task_t *tomb = realloc(self, sizeof *tomb); /* shrinks in place */
+    if (!tomb)
+        tomb = self;
+    tomb->ops = NULL;
+    pthread_mutex_lock(&registry_lock);
+    tomb->impl = (struct utc__task *)tombs;
+    tombs = tomb;
+    pthread_mutex_unlock(&registry_lock);
+}
+
 static void free_task(struct utc__task *t)
 {
     if (t->comm != MPI_COMM_NULL)
@@ -243,7 +265,7 @@ static void free_task(struct utc__task *t)
     free(t->group_ranks);
     free((void *)t->opts.cpu_list);
     free((void *)t->opts.devices);
-    free(t->self);
+    bury(t->self);
     free(t);
 }
 
@@ -513,6 +535,14 @@ void utc__task_destroy_all(void)
         }
         destroy_locked(t);
     }
+    /* no handle is valid after finalize: the tombs go */
+    pthread_mutex_lock(&registry_lock);
+    while (tombs) {
+        utc_task_t *next = (utc_task_t *)tombs->impl;
+        free(tombs);
+        tombs = next;
+    }
+    pthread_mutex_unlock(&registry_lock);
 }
 
 /* ---- accessors ---- */

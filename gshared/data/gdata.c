@@ -2,6 +2,9 @@
  * Global shared data objects: their life (collective create and destroy, with one thread
  * per rank doing the work) and local access to this rank's part.
  */
+#include <assert.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +155,34 @@ utc_status_t utc_gdata_create(utc_ctx_t *ctx, size_t elem_size, size_t count, ut
     return rc;
 }
 
+/*
+ * A destroyed object's handle is not given back to malloc: shrunk to its magic word (now
+ * 0) and kept for the process's life (16 bytes), its address is never handed out again, so
+ * a stale handle is refused (UTC_ERR_INVALID_HANDLE) instead of naming a newer object.
+ */
+typedef struct gdata_tomb {
+    uint32_t magic; /* where utc_gdata_t has it: 0 */
+    struct gdata_tomb *next;
+} gdata_tomb_t;
+
+static_assert(offsetof(utc_gdata_t, magic) == offsetof(gdata_tomb_t, magic),
+              "a tomb keeps the handle's magic word where the handle has it");
+
+static pthread_mutex_t tomb_lock = PTHREAD_MUTEX_INITIALIZER;
+static gdata_tomb_t *tombs; /* reachable, so not a leak */
+
+static void bury(utc_gdata_t *gd)
+{
+    gd->magic = 0;
+    gdata_tomb_t *t = realloc(gd, sizeof *t); /* shrinks in place */
+    if (!t)
+        t = (gdata_tomb_t *)gd;
+    pthread_mutex_lock(&tomb_lock);
+    t->next = tombs;
+    tombs = t;
+    pthread_mutex_unlock(&tomb_lock);
+}
+
 static void gdata_release(utc__gs_task_t *gs, utc_gdata_t *gd)
 {
     for (utc_gdata_t **link = &gs->objects; *link; link = &(*link)->next) {
@@ -161,8 +192,7 @@ static void gdata_release(utc__gs_task_t *gs, utc_gdata_t *gd)
         }
     }
     utc__gs_alloc_put(&gs->alloc, gd->offset, gd->bytes, gd->spare);
-    gd->magic = 0;
-    free(gd);
+    bury(gd);
 }
 
 utc_status_t utc_gdata_destroy(utc_ctx_t *ctx, utc_gdata_t *gd)
