@@ -261,11 +261,15 @@ utc_status_t utc_conduit_iread(utc_conduit_t *conduit, void *buf, size_t capacit
  * When it is complete, frees it, sets `*req` to NULL and `*done` to 1, and returns the
  * operation's status (a read's received size goes to `*received`, also on
  * UTC_ERR_TRUNCATE). Otherwise sets `*done` to 0 and returns UTC_OK. One thread at a time
- * may test or wait on a given request.
+ * may test or wait on a given request: while one does, another gets UTC_ERR_STATE (and may
+ * try again); once it has completed, UTC_ERR_INVALID_HANDLE.
  * @param[in,out] req  the request
  * @param[out] done    1 when complete
  * @param[out] received for reads: the message's size (may be NULL)
- * @return UTC_OK; the operation's error; UTC_ERR_INVALID_ARG for a NULL or bad request.
+ * @return UTC_OK; the operation's error; UTC_ERR_INVALID_ARG for a NULL request or a pointer
+ *         that is not a request; UTC_ERR_INVALID_HANDLE for a stale handle (a copy kept
+ *         after its request completed); UTC_ERR_STATE while another thread tests or waits
+ *         on it.
  */
 utc_status_t utc_request_test(utc_request_t **req, int *done, size_t *received);
 
@@ -274,7 +278,10 @@ utc_status_t utc_request_test(utc_request_t **req, int *done, size_t *received);
  * set `*req` to NULL.
  * @param[in,out] req  the request
  * @param[out] received for reads: the message's size (may be NULL)
- * @return the operation's status; UTC_ERR_INVALID_ARG for a NULL or bad request.
+ * @return the operation's status; UTC_ERR_INVALID_ARG for a NULL request or a pointer that
+ *         is not a request; UTC_ERR_INVALID_HANDLE for a stale handle (its request completed
+ *         already); UTC_ERR_STATE while another thread tests or waits on the same request
+ *         (one of them completes it; see utc_request_test).
  */
 utc_status_t utc_request_wait(utc_request_t **req, size_t *received);
 
@@ -287,7 +294,8 @@ utc_status_t utc_request_wait(utc_request_t **req, size_t *received);
  * message, and a write, complete as they would have (a write cannot be called back once
  * it has started). One thread at a time may cancel, test or wait on a given request.
  * @param[in] req the request (not changed)
- * @return UTC_OK; UTC_ERR_INVALID_ARG for a NULL or bad request; UTC_ERR_NOT_INITIALIZED.
+ * @return UTC_OK; UTC_ERR_INVALID_ARG for a NULL or bad request; UTC_ERR_INVALID_HANDLE
+ *         (stale); UTC_ERR_STATE (another thread is on it); UTC_ERR_NOT_INITIALIZED.
  */
 utc_status_t utc_request_cancel(utc_request_t **req);
 
