@@ -46,6 +46,7 @@
 #include <assert.h>
 
 #include "utc_internal.h"
+#include "base/coll_check.h"
 #include "service/buffer.h"
 #include "service/request.h"
 #include "service/transport.h"
@@ -969,17 +970,20 @@ utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int n
     for (int i = 0; i < nmembers; i++)
         member |= members[i] == me;
     /* Open MPI's blocking collectives spin: meet first in a barrier that early ranks wait
-     * for asleep (tested with back-off) */
-    MPI_Request bar;
-    if ((err = MPI_Ibarrier(world, &bar)))
-        return utc__mpi_error(err, "utc_conduit_create: MPI_Ibarrier");
-    for (utc__poll_t p = UTC__POLL_INIT;;) {
-        int done = 0;
-        if ((err = MPI_Test(&bar, &done, MPI_STATUS_IGNORE)))
-            return utc__mpi_error(err, "utc_conduit_create: MPI_Test");
-        if (done)
-            break;
-        utc__poll_step(&p);
+     * for asleep (tested with back-off); the creation's argument check met already, when
+     * it is on (base/coll_check.h) */
+    if (!utc__coll_check_on()) {
+        MPI_Request bar;
+        if ((err = MPI_Ibarrier(world, &bar)))
+            return utc__mpi_error(err, "utc_conduit_create: MPI_Ibarrier");
+        for (utc__poll_t p = UTC__POLL_INIT;;) {
+            int done = 0;
+            if ((err = MPI_Test(&bar, &done, MPI_STATUS_IGNORE)))
+                return utc__mpi_error(err, "utc_conduit_create: MPI_Test");
+            if (done)
+                break;
+            utc__poll_step(&p);
+        }
     }
     /* collective over the world: non-members get MPI_COMM_NULL; key = world rank keeps
      * the members in ascending order */

@@ -34,6 +34,12 @@ static void read_env(void)
 
 uint64_t *utc__coll_world_seq(void) { return &world_seq; }
 
+bool utc__coll_check_on(void)
+{
+    pthread_once(&env_once, read_env);
+    return check_on;
+}
+
 uint64_t utc__digest_bytes(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;

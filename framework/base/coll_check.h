@@ -17,6 +17,7 @@
 #ifndef UTC_BASE_COLL_CHECK_H
 #define UTC_BASE_COLL_CHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,6 +61,10 @@ uint64_t utc__digest_str(uint64_t h, const char *s); /* NULL and "" differ */
  */
 utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_ranks,
                              const char *fn, const utc__coll_desc_t *d);
+
+/* Whether the comparison is on (UTC_CHECK is not 0): a checked call's ranks have then met
+ * in its allreduce already. */
+bool utc__coll_check_on(void);
 
 /* The sequence counter of the world's checked calls. */
 uint64_t *utc__coll_world_seq(void);
