@@ -20,6 +20,11 @@ static const char *const call_names[UTC__CALL_COUNT] = {
     [UTC__CALL_TASK_CREATE] = "utc_task_create",
     [UTC__CALL_CONDUIT_CREATE] = "utc_conduit_create",
     [UTC__CALL_GDATA_CREATE] = "utc_gdata_create",
+    [UTC__CALL_TASK_BCAST] = "utc_task_bcast",
+    [UTC__CALL_TASK_GATHER] = "utc_task_gather",
+    [UTC__CALL_TASK_SCATTER] = "utc_task_scatter",
+    [UTC__CALL_TASK_REDUCE] = "utc_task_reduce",
+    [UTC__CALL_TASK_ALLREDUCE] = "utc_task_allreduce",
 };
 
 static uint64_t world_seq;
@@ -101,6 +106,23 @@ static int list_differing(char *msg, size_t cap, const uint64_t *all, int n, int
     return count;
 }
 
+/* " (rank 0: 8, rank 1: 4)": the first rank's value at index `idx` and up to 3 that differ. */
+static void show_values(char *msg, size_t cap, const uint64_t *all, int n, int idx,
+                        const int *world_ranks, const utc__coll_desc_t *d, int p)
+{
+    char v[64];
+    d->show(p, all[idx], v, sizeof v);
+    add(msg, cap, " (rank %d: %s", world_ranks ? world_ranks[0] : 0, v);
+    for (int r = 1, shown = 0; r < n && shown < 3; r++) {
+        if (all[(size_t)r * K + idx] == all[idx])
+            continue;
+        shown++;
+        d->show(p, all[(size_t)r * K + idx], v, sizeof v);
+        add(msg, cap, ", rank %d: %s", world_ranks ? world_ranks[r] : r, v);
+    }
+    add(msg, cap, ")");
+}
+
 /* The message every rank builds alike from every rank's description. */
 static void describe(char *msg, size_t cap, const uint64_t *all, int n, const int *world_ranks,
                      const utc__coll_desc_t *d, const char *fn)
@@ -150,6 +172,8 @@ static void describe(char *msg, size_t cap, const uint64_t *all, int n, const in
             }
             add(msg, cap, " differ%s from rank %d in the %s", count == 1 ? "s" : "", first,
                 d->part_name[p] ? d->part_name[p] : "arguments");
+            if (d->show) /* plain values: say them (the first rank's and 3 others) */
+                show_values(msg, cap, all, n, 3 + p, world_ranks, d, p);
             said++;
         }
     }
@@ -225,7 +249,10 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
     }
     describe(msg, sizeof msg, all, n, world_ranks, d, fn);
     free(all);
-    if (d->args_rc != UTC_OK) /* this rank's own complaint, which the mismatch replaces */
-        return utc__error(UTC_ERR_MISMATCH, "%s (here: %s)", msg, utc_last_error());
+    if (d->args_rc != UTC_OK) { /* this rank's own complaint, which the mismatch replaces */
+        char own[512]; /* a copy: utc__error writes where utc_last_error points */
+        snprintf(own, sizeof own, "%s", utc_last_error());
+        return utc__error(UTC_ERR_MISMATCH, "%s (here: %s)", msg, own);
+    }
     return utc__error(UTC_ERR_MISMATCH, "%s", msg);
 }

@@ -1,8 +1,8 @@
 /*
  * Base layer: checking that the ranks of a collective call agree.
  *
- * Collective calls (task, conduit and global shared data creation) must be made by every
- * rank in the same order with the same arguments. When they are not, MPI crashes or hangs
+ * Collective calls (task, conduit and global shared data creation, the task collectives)
+ * must be made by every rank in the same order with the same arguments. When they are not, MPI crashes or hangs
  * in the call's first communicator operation. So each such call first describes what this
  * rank passed, as a few 64-bit digests (one per part: proc list, options, ...), and
  * utc__coll_check compares them across the ranks with one small non-blocking allreduce
@@ -31,6 +31,13 @@ typedef enum utc__coll_call {
     UTC__CALL_TASK_CREATE = 1,
     UTC__CALL_CONDUIT_CREATE,
     UTC__CALL_GDATA_CREATE,
+    /* the task collectives (gshared/ops/collectives.c): the plain and _by forms of a kind
+     * are one call, since either may meet the other across ranks */
+    UTC__CALL_TASK_BCAST,
+    UTC__CALL_TASK_GATHER,
+    UTC__CALL_TASK_SCATTER,
+    UTC__CALL_TASK_REDUCE,
+    UTC__CALL_TASK_ALLREDUCE,
     UTC__CALL_COUNT
 } utc__coll_call_t;
 
@@ -43,6 +50,9 @@ typedef struct utc__coll_desc {
                            * error); when not UTC_OK the parts are not compared */
     const char *part_name[UTC__CHECK_PARTS]; /* what each digest covers; NULL: unused */
     uint64_t part[UTC__CHECK_PARTS];
+    /* Optional: the parts are plain values (a count, a root), not digests, and this writes
+     * part `p`'s value `v` readably into buf; the message then shows each rank's value. */
+    void (*show)(int p, uint64_t v, char *buf, size_t cap);
 } utc__coll_desc_t;
 
 /* Digests (FNV-1a, 64 bits): start with UTC__DIGEST_INIT, then add values. */

@@ -30,6 +30,7 @@ typedef struct utc__gs_task {
     size_t size;      /* bytes of window on each rank */
     /* Only the leader of a team step touches these (see utc__gs_team_*). */
     utc__gs_alloc_t alloc;
+    uint64_t coll_seq; /* checked collectives on comm so far (ops/collectives.c) */
     struct utc_gdata *objects; /* live objects, to free with the task (data/gdata.c's) */
     /* team of the rank's threads: "one thread does it, all get the result" */
     utc__barrier_t barrier;

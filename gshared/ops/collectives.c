@@ -8,9 +8,11 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <utc/collectives.h>
 
+#include "base/coll_check.h"
 #include "base/wait_hook.h"
 #include "observe/trace.h"
 #include "core/window.h"
@@ -24,17 +26,18 @@ static const struct {
     utc__ev_t ev;           /* trace event */
     bool reducing;          /* takes an op */
     bool rooted;            /* takes a root */
+    utc__coll_call_t call;  /* in the cross-rank argument check */
 } coll_kinds[] = {
     [COLL_BCAST] = {"utc_task_bcast", "utc_task_bcast_by", "MPI_Ibcast", UTC__EV_COLL_BCAST, false,
-                    true},
+                    true, UTC__CALL_TASK_BCAST},
     [COLL_GATHER] = {"utc_task_gather", "utc_task_gather_by", "MPI_Igather", UTC__EV_COLL_GATHER,
-                     false, true},
+                     false, true, UTC__CALL_TASK_GATHER},
     [COLL_SCATTER] = {"utc_task_scatter", "utc_task_scatter_by", "MPI_Iscatter",
-                      UTC__EV_COLL_SCATTER, false, true},
+                      UTC__EV_COLL_SCATTER, false, true, UTC__CALL_TASK_SCATTER},
     [COLL_REDUCE] = {"utc_task_reduce", "utc_task_reduce_by", "MPI_Ireduce", UTC__EV_COLL_REDUCE,
-                     true, true},
+                     true, true, UTC__CALL_TASK_REDUCE},
     [COLL_ALLREDUCE] = {"utc_task_allreduce", "utc_task_allreduce_by", "MPI_Iallreduce",
-                        UTC__EV_COLL_ALLREDUCE, true, false},
+                        UTC__EV_COLL_ALLREDUCE, true, false, UTC__CALL_TASK_ALLREDUCE},
 };
 
 /* Placeholders for the arguments a kind does not take (never read). */
@@ -127,9 +130,77 @@ static utc_status_t coll_check(const utc__gs_task_t *gs, const coll_t *c)
     return UTC_OK;
 }
 
-/* The MPI part, made by one thread of the rank. */
-static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c)
+/* The compared parts of a call, as the mismatch message shows them. */
+enum { PART_COUNT, PART_TYPE, PART_OP, PART_ROOT };
+
+static void coll_show(int p, uint64_t v, char *buf, size_t cap)
 {
+    static const char *const types[] = {[UTC_TYPE_INT] = "UTC_TYPE_INT",
+                                        [UTC_TYPE_INT64] = "UTC_TYPE_INT64",
+                                        [UTC_TYPE_FLOAT] = "UTC_TYPE_FLOAT",
+                                        [UTC_TYPE_DOUBLE] = "UTC_TYPE_DOUBLE",
+                                        [UTC_TYPE_BYTE] = "UTC_TYPE_BYTE"};
+    static const char *const ops[] = {[UTC_OP_SUM] = "UTC_OP_SUM", [UTC_OP_MIN] = "UTC_OP_MIN",
+                                      [UTC_OP_MAX] = "UTC_OP_MAX"};
+    const char *name = NULL;
+    if (p == PART_TYPE && v < sizeof types / sizeof *types)
+        name = types[v];
+    else if (p == PART_OP && v < sizeof ops / sizeof *ops)
+        name = ops[v];
+    if (name)
+        snprintf(buf, cap, "%s", name);
+    else if (p == PART_COUNT)
+        snprintf(buf, cap, "%llu", (unsigned long long)v);
+    else
+        snprintf(buf, cap, "%lld", (long long)(int64_t)v);
+}
+
+/*
+ * The cross-rank argument check (base/coll_check.h), made by the thread of each rank that
+ * then makes the MPI call: what every rank can check (count, datatype, op, root) and the
+ * status of this rank's own checks (`local`) are compared in one small allreduce on the
+ * task's communicator. So a bad argument that only the root sees (a NULL buffer there) or
+ * a count that differs on one rank ends the call on every rank with UTC_ERR_MISMATCH
+ * before any data moves, and the next collective agrees again. With UTC_CHECK=0 nothing
+ * is compared: a local error is returned on its rank alone and the others may wait.
+ */
+static utc_status_t coll_agree(utc__gs_task_t *gs, const coll_t *c, utc_status_t local)
+{
+    bool reducing = coll_kinds[c->kind].reducing, rooted = coll_kinds[c->kind].rooted;
+    utc__coll_desc_t d = {.call = coll_kinds[c->kind].call,
+                          .args_rc = local,
+                          .part_name = {[PART_COUNT] = "count",
+                                        [PART_TYPE] = "datatype",
+                                        [PART_OP] = reducing ? "reduce op" : NULL,
+                                        [PART_ROOT] = rooted ? "root" : NULL},
+                          .part = {[PART_COUNT] = c->count,
+                                   [PART_TYPE] = (uint64_t)c->type,
+                                   [PART_OP] = (uint64_t)c->op,
+                                   [PART_ROOT] = (uint64_t)(int64_t)c->root},
+                          .show = coll_show};
+    char fn[160];
+    snprintf(fn, sizeof fn, "%s on task '%s'", c->fn, utc_task_name(gs->task));
+    utc_status_t rc =
+        utc__coll_check(gs->comm, &gs->coll_seq, gs->task->impl->group_ranks, fn, &d);
+    return rc != UTC_OK ? rc : local; /* every rank failed its own check alike, or none */
+}
+
+/* An MPI failure as a status naming the UTC call and the task (MPI_ERRORS_RETURN is set on
+ * the task communicator, core/window.c: no MPI error aborts the job). */
+static utc_status_t coll_mpi_failed(const utc__gs_task_t *gs, const coll_t *c, int err)
+{
+    char what[192];
+    snprintf(what, sizeof what, "%s on task '%s': %s", c->fn, utc_task_name(gs->task),
+             coll_kinds[c->kind].mpi);
+    return utc__mpi_error(err, what);
+}
+
+/* The MPI part, made by one thread of the rank, after the cross-rank check. */
+static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c, utc_status_t local)
+{
+    utc_status_t rc = coll_agree(gs, c, local);
+    if (rc != UTC_OK)
+        return rc;
     MPI_Datatype dt = coll_mpi_type(c->type, coll_kinds[c->kind].reducing);
     int n = (int)c->count;
     bool root = gs->rank == c->root;
@@ -158,9 +229,15 @@ static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c)
         break;
     }
     if (err != MPI_SUCCESS)
-        return utc__mpi_error(err, coll_kinds[c->kind].mpi);
-    return UTC__WAIT_CALL(UTC__WAIT_COLLECTIVE, gs->task->impl->id, -1, -1,
-                          gs->task->impl->ops->name, utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0));
+        return coll_mpi_failed(gs, c, err);
+    rc = UTC__WAIT_CALL(UTC__WAIT_COLLECTIVE, gs->task->impl->id, -1, -1,
+                        gs->task->impl->ops->name, utc__mpi_wait(&req, MPI_STATUS_IGNORE, -1.0));
+    if (rc != UTC_OK) { /* name the call and the task in front of the wait's message */
+        char why[256];
+        snprintf(why, sizeof why, "%s", utc_last_error());
+        return utc__error(rc, "%s on task '%s': %s", c->fn, utc_task_name(gs->task), why);
+    }
+    return UTC_OK;
 }
 
 /* The trace record's size and peer. */
@@ -179,14 +256,14 @@ static utc_status_t coll_all(utc_ctx_t *ctx, const coll_t *c)
 {
     utc__gs_task_t *gs;
     utc_status_t rc = utc__gs_ctx_state(ctx, c->fn, &gs);
-    if (rc == UTC_OK)
-        rc = coll_check(gs, c);
     if (rc != UTC_OK)
         return rc;
+    /* a bad argument still takes part: the other ranks learn of it in the check */
+    utc_status_t local = coll_check(gs, c);
     uint64_t prof_t0 = utc__prof_stamp();
     bool leader = utc__gs_team_enter(gs);
     if (leader)
-        rc = coll_run(gs, c);
+        rc = coll_run(gs, c, local);
     return UTC__PROF_LEAF_VAL(coll_kinds[c->kind].ev, prof_t0, gs->task->impl->id, coll_bytes(c),
                               -1, coll_peer(c), utc__gs_team_leave(gs, leader, rc));
 }
@@ -204,10 +281,9 @@ static utc_status_t coll_by(utc_ctx_t *ctx, int thread, const coll_t *c)
                           thread, utc_task_name(ctx->task), ctx->local_count - 1);
     if (ctx->local_id != thread)
         return UTC_OK;
-    rc = coll_check(gs, c);
-    return rc != UTC_OK ? rc
-                        : UTC__PROF_CALL(coll_kinds[c->kind].ev, gs->task->impl->id, coll_bytes(c),
-                                         -1, coll_peer(c), coll_run(gs, c));
+    utc_status_t local = coll_check(gs, c);
+    return UTC__PROF_CALL(coll_kinds[c->kind].ev, gs->task->impl->id, coll_bytes(c), -1,
+                          coll_peer(c), coll_run(gs, c, local));
 }
 
 /* The one path of all ten public calls: `by` NULL for the plain forms (every local thread
