@@ -910,6 +910,19 @@ utc_status_t utc_conduit_read_from(utc_conduit_t *conduit, int peer, void *buf, 
     return run_op(conduit, &x, received, NULL);
 }
 
+utc_status_t utc_conduit_read_from_timeout(utc_conduit_t *conduit, int peer, void *buf,
+                                           size_t capacity, int tag, size_t *received,
+                                           double timeout_s)
+{
+    if (timeout_s != timeout_s) /* NaN: neither a limit nor "for ever" */
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_read_from_timeout: the timeout is "
+                          "NaN (give seconds >= 0, or a negative value to wait for ever)");
+    xfer_t x = XFER(.fn = "utc_conduit_read_from_timeout", .op = UTC__OP_RECV, .all = true,
+                    .tag = tag, .named_peer = true, .peer = peer, .rbuf = buf, .size = capacity,
+                    .timed = timeout_s >= 0, .timeout = timeout_s);
+    return run_op(conduit, &x, received, NULL);
+}
+
 /* ---- asynchronous operations ---- */
 
 /*
@@ -1012,6 +1025,22 @@ utc_status_t utc_conduit_iread(utc_conduit_t *conduit, void *buf, size_t capacit
 {
     xfer_t x = XFER(.fn = "utc_conduit_iread", .op = UTC__OP_RECV, .tag = tag, .rbuf = buf,
                     .size = capacity);
+    return start_async(conduit, &x, req);
+}
+
+utc_status_t utc_conduit_iwrite_to(utc_conduit_t *conduit, int peer, const void *buf, size_t size,
+                                   int tag, utc_request_t **req)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_iwrite_to", .op = UTC__OP_SEND, .tag = tag,
+                    .named_peer = true, .peer = peer, .sbuf = buf, .size = size);
+    return start_async(conduit, &x, req);
+}
+
+utc_status_t utc_conduit_iread_from(utc_conduit_t *conduit, int peer, void *buf, size_t capacity,
+                                    int tag, utc_request_t **req)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_iread_from", .op = UTC__OP_RECV, .tag = tag,
+                    .named_peer = true, .peer = peer, .rbuf = buf, .size = capacity);
     return start_async(conduit, &x, req);
 }
 

@@ -299,6 +299,55 @@ utc_status_t utc_request_wait(utc_request_t **req, size_t *received);
  */
 utc_status_t utc_request_cancel(utc_request_t **req);
 
+/* ---- sets of requests (as MPI_Waitall, Waitany, Testall, Testany) ----
+ *
+ * NULL entries are skipped (MPI_REQUEST_NULL); a request may be in a set once. A request
+ * that completes is freed and its entry set to NULL, as with utc_request_wait. An entry
+ * that is refused (not a request, stale, another thread on it) counts as completed with
+ * that error and is set to NULL, so no set waits for ever. The sets block as the single
+ * calls do (sleeping after a short spin) and progress every pending request while they
+ * wait. */
+
+/**
+ * @brief Wait for every request of the set.
+ * @param count    entries in reqs (>= 0)
+ * @param reqs     the requests; each becomes NULL
+ * @param statuses per entry, its status (may be NULL; entries that were NULL untouched)
+ * @param received per entry, a read's message size (may be NULL)
+ * @return UTC_OK when every one succeeded, else the first failing entry's status (the
+ *         message names its index); UTC_ERR_INVALID_ARG (negative count, NULL array, the
+ *         same request twice).
+ */
+utc_status_t utc_request_waitall(int count, utc_request_t **reqs, utc_status_t *statuses,
+                                 size_t *received);
+
+/**
+ * @brief Wait until one request of the set completes. Successive calls start looking at
+ * successive entries, so a request that is always ready does not starve the others.
+ * @param[out] index the entry that completed, or -1 when every entry is NULL (then UTC_OK)
+ * @param[out] received a read's message size (may be NULL)
+ * @return that request's status; UTC_ERR_INVALID_ARG as utc_request_waitall.
+ */
+utc_status_t utc_request_waitany(int count, utc_request_t **reqs, int *index, size_t *received);
+
+/**
+ * @brief Test every request of the set once, completing those that are done.
+ * @param[out] done 1 when no request is left (every entry NULL)
+ * @return UTC_OK, or the first status of an entry that completed with an error.
+ */
+utc_status_t utc_request_testall(int count, utc_request_t **reqs, int *done,
+                                 utc_status_t *statuses, size_t *received);
+
+/**
+ * @brief Test the set once, completing at most one request (the search starts one entry
+ * further at each call, as utc_request_waitany).
+ * @param[out] index the entry that completed, or -1
+ * @param[out] done 1 when one completed, or when every entry is NULL
+ * @return the completed request's status, or UTC_OK.
+ */
+utc_status_t utc_request_testany(int count, utc_request_t **reqs, int *index, int *done,
+                                 size_t *received);
+
 /* ---- ownership passing ---- */
 
 /**
@@ -367,6 +416,47 @@ utc_status_t utc_conduit_write_to(utc_conduit_t *conduit, int peer, const void *
  */
 utc_status_t utc_conduit_read_from(utc_conduit_t *conduit, int peer, void *buf, size_t capacity,
                                    int tag, size_t *received);
+
+/**
+ * @brief Free mode: utc_conduit_read_from with a time limit (as utc_conduit_read_timeout).
+ * @param timeout_s seconds (>= 0); negative: no limit; NaN is refused
+ * @return as utc_conduit_read_from, plus UTC_ERR_TIMEOUT (nothing lost: a later read gets
+ *         the message) and UTC_ERR_INVALID_ARG for a NaN timeout.
+ */
+utc_status_t utc_conduit_read_from_timeout(utc_conduit_t *conduit, int peer, void *buf,
+                                           size_t capacity, int tag, size_t *received,
+                                           double timeout_s);
+
+/**
+ * @brief Free mode: start a write to world rank `peer` (as utc_conduit_iwrite: one thread
+ * calls; `buf` stays valid until the request completes).
+ * @return as utc_conduit_iwrite, plus UTC_ERR_STATE and UTC_ERR_OUT_OF_RANGE as
+ *         utc_conduit_write_to.
+ */
+utc_status_t utc_conduit_iwrite_to(utc_conduit_t *conduit, int peer, const void *buf, size_t size,
+                                   int tag, utc_request_t **req)
+    __attribute__((warn_unused_result));
+
+/**
+ * @brief Free mode: start a read of a message from world rank `peer` (as utc_conduit_iread).
+ * @return as utc_conduit_iread, plus UTC_ERR_STATE and UTC_ERR_OUT_OF_RANGE.
+ */
+utc_status_t utc_conduit_iread_from(utc_conduit_t *conduit, int peer, void *buf, size_t capacity,
+                                    int tag, utc_request_t **req)
+    __attribute__((warn_unused_result));
+
+/**
+ * @brief Free mode: write `sbuf` to rank `dest` and read a message from rank `source`, as
+ * MPI_Sendrecv: the read is started first, so two ranks exchanging with each other (the
+ * symmetric swap) never wait for each other, whatever the size. Called by one thread
+ * (like the asynchronous forms); blocks until both are done.
+ * @return UTC_OK; the write's error if it failed (the read is then canceled or completed),
+ *         else the read's (UTC_ERR_TRUNCATE with *received set); UTC_ERR_INVALID_ARG when
+ *         the buffers overlap; the errors of utc_conduit_iwrite_to / iread_from.
+ */
+utc_status_t utc_conduit_sendrecv(utc_conduit_t *conduit, int dest, const void *sbuf,
+                                  size_t ssize, int stag, int source, void *rbuf,
+                                  size_t rcapacity, int rtag, size_t *received);
 
 #ifdef __cplusplus
 }

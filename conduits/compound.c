@@ -1,0 +1,248 @@
+/*
+ * Calls built from the conduit API alone: the exchange (utc_conduit_sendrecv) and the
+ * request sets (utc_request_waitall, waitany, testall, testany). They use only the public
+ * calls of conduit.c, so every check and every lifetime rule of those applies here too.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <utc/conduit.h>
+
+#include "utc_internal.h"
+#include "service/wait.h"
+
+static utc_status_t wait_set(int count, utc_request_t **reqs, utc_status_t *statuses,
+                             size_t *received, int *first_at, char *why, size_t cap);
+
+/* ---- the exchange ---- */
+
+static bool overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    const char *pa = a, *pb = b;
+    return na > 0 && nb > 0 && pa < pb + nb && pb < pa + na;
+}
+
+utc_status_t utc_conduit_sendrecv(utc_conduit_t *conduit, int dest, const void *sbuf,
+                                  size_t ssize, int stag, int source, void *rbuf,
+                                  size_t rcapacity, int rtag, size_t *received)
+{
+    static const char fn[] = "utc_conduit_sendrecv";
+    if (overlap(sbuf, ssize, rbuf, rcapacity))
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: the send and receive buffers overlap "
+                          "(the message read may land on the one being written)", fn);
+    /* the read first: a message from `source` can land as soon as it comes, whatever the
+     * write waits for, so two ranks exchanging at once never wait for each other */
+    utc_request_t *rr = NULL, *wr = NULL;
+    utc_status_t rc = utc_conduit_iread_from(conduit, source, rbuf, rcapacity, rtag, &rr);
+    if (rc != UTC_OK)
+        return rc;
+    rc = utc_conduit_iwrite_to(conduit, dest, sbuf, ssize, stag, &wr);
+    if (rc != UTC_OK) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", utc_last_error());
+        (void)utc_request_cancel(&rr);
+        (void)utc_request_wait(&rr, NULL); /* canceled, or its message had come */
+        return utc__error(rc, "%s", why);
+    }
+    /* both progress while they wait: in-process, the read is what copies the other
+     * side's large message and so releases its write, which is all the other side may be
+     * waiting for */
+    utc_request_t *both[2] = {wr, rr};
+    utc_status_t st[2] = {UTC_OK, UTC_OK};
+    size_t got[2] = {0, 0};
+    int first_at = -1;
+    char why[256];
+    rc = wait_set(2, both, st, got, &first_at, why, sizeof why);
+    if (received)
+        *received = got[1];
+    if (rc == UTC_OK)
+        return UTC_OK;
+    /* the write's error first (a set reports its first entry's): the read's is then its
+     * consequence, if any */
+    return utc__error(rc, "%s: the %s: %s", fn, first_at == 0 ? "write" : "read", why);
+}
+
+/* ---- request sets ---- */
+
+/* Check a set: count >= 0, an array when count > 0, no handle twice (NULL entries are
+ * skipped, as MPI_REQUEST_NULL). */
+static utc_status_t check_set(int count, utc_request_t **reqs, const char *fn)
+{
+    utc_status_t rc = utc__check_init(fn);
+    if (rc != UTC_OK)
+        return rc;
+    if (count < 0)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: count is %d (negative)", fn, count);
+    if (count > 0 && !reqs)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: reqs is NULL with count %d", fn, count);
+    for (int i = 0; i < count; i++)
+        for (int j = i + 1; reqs[i] && j < count; j++)
+            if (reqs[i] == reqs[j])
+                return utc__error(UTC_ERR_INVALID_ARG,
+                                  "%s: reqs[%d] and reqs[%d] are the same request (each "
+                                  "request may be in a set once)", fn, i, j);
+    return UTC_OK;
+}
+
+/* Test reqs[i] once; true when it completed (its status in *st, its handle now NULL). A
+ * test that fails before completing (not a request, another thread on it) counts as
+ * completed with that error, and its handle is set to NULL, so no set waits for ever. */
+static bool test_one(utc_request_t **reqs, int i, utc_status_t *st, size_t *received)
+{
+    int done = 0;
+    size_t got = 0;
+    utc_status_t rc = utc_request_test(&reqs[i], &done, &got);
+    if (rc == UTC_OK && !done)
+        return false;
+    if (!done) /* refused: reqs[i] was no live request of this thread's */
+        reqs[i] = NULL;
+    *st = rc;
+    if (received)
+        *received = got;
+    return true;
+}
+
+utc_status_t utc_request_testall(int count, utc_request_t **reqs, int *done,
+                                 utc_status_t *statuses, size_t *received)
+{
+    static const char fn[] = "utc_request_testall";
+    utc_status_t rc = check_set(count, reqs, fn);
+    if (rc != UTC_OK)
+        return rc;
+    if (!done)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: done (the output) is NULL", fn);
+    utc_status_t first = UTC_OK;
+    int first_at = -1;
+    char why[256] = "";
+    *done = 1;
+    for (int i = 0; i < count; i++) {
+        if (!reqs[i])
+            continue;
+        utc_status_t st;
+        if (!test_one(reqs, i, &st, received ? &received[i] : NULL)) {
+            *done = 0;
+            continue;
+        }
+        if (statuses)
+            statuses[i] = st;
+        if (st != UTC_OK && first == UTC_OK) {
+            first = st;
+            first_at = i;
+            snprintf(why, sizeof why, "%s", utc_last_error());
+        }
+    }
+    if (first != UTC_OK)
+        return utc__error(first, "%s: request %d: %s", fn, first_at, why);
+    return UTC_OK;
+}
+
+/* Wait for every request of a checked set: every pending one is tested in turn, so all of
+ * them progress while the set waits, sleeping (with back-off) when none moved. Returns the
+ * first failing entry's status, its index in *first_at and its message in why. */
+static utc_status_t wait_set(int count, utc_request_t **reqs, utc_status_t *statuses,
+                             size_t *received, int *first_at, char *why, size_t cap)
+{
+    utc_status_t first = UTC_OK;
+    utc__poll_t p = UTC__POLL_INIT;
+    for (;;) {
+        bool pending = false, moved = false;
+        for (int i = 0; i < count; i++) {
+            if (!reqs[i])
+                continue;
+            utc_status_t st;
+            if (!test_one(reqs, i, &st, received ? &received[i] : NULL)) {
+                pending = true;
+                continue;
+            }
+            moved = true;
+            if (statuses)
+                statuses[i] = st;
+            if (st != UTC_OK && first == UTC_OK) {
+                first = st;
+                *first_at = i;
+                snprintf(why, cap, "%s", utc_last_error());
+            }
+        }
+        if (!pending)
+            return first;
+        if (moved)
+            p = (utc__poll_t)UTC__POLL_INIT;
+        else
+            utc__poll_step(&p);
+    }
+}
+
+utc_status_t utc_request_waitall(int count, utc_request_t **reqs, utc_status_t *statuses,
+                                 size_t *received)
+{
+    static const char fn[] = "utc_request_waitall";
+    utc_status_t rc = check_set(count, reqs, fn);
+    if (rc != UTC_OK)
+        return rc;
+    int first_at = -1;
+    char why[256] = "";
+    if ((rc = wait_set(count, reqs, statuses, received, &first_at, why, sizeof why)) != UTC_OK)
+        return utc__error(rc, "%s: request %d: %s", fn, first_at, why);
+    return UTC_OK;
+}
+
+/* Where a thread's next waitany/testany starts looking: one further each call, so a
+ * request that is always ready cannot starve the others. */
+static _Thread_local unsigned any_start;
+
+/* One pass over the set from a rotating start: true when a request completed (*index). */
+static bool any_pass(int count, utc_request_t **reqs, int *index, utc_status_t *st,
+                     size_t *received, bool *any_live)
+{
+    unsigned start = any_start++;
+    *any_live = false;
+    for (int k = 0; k < count; k++) {
+        int i = (int)((start + (unsigned)k) % (unsigned)count);
+        if (!reqs[i])
+            continue;
+        *any_live = true;
+        if (test_one(reqs, i, st, received)) {
+            *index = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+utc_status_t utc_request_testany(int count, utc_request_t **reqs, int *index, int *done,
+                                 size_t *received)
+{
+    static const char fn[] = "utc_request_testany";
+    utc_status_t rc = check_set(count, reqs, fn);
+    if (rc != UTC_OK)
+        return rc;
+    if (!index || !done)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: index or done (outputs) is NULL", fn);
+    bool live;
+    utc_status_t st = UTC_OK;
+    *index = -1;
+    *done = any_pass(count, reqs, index, &st, received, &live) || !live;
+    return st;
+}
+
+utc_status_t utc_request_waitany(int count, utc_request_t **reqs, int *index, size_t *received)
+{
+    static const char fn[] = "utc_request_waitany";
+    utc_status_t rc = check_set(count, reqs, fn);
+    if (rc != UTC_OK)
+        return rc;
+    if (!index)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: index (the output) is NULL", fn);
+    *index = -1;
+    utc__poll_t p = UTC__POLL_INIT;
+    for (;;) {
+        bool live;
+        utc_status_t st = UTC_OK;
+        if (any_pass(count, reqs, index, &st, received, &live))
+            return st;
+        if (!live) /* nothing to wait for: *index stays -1 */
+            return UTC_OK;
+        utc__poll_step(&p);
+    }
+}
