@@ -246,10 +246,14 @@ static utc_status_t check_create_args(utc_task_t *src, utc_task_t *dst,
         return rc;
     if (!out)
         return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_create: out is NULL");
-    if (src == dst)
+    if ((rc = check_options(o)) != UTC_OK)
+        return rc;
+    if (src == dst && o->mode != UTC_CONDUIT_FREE)
         return utc__error(UTC_ERR_INVALID_ARG,
-                          "utc_conduit_create: source and destination are the same task");
-    return check_options(o);
+                          "utc_conduit_create: source and destination are the same task; a "
+                          "conduit from a task to itself must be in free mode "
+                          "(UTC_CONDUIT_FREE: its ranks name each other with _to/_from)");
+    return UTC_OK;
 }
 
 /* What this rank passed, for the agreement check: the ends by their task ids (equal on
@@ -542,6 +546,10 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
                           "or never created)", x->fn, (void *)c);
     utc_ctx_t *ctx = utc_ctx_self();
     int end = !ctx ? -1 : ctx->task == c->end[0].task ? 0 : ctx->task == c->end[1].task ? 1 : -1;
+    /* a task's conduit to itself (free mode): it writes as the source and reads as the
+     * destination, so its ranks' messages to each other all go one way */
+    if (end == 0 && c->end[1].task == c->end[0].task)
+        end = x->op == UTC__OP_SEND ? 0 : 1;
     if (end < 0)
         return utc__error(UTC_ERR_NOT_MEMBER,
                           "%s: the calling thread is not a thread of task '%s' or '%s', the "
