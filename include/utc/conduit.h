@@ -100,10 +100,13 @@ typedef struct utc_conduit_options {
  * rings on the rank(s) that hold both ends, an MPI communicator of the conduit's own when
  * some pair of ends is on different ranks. Blocks (MPI communicator creation).
  * @param src      source task ("S-task")
- * @param dst      destination task ("D-task"), different from src
+ * @param dst      destination task ("D-task"); src itself in free mode: a task's conduit to
+ *                 itself joins its ranks point to point (write_to / read_from / sendrecv
+ *                 naming ranks of the task), next to its collectives
  * @param opts     options, or NULL for UTC_CONDUIT_OPTIONS_INIT
  * @param[out] out the conduit, set only on success
- * @return UTC_OK; UTC_ERR_NOT_INITIALIZED; UTC_ERR_INVALID_ARG (NULL argument, src == dst,
+ * @return UTC_OK; UTC_ERR_NOT_INITIALIZED; UTC_ERR_INVALID_ARG (NULL argument, src == dst
+ *         outside free mode,
  *         bad option); UTC_ERR_INVALID_HANDLE (a task is not live); UTC_ERR_NO_MEMORY;
  *         UTC_ERR_MPI; UTC_ERR_UNSUPPORTED (MPI's tag range is too small);
  *         UTC_ERR_MISMATCH on every rank when the ranks passed different ends or options,
