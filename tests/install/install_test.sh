@@ -108,7 +108,7 @@ examples)
     step "configure the installed examples ($src)"
     "$CMAKE" -S "$src" -B "$work" -DCMAKE_PREFIX_PATH="$prefix" || fail "configure failed"
     "$CMAKE" --build "$work" -j2 || fail "build failed"
-    for ex in first_task first_conduit pipeline global_data gpu_task; do
+    for ex in first_task first_conduit pipeline global_data jacobi gpu_task; do
         [ -x "$work/example_$ex" ] || fail "example_$ex not built"
         "$work/example_$ex" --version | grep "(UTC)" > /dev/null || fail "example_$ex --version"
         "$work/example_$ex" --help | grep "usage" > /dev/null || fail "example_$ex --help"
