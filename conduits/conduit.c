@@ -567,19 +567,16 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
     if (x->op == UTC__OP_RECV && !x->owned && !x->rbuf && x->size)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: buffer is NULL but capacity is %zu", x->fn,
                           x->size);
-    /* Only the thread that transfers looks at an owned buffer: when all local threads call,
-     * the others may arrive after thread 0 has handed it over (and the reader freed it);
-     * they get thread 0's status through the barrier. */
-    if (x->op == UTC__OP_SEND && x->owned && (!x->all || !ctx || ctx->local_id == 0)) {
-        size_t cap;
-        if (!utc__buf_size(x->sbuf, &cap))
-            return utc__error(UTC_ERR_INVALID_ARG,
-                              "%s: buffer %p does not come from utc_buf_alloc", x->fn, x->sbuf);
-        if (x->size > cap)
-            return utc__error(UTC_ERR_INVALID_ARG,
-                              "%s: size %zu is larger than the buffer (%zu bytes)", x->fn,
-                              x->size, cap);
-    }
+    /* no buffer has more than PTRDIFF_MAX bytes (pointer differences within one object
+     * must fit a ptrdiff_t): a larger size or capacity is a negative number cast, on either
+     * transport (an owned read's own capacity, SIZE_MAX, means "any") */
+    if (x->size > (size_t)PTRDIFF_MAX && !(x->op == UTC__OP_RECV && x->owned))
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: %s %zu bytes is larger than any buffer can "
+                          "be (PTRDIFF_MAX, %td): a negative size converted?", x->fn,
+                          x->op == UTC__OP_SEND ? "size" : "capacity", x->size, PTRDIFF_MAX);
+    if (x->timeout != x->timeout) /* NaN: neither a limit nor "for ever" */
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: the timeout is NaN (give seconds >= 0, or "
+                          "a negative value to wait for ever)", x->fn);
     if (x->by) {
         if (x->thread < 0 || x->thread >= ctx->local_count)
             return utc__error(UTC_ERR_OUT_OF_RANGE,
@@ -732,10 +729,51 @@ static utc_status_t transport_start(utc_conduit_t *c, const route_t *r, utc_requ
     return rc;
 }
 
+/*
+ * Mark the buffer of an owned write handed over, or say why it cannot be: the same
+ * statuses and messages on both transports. A buffer written twice is refused whether the
+ * first write's message still waits in-process (the buffer is marked handed over) or went
+ * to another rank (the runtime freed it, and the quarantine of service/buffer.c keeps its
+ * address from being reused for a while).
+ */
+static utc_status_t owned_hand_over(const xfer_t *x)
+{
+    size_t cap = 0;
+    switch (utc__buf_hand_over(x->sbuf, &cap)) {
+    case UTC__BUF_OK:
+        break;
+    case UTC__BUF_UNKNOWN:
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: buffer %p does not come from utc_buf_alloc",
+                          x->fn, x->sbuf);
+    case UTC__BUF_HANDED:
+    case UTC__BUF_FREED_HANDED:
+        return utc__error(UTC_ERR_INVALID_HANDLE, "%s: buffer %p was handed over already by an "
+                          "earlier utc_conduit_write_owned and is no longer the caller's (the "
+                          "reader owns, and frees, what it reads)", x->fn, x->sbuf);
+    case UTC__BUF_FREED:
+        return utc__error(UTC_ERR_INVALID_HANDLE, "%s: buffer %p was freed with utc_buf_free",
+                          x->fn, x->sbuf);
+    }
+    if (x->size > cap) {
+        utc__buf_hand_back(x->sbuf);
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: size %zu is larger than the buffer (%zu "
+                          "bytes)", x->fn, x->size, cap);
+    }
+    return UTC_OK;
+}
+
 /* Run one operation to completion on the calling thread. Blocks. */
 static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
                             size_t *received, void **obuf)
 {
+    /* only the thread that transfers looks at an owned buffer: when all local threads call,
+     * the others may arrive after thread 0 has handed it over (and the reader freed it);
+     * they get thread 0's status through the barrier */
+    if (x->owned && x->op == UTC__OP_SEND) {
+        utc_status_t brc = owned_hand_over(x);
+        if (brc != UTC_OK)
+            return brc;
+    }
     uint64_t t0 = utc__prof_start();
     utc_request_t req;
     req_init(&req, c, x, r);
@@ -752,6 +790,10 @@ static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
     }
     if (rc == UTC_OK)
         rc = req_result(x->fn, &req, received, obuf);
+    if (x->owned && x->op == UTC__OP_SEND && rc != UTC_OK)
+        utc__buf_hand_back(x->sbuf); /* still the caller's (unless the transport freed it) */
+    else if (x->owned && rc == UTC_OK && obuf && *obuf)
+        utc__buf_received(*obuf); /* in-process: the writer's very buffer, now the reader's */
     UTC__PROF_END(prof_event(&req, rc), t0, c->id, prof_bytes(&req, rc), x->tag, r->peer);
     return rc;
 }

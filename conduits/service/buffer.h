@@ -5,7 +5,26 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Header-checked buffers of utc_buf_alloc: the usable size, or false if not one. */
+/* Buffers of utc_buf_alloc that the caller owns now: the usable size, or false if not one
+ * (never one, freed, or handed over and not yet read). */
 bool utc__buf_size(const void *buf, size_t *size);
+
+/* What utc__buf_hand_over found. */
+typedef enum utc__buf_check {
+    UTC__BUF_OK,           /* the caller's: now marked handed over */
+    UTC__BUF_UNKNOWN,      /* not from utc_buf_alloc (or freed long ago) */
+    UTC__BUF_HANDED,       /* handed over already, not yet read by the other end */
+    UTC__BUF_FREED,        /* freed (in quarantine) */
+    UTC__BUF_FREED_HANDED, /* handed over, then freed by the runtime or its reader */
+} utc__buf_check_t;
+
+/* Mark buf handed over (utc_conduit_write_owned), with its size in *size, when it is the
+ * caller's; else say what it is. Thread-safe. */
+utc__buf_check_t utc__buf_hand_over(const void *buf, size_t *size);
+/* The hand-over failed: buf is the caller's again (no-op when the transport freed it). */
+void utc__buf_hand_back(const void *buf);
+/* An owned read returned buf (the very buffer the writer handed over, in-process): it is
+ * the reader's now, to free or hand over again. */
+void utc__buf_received(const void *buf);
 
 #endif /* UTC_CONDUITS_BUFFER_H */

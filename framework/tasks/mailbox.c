@@ -29,6 +29,14 @@ struct utc__mailbox {
     atomic_uint sleepers;    /* task threads asleep (or about to be) on `posted` */
     atomic_uint owner_waits; /* the owner is asleep (or about to be) on `completed` */
     atomic_int first_error;  /* first error since the last wait_all */
+    /* the task function's own value behind first_error (utc__mailbox_note_user): written
+     * by the thread that set first_error, before its mailbox_done (seq_cst), read by the
+     * owner after wait_all saw the command completed */
+    bool user_set;
+    int user_raw, user_thread;
+    /* the owner's copy, taken by wait_all (which clears user_set) */
+    bool last_user_set;
+    int last_user_raw, last_user_thread;
     slot_t slots[MAILBOX_SLOTS];
     /* per thread: commands taken (mod 2^32). A thread takes its share of a command by
      * moving its counter from the command's number to the next; the owner may take a
@@ -92,6 +100,25 @@ void utc__mailbox_take(utc__mailbox_t *mb, uint64_t seq, bool spin, utc__cmd_kin
     *arg = s->arg;
 }
 
+void utc__mailbox_note_user(utc__mailbox_t *mb, utc_status_t rc, int raw, int thread)
+{
+    int expected = 0;
+    if (rc != UTC_OK && atomic_compare_exchange_strong(&mb->first_error, &expected, (int)rc)) {
+        mb->user_set = true;
+        mb->user_raw = raw;
+        mb->user_thread = thread;
+    }
+}
+
+bool utc__mailbox_first_user(utc__mailbox_t *mb, int *raw, int *thread)
+{
+    if (!mb->last_user_set)
+        return false;
+    *raw = mb->last_user_raw;
+    *thread = mb->last_user_thread;
+    return true;
+}
+
 void utc__mailbox_done(utc__mailbox_t *mb, uint64_t seq, utc_status_t rc)
 {
     if (rc != UTC_OK) {
@@ -136,7 +163,14 @@ utc_status_t utc__mailbox_wait_all(utc__mailbox_t *mb)
     utc__spin_while_eq(&mb->completed, target - 1, 30000);
     while ((c = atomic_load(&mb->completed)) != target)
         owner_sleep(mb, c);
-    return (utc_status_t)atomic_exchange(&mb->first_error, 0);
+    /* nothing is in flight now: take the user's value behind the error for
+     * utc__mailbox_first_user, and start afresh */
+    utc_status_t rc = (utc_status_t)atomic_exchange(&mb->first_error, 0);
+    mb->last_user_set = rc != UTC_OK && mb->user_set;
+    mb->last_user_raw = mb->user_raw;
+    mb->last_user_thread = mb->user_thread;
+    mb->user_set = false;
+    return rc;
 }
 
 bool utc__mailbox_busy(utc__mailbox_t *mb)

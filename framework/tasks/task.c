@@ -384,6 +384,24 @@ static utc_status_t refuse_own(utc_task_t *task, const char *fn, const char *wha
                       fn, name ? name : "?", what);
 }
 
+/* The message of a failed init or run, after utc__mailbox_wait_all returned rc: the value
+ * the task function itself returned (a user's 7 is reported as UTC_ERR_TASK_FAILED, so
+ * say both), and on which thread. */
+static void user_failed(struct utc__task *t, utc_status_t rc, const char *what)
+{
+    const char *name = t->ops->name ? t->ops->name : "?";
+    int raw = 0, thread = -1;
+    if (!utc__mailbox_first_user(t->mailbox, &raw, &thread))
+        utc__error(rc, "%s of task '%s' failed: %d (%s)", what, name, (int)rc,
+                   utc_status_string(rc));
+    else if (raw == (int)rc)
+        utc__error(rc, "%s of task '%s' returned %d (%s) on thread %d", what, name, raw,
+                   utc_status_string(rc), thread);
+    else
+        utc__error(rc, "%s of task '%s' returned %d on thread %d (not a UTC status: reported "
+                   "as %d, %s)", what, name, raw, thread, (int)rc, utc_status_string(rc));
+}
+
 utc_status_t utc_task_init(utc_task_t *task, void *arg)
 {
     utc_status_t rc = utc__task_check(task, "utc_task_init");
@@ -407,8 +425,7 @@ utc_status_t utc_task_init(utc_task_t *task, void *arg)
         if (rc == UTC_OK)
             t->initialized = true;
         else
-            utc__error(rc, "utc_task_init: init of task '%s' returned %d (%s)",
-                       t->ops->name ? t->ops->name : "?", (int)rc, utc_status_string(rc));
+            user_failed(t, rc, "utc_task_init: init");
     }
     pthread_mutex_unlock(&t->owner_lock);
     return rc;
@@ -456,8 +473,7 @@ utc_status_t utc_task_wait(utc_task_t *task)
                                      utc__mailbox_wait_all(t->mailbox)));
     pthread_mutex_unlock(&t->owner_lock);
     if (rc != UTC_OK)
-        utc__error(rc, "utc_task_wait: a run of task '%s' returned %d (%s)",
-                   t->ops->name ? t->ops->name : "?", (int)rc, utc_status_string(rc));
+        user_failed(t, rc, "utc_task_wait: a run");
     return rc;
 }
 

@@ -78,18 +78,20 @@ static utc_status_t execute(struct utc__thread *th, utc__cmd_kind_t kind, void *
     const utc_task_ops_t *ops = t->ops;
     utc_status_t rc = UTC_OK;
     uint64_t prof_t0 = utc__prof_start();
+    int raw = 0; /* the user's own value, for the messages */
     if (kind == UTC__CMD_INIT) {
         if (ops->init)
-            rc = utc__user_status(ops->init(ctx->task, ctx, cmd_arg));
+            rc = utc__user_status(raw = ops->init(ctx->task, ctx, cmd_arg));
     } else {
-        rc = utc__user_status(ops->run(ctx->task, ctx, cmd_arg));
+        rc = utc__user_status(raw = ops->run(ctx->task, ctx, cmd_arg));
     }
     UTC__PROF_END(kind == UTC__CMD_INIT ? UTC__EV_TASK_INIT : UTC__EV_TASK_RUN, prof_t0, t->id,
                   -1, -1, -1);
     if (rc != UTC_OK) {
         utc_log(UTC_LOG_INFO, "task %s (id %d) thread %d: %s returned %d (%s)",
                 ops->name ? ops->name : "?", t->id, ctx->global_id,
-                kind == UTC__CMD_INIT ? "init" : "run", (int)rc, utc_status_string(rc));
+                kind == UTC__CMD_INIT ? "init" : "run", raw, utc_status_string(rc));
+        utc__mailbox_note_user(t->mailbox, rc, raw, ctx->global_id);
         /* tell those blocked on this task (its conduits' other ends) */
         if (kind == UTC__CMD_RUN && utc__task_hooks->run_failed)
             utc__task_hooks->run_failed(ctx->task, rc, ctx->global_id);

@@ -5,6 +5,7 @@
  * rank wait. The task extension (gshared_module.c) opens and closes it.
  */
 #include <stdio.h>
+#include <sys/sysinfo.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,61 @@ static bool gs_one_node(MPI_Comm comm, int nranks)
     return n == nranks;
 }
 
+/* This node's memory and swap in bytes (0: unknown). */
+static unsigned long long node_memory(void)
+{
+    struct sysinfo si;
+    if (sysinfo(&si) != 0)
+        return 0;
+    return ((unsigned long long)si.totalram + si.totalswap) * si.mem_unit;
+}
+
+static utc_status_t window_no_memory(size_t size, const char *name, const char *where)
+{
+    return utc__error(UTC_ERR_NO_MEMORY,
+                      "utc_task_create: task '%s': out of memory for its window of %zu bytes "
+                      "(%.1f GiB) per rank%s (this node has %.1f GiB of memory and swap); ask "
+                      "for a smaller window_size", name, size, (double)size / (1 << 30), where,
+                      (double)node_memory() / (1 << 30));
+}
+
+/*
+ * Whether every rank's node can hold the window at all: a size beyond memory and swap is
+ * refused as out of memory, on every rank alike (one small allreduce), before MPI is
+ * asked. Asked, Open MPI either reports MPI_ERR_WIN ("invalid window") or, for the
+ * shared flavour, warns that /dev/shm is too small and hangs.
+ */
+static utc_status_t window_fits(utc__gs_task_t *gs, size_t size, bool one_node, const char *name)
+{
+    unsigned long long have = node_memory();
+    /* on one node every rank's part is on this node */
+    unsigned long long need = one_node ? (unsigned long long)size * (unsigned)gs->nranks : size;
+    if (one_node && need / (unsigned)gs->nranks != size)
+        need = ~0ull;
+    int fits = !have || need <= have, all_fit = 0;
+    int err = MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, gs->comm);
+    if (err != MPI_SUCCESS)
+        return utc__mpi_error(err, "utc_task_create: MPI_Allreduce (whether the window fits)");
+    if (all_fit)
+        return UTC_OK;
+    return window_no_memory(size, name, !fits ? (one_node && gs->nranks > 1 ? ", on each of "
+                                                 "this node's ranks" : "")
+                                              : ", on another rank's node");
+}
+
+/* Why a window could not be allocated: out of memory when MPI says so, with the size. */
+static utc_status_t window_failed(int err, size_t size, const char *name)
+{
+    int cls = MPI_ERR_OTHER;
+    MPI_Error_class(err, &cls);
+    if (cls == MPI_ERR_NO_MEM)
+        return window_no_memory(size, name, "");
+    char what[160];
+    snprintf(what, sizeof what, "utc_task_create: task '%s': MPI_Win_allocate of %zu bytes "
+             "(task window)", name, size);
+    return utc__mpi_error(err, what);
+}
+
 /*
  * The task's window. When all its ranks share a node it is allocated with
  * MPI_Win_allocate_shared, otherwise with MPI_Win_allocate; both give MPI-allocated memory
@@ -120,8 +176,14 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
     MPI_Info_set(info, "same_disp_unit", "true");
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
     void *base = NULL;
+    bool one_node = gs_one_node(gs->comm, gs->nranks);
+    utc_status_t rc = window_fits(gs, size, one_node, name);
+    if (rc != UTC_OK) {
+        MPI_Info_free(&info);
+        return rc;
+    }
     err = MPI_ERR_OTHER;
-    if (gs_one_node(gs->comm, gs->nranks)) {
+    if (one_node) {
         err = MPI_Win_allocate_shared((MPI_Aint)size, 1, info, gs->comm, &base, &gs->win);
         gs->shared = err == MPI_SUCCESS;
         if (err != MPI_SUCCESS)
@@ -135,7 +197,7 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
     MPI_Info_free(&info);
     if (err != MPI_SUCCESS) {
         gs->win = MPI_WIN_NULL;
-        return utc__mpi_error(err, "MPI_Win_allocate (task window)");
+        return window_failed(err, size, name);
     }
     gs->base = base;
     gs->size = size;

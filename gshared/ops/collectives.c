@@ -166,6 +166,8 @@ static void coll_show(int p, uint64_t v, char *buf, size_t cap)
  */
 static utc_status_t coll_agree(utc__gs_task_t *gs, const coll_t *c, utc_status_t local)
 {
+    if (gs->nranks == 1)
+        return local; /* nothing to compare with */
     bool reducing = coll_kinds[c->kind].reducing, rooted = coll_kinds[c->kind].rooted;
     utc__coll_desc_t d = {.call = coll_kinds[c->kind].call,
                           .args_rc = local,
