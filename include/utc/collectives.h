@@ -18,6 +18,14 @@
  * Collectives of one task must be issued in the same order on all its ranks, and not from
  * two threads of a rank at once (as with MPI collectives on one communicator). They need no
  * window: they work in tasks created with window_size 0.
+ *
+ * Every collective first checks that the task's ranks agree: the call, count, type, op and
+ * root, and whether each rank's own argument checks passed, compared in one small
+ * allreduce. When they do not (or a bad argument is seen on some ranks only, e.g. a NULL
+ * buffer at the root), every rank returns UTC_ERR_MISMATCH before any data moves, with a
+ * message naming the call, the task and each rank's value, and the next collective works.
+ * UTC_CHECK=0 in the environment turns the check off (it costs a few microseconds per
+ * call, doc/PERFORMANCE.md); then a rank's local error is returned on that rank only.
  */
 #ifndef UTC_COLLECTIVES_H
 #define UTC_COLLECTIVES_H
@@ -58,7 +66,9 @@ size_t utc_datatype_size(utc_datatype_t type);
  * @param root  group rank of the source
  * @return UTC_OK; UTC_ERR_NOT_MEMBER (ctx not the caller's, or no task thread);
  *         UTC_ERR_OUT_OF_RANGE (root); UTC_ERR_INVALID_ARG (NULL buffer with count > 0,
- *         type, count too large); UTC_ERR_MPI.
+ *         type, count too large: when every rank finds the same); UTC_ERR_MISMATCH on every
+ *         rank when the ranks disagree on the call, count, type, op or root, or only some
+ *         find a bad argument (see above); UTC_ERR_MPI naming the call and the task.
  */
 utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type, int root);
 

@@ -159,7 +159,7 @@ utc_conduit_transport_t utc_conduit_transport(const utc_conduit_t *conduit);
  * @return UTC_OK; UTC_ERR_INVALID_HANDLE (not a live conduit); UTC_ERR_NOT_MEMBER (caller
  *         is not a thread of either task, or, in single-entry mode, not on its task's entry
  *         rank); UTC_ERR_INVALID_ARG (negative or too large tag, NULL buf with size > 0,
- *         message too large for MPI); UTC_ERR_NO_MEMORY; UTC_ERR_MPI; UTC_ERR_CANCELED
+ *         a size or capacity above PTRDIFF_MAX, on both transports); UTC_ERR_NO_MEMORY; UTC_ERR_MPI; UTC_ERR_CANCELED
  *         (the conduit was destroyed meanwhile); UTC_ERR_PEER_FAILED (a run of one of the
  *         conduit's tasks failed, on any rank, and no run of it was queued here since;
  *         a message then crossing to another rank may stay in MPI's hands until the
@@ -193,9 +193,11 @@ utc_status_t utc_conduit_read(utc_conduit_t *conduit, void *buf, size_t capacity
  * @param capacity bytes available at buf
  * @param tag      0 .. UTC_CONDUIT_TAG_MAX
  * @param[out] received the message's size (may be NULL)
- * @param timeout_s seconds to wait; < 0 waits forever, 0 only checks what has arrived
+ * @param timeout_s seconds to wait; < 0 waits forever, 0 only checks what has arrived;
+ *                  NaN is refused
  * @return as utc_conduit_read, plus UTC_ERR_TIMEOUT when no message came in time (then
- *         nothing was received and no later message is lost).
+ *         nothing was received and no later message is lost); UTC_ERR_INVALID_ARG for a
+ *         NaN timeout.
  */
 utc_status_t utc_conduit_read_timeout(utc_conduit_t *conduit, void *buf, size_t capacity,
                                       int tag, size_t *received, double timeout_s);
@@ -360,7 +362,13 @@ utc_status_t utc_request_testany(int count, utc_request_t **reqs, int *index, in
  */
 void *utc_buf_alloc(size_t size);
 
-/** @brief Free a buffer from utc_buf_alloc or utc_conduit_read_owned. NULL is ignored. */
+/**
+ * @brief Free a buffer from utc_buf_alloc or utc_conduit_read_owned. NULL is ignored.
+ * A pointer that is not such a buffer, or one freed already, is logged and ignored: a
+ * freed buffer's address is not reused until it has left a quarantine (the last 1,024
+ * frees, at most 64 MiB), so a second free cannot free a newer buffer, and a freed large
+ * buffer (1 MiB and up) is made inaccessible there, so a stale access faults at once.
+ */
 void utc_buf_free(void *buf);
 
 /**
@@ -376,7 +384,9 @@ void utc_buf_free(void *buf);
  * @param size bytes of the message, at most the buffer's size
  * @param tag  0 .. UTC_CONDUIT_TAG_MAX
  * @return as utc_conduit_write, plus UTC_ERR_INVALID_ARG when buf is not from
- *         utc_buf_alloc or size exceeds it.
+ *         utc_buf_alloc or size exceeds it; UTC_ERR_INVALID_HANDLE when buf is no longer
+ *         the caller's: handed over already by an earlier write (not yet read, or sent to
+ *         another rank) or freed with utc_buf_free, on both transports alike.
  */
 utc_status_t utc_conduit_write_owned(utc_conduit_t *conduit, void *buf, size_t size, int tag);
 

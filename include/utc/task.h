@@ -141,7 +141,9 @@ typedef struct utc_task_options {
  *         UTC_ERR_NO_DEVICE (GPU task on a rank with no device); UTC_ERR_MPI; UTC_ERR_THREAD;
  *         UTC_ERR_MISMATCH on every rank when the ranks passed different proc lists, ops
  *         tables or options, or are in different collective calls (checked before anything
- *         collective; the message names the ranks and what differs).
+ *         collective; the message names the ranks and what differs); UTC_ERR_NO_MEMORY
+ *         on every rank when a node cannot hold the window (`window_size` beyond its
+ *         memory and swap; the message names the size).
  */
 utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nthreads,
                              const utc_task_options_t *opts, utc_task_t **out)
@@ -149,7 +151,9 @@ utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nt
 
 /**
  * @brief Run `ops->init` on every local thread and wait for it. Blocks.
- * @return UTC_OK or the first error an init returned; UTC_ERR_STATE if already initialized;
+ * @return UTC_OK or the first error an init returned (a value that is not a UTC status is
+ *         UTC_ERR_TASK_FAILED; the message names the value itself and the thread);
+ *         UTC_ERR_STATE if already initialized;
  *         UTC_ERR_DEADLOCK when called from one of the task's own threads.
  */
 utc_status_t utc_task_init(utc_task_t *task, void *arg);
@@ -169,7 +173,9 @@ utc_status_t utc_task_run(utc_task_t *task, void *arg);
  * has local threads, the caller may first run one thread's share of the run in flight
  * itself, as that thread (same ctx), if that thread has not taken it yet; never for
  * pinned or GPU threads, nor with UTC_LEND=0.
- * @return UTC_OK or the first error a run returned since the last wait (then cleared);
+ * @return UTC_OK or the first error a run returned since the last wait (then cleared; a
+ *         value that is not a UTC status is UTC_ERR_TASK_FAILED, and the message names the
+ *         value itself and the thread, "returned 7 on thread 0");
  *         UTC_ERR_DEADLOCK when called from one of the task's own threads (a run of the
  *         task itself with utc_task_run is legal: it queues).
  */
