@@ -329,6 +329,8 @@ utc_status_t utc_request_waitall(int count, utc_request_t **reqs, utc_status_t *
 /**
  * @brief Wait until one request of the set completes. Successive calls start looking at
  * successive entries, so a request that is always ready does not starve the others.
+ * @param count     entries in reqs (>= 0)
+ * @param reqs      the requests; the one that completes becomes NULL
  * @param[out] index the entry that completed, or -1 when every entry is NULL (then UTC_OK)
  * @param[out] received a read's message size (may be NULL)
  * @return that request's status; UTC_ERR_INVALID_ARG as utc_request_waitall.
@@ -337,7 +339,11 @@ utc_status_t utc_request_waitany(int count, utc_request_t **reqs, int *index, si
 
 /**
  * @brief Test every request of the set once, completing those that are done.
+ * @param count     entries in reqs (>= 0)
+ * @param reqs      the requests; those that complete become NULL
  * @param[out] done 1 when no request is left (every entry NULL)
+ * @param statuses  per entry that completed, its status (may be NULL)
+ * @param received  per entry that completed, a read's message size (may be NULL)
  * @return UTC_OK, or the first status of an entry that completed with an error.
  */
 utc_status_t utc_request_testall(int count, utc_request_t **reqs, int *done,
@@ -346,8 +352,11 @@ utc_status_t utc_request_testall(int count, utc_request_t **reqs, int *done,
 /**
  * @brief Test the set once, completing at most one request (the search starts one entry
  * further at each call, as utc_request_waitany).
+ * @param count     entries in reqs (>= 0)
+ * @param reqs      the requests; the one that completes becomes NULL
  * @param[out] index the entry that completed, or -1
  * @param[out] done 1 when one completed, or when every entry is NULL
+ * @param[out] received a read's message size (may be NULL)
  * @return the completed request's status, or UTC_OK.
  */
 utc_status_t utc_request_testany(int count, utc_request_t **reqs, int *index, int *done,
@@ -432,6 +441,12 @@ utc_status_t utc_conduit_read_from(utc_conduit_t *conduit, int peer, void *buf, 
 
 /**
  * @brief Free mode: utc_conduit_read_from with a time limit (as utc_conduit_read_timeout).
+ * @param conduit   the conduit (created in free mode)
+ * @param peer      the world rank whose message is read
+ * @param buf       where to put the data
+ * @param capacity  bytes available at buf
+ * @param tag       0 .. UTC_CONDUIT_TAG_MAX
+ * @param[out] received the message's size (may be NULL)
  * @param timeout_s seconds (>= 0); negative: no limit; NaN is refused
  * @return as utc_conduit_read_from, plus UTC_ERR_TIMEOUT (nothing lost: a later read gets
  *         the message) and UTC_ERR_INVALID_ARG for a NaN timeout.
