@@ -26,7 +26,7 @@
  * live one, with what happened to it. That only holds while no new buffer has the old
  * address: so a freed buffer is not given back to the allocator at once but waits in a
  * quarantine (FIFO) of the last QUAR_MAX_COUNT frees and at most QUAR_MAX_BYTES of memory;
- * its record stays FREED meanwhile. Large buffers (LARGE_MIN bytes and up, where holding
+ * its record stays FREED meanwhile. Large buffers (LARGE_MIN, 32 MiB, and up, where holding
  * the memory would cost most) are mapped on their own: in quarantine their pages are given
  * back (MADV_DONTNEED) and made inaccessible (PROT_NONE), so they cost address space only
  * and the old owner's stray reads and writes fault at once instead of corrupting the next
@@ -47,7 +47,10 @@ typedef struct buf_rec {
 } buf_rec_t;
 
 #define BUF_ALIGN      64
-#define LARGE_MIN      ((size_t)1 << 20)
+/* From glibc's largest mmap threshold up: malloc maps and unmaps such blocks on every call
+ * anyway, so a mapping of our own (and its page faults) costs nothing more; smaller ones
+ * come from the heap, where blocks leaving the quarantine are reused without faults. */
+#define LARGE_MIN      ((size_t)32 << 20)
 #define QUAR_MAX_COUNT 1024
 #define QUAR_MAX_BYTES ((size_t)64 << 20) /* resident bytes held by small buffers */
 

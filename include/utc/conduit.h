@@ -376,7 +376,7 @@ void *utc_buf_alloc(size_t size);
  * A pointer that is not such a buffer, or one freed already, is logged and ignored: a
  * freed buffer's address is not reused until it has left a quarantine (the last 1,024
  * frees, at most 64 MiB), so a second free cannot free a newer buffer, and a freed large
- * buffer (1 MiB and up) is made inaccessible there, so a stale access faults at once.
+ * buffer (32 MiB and up) is made inaccessible there, so a stale access faults at once.
  */
 void utc_buf_free(void *buf);
 

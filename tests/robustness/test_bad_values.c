@@ -82,7 +82,7 @@ static int writer_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     EXPECT(ctx, utc_conduit_write_owned(c, n, 64, 2), UTC_OK, "");
 
     /* a large one (mapped on its own), freed: refused too */
-    unsigned char *big = utc_buf_alloc((size_t)4 << 20);
+    unsigned char *big = utc_buf_alloc((size_t)32 << 20);
     big[0] = 1;
     utc_buf_free(big);
     EXPECT(ctx, utc_conduit_write_owned(c, big, 64, 1), UTC_ERR_INVALID_HANDLE, "was freed");
