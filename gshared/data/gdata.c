@@ -2,9 +2,7 @@
  * Global shared data objects: their life (collective create and destroy, with one thread
  * per rank doing the work) and local access to this rank's part.
  */
-#include <assert.h>
 #include <pthread.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,31 +154,26 @@ utc_status_t utc_gdata_create(utc_ctx_t *ctx, size_t elem_size, size_t count, ut
 }
 
 /*
- * A destroyed object's handle is not given back to malloc: shrunk to its magic word (now
- * 0) and kept for the process's life (16 bytes), its address is never handed out again, so
- * a stale handle is refused (UTC_ERR_INVALID_HANDLE) instead of naming a newer object.
+ * A destroyed object's handle is not given back to malloc at once: with its magic word
+ * cleared it waits among the last TOMBS destroyed objects, so an old handle is refused
+ * (UTC_ERR_INVALID_HANDLE) instead of naming a newer object that took its address. Best
+ * effort after TOMBS newer destroys (the owned buffers' quarantine works the same way);
+ * the memory is bounded (TOMBS objects of ~100 bytes).
  */
-typedef struct gdata_tomb {
-    uint32_t magic; /* where utc_gdata_t has it: 0 */
-    struct gdata_tomb *next;
-} gdata_tomb_t;
-
-static_assert(offsetof(utc_gdata_t, magic) == offsetof(gdata_tomb_t, magic),
-              "a tomb keeps the handle's magic word where the handle has it");
-
+#define TOMBS 4096
 static pthread_mutex_t tomb_lock = PTHREAD_MUTEX_INITIALIZER;
-static gdata_tomb_t *tombs; /* reachable, so not a leak */
+static utc_gdata_t *tombs[TOMBS]; /* a ring, oldest at tomb_next once full */
+static unsigned tomb_next;
 
 static void bury(utc_gdata_t *gd)
 {
     gd->magic = 0;
-    gdata_tomb_t *t = realloc(gd, sizeof *t); /* shrinks in place */
-    if (!t)
-        t = (gdata_tomb_t *)gd;
     pthread_mutex_lock(&tomb_lock);
-    t->next = tombs;
-    tombs = t;
+    utc_gdata_t *oldest = tombs[tomb_next];
+    tombs[tomb_next] = gd;
+    tomb_next = (tomb_next + 1) % TOMBS;
     pthread_mutex_unlock(&tomb_lock);
+    free(oldest);
 }
 
 static void gdata_release(utc__gs_task_t *gs, utc_gdata_t *gd)
