@@ -12,8 +12,15 @@
 #include "utc_internal.h"
 #include "service/wait.h"
 
-static utc_status_t wait_set(int count, utc_request_t **reqs, utc_status_t *statuses,
-                             size_t *received, int *first_at, char *why, size_t cap);
+/* The first failure in a set: its status, its entry and its message. */
+typedef struct set_error {
+    utc_status_t rc;
+    int at;
+    char why[256];
+} set_error_t;
+
+static void wait_set(int count, utc_request_t **reqs, utc_status_t *statuses,
+                     size_t *received, set_error_t *first);
 
 /* ---- the exchange ---- */
 
@@ -51,16 +58,16 @@ utc_status_t utc_conduit_sendrecv(utc_conduit_t *conduit, int dest, const void *
     utc_request_t *both[2] = {wr, rr};
     utc_status_t st[2] = {UTC_OK, UTC_OK};
     size_t got[2] = {0, 0};
-    int first_at = -1;
-    char why[256];
-    rc = wait_set(2, both, st, got, &first_at, why, sizeof why);
+    set_error_t first = {UTC_OK, -1, ""};
+    wait_set(2, both, st, got, &first);
     if (received)
         *received = got[1];
-    if (rc == UTC_OK)
+    if (first.rc == UTC_OK)
         return UTC_OK;
     /* the write's error first (a set reports its first entry's): the read's is then its
      * consequence, if any */
-    return utc__error(rc, "%s: the %s: %s", fn, first_at == 0 ? "write" : "read", why);
+    return utc__error(first.rc, "%s: the %s: %s", fn, first.at == 0 ? "write" : "read",
+                      first.why);
 }
 
 /* ---- request sets ---- */
@@ -103,6 +110,34 @@ static bool test_one(utc_request_t **reqs, int i, utc_status_t *st, size_t *rece
     return true;
 }
 
+/* One pass over a set: every pending request is tested once; those that complete are
+ * recorded (statuses, received, the first failure). True while some are still pending;
+ * *moved: some completed. */
+static bool set_pass(int count, utc_request_t **reqs, utc_status_t *statuses,
+                     size_t *received, set_error_t *first, bool *moved)
+{
+    bool pending = false;
+    *moved = false;
+    for (int i = 0; i < count; i++) {
+        if (!reqs[i])
+            continue;
+        utc_status_t st;
+        if (!test_one(reqs, i, &st, received ? &received[i] : NULL)) {
+            pending = true;
+            continue;
+        }
+        *moved = true;
+        if (statuses)
+            statuses[i] = st;
+        if (st != UTC_OK && first->rc == UTC_OK) {
+            first->rc = st;
+            first->at = i;
+            snprintf(first->why, sizeof first->why, "%s", utc_last_error());
+        }
+    }
+    return pending;
+}
+
 utc_status_t utc_request_testall(int count, utc_request_t **reqs, int *done,
                                  utc_status_t *statuses, size_t *received)
 {
@@ -112,60 +147,22 @@ utc_status_t utc_request_testall(int count, utc_request_t **reqs, int *done,
         return rc;
     if (!done)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: done (the output) is NULL", fn);
-    utc_status_t first = UTC_OK;
-    int first_at = -1;
-    char why[256] = "";
-    *done = 1;
-    for (int i = 0; i < count; i++) {
-        if (!reqs[i])
-            continue;
-        utc_status_t st;
-        if (!test_one(reqs, i, &st, received ? &received[i] : NULL)) {
-            *done = 0;
-            continue;
-        }
-        if (statuses)
-            statuses[i] = st;
-        if (st != UTC_OK && first == UTC_OK) {
-            first = st;
-            first_at = i;
-            snprintf(why, sizeof why, "%s", utc_last_error());
-        }
-    }
-    if (first != UTC_OK)
-        return utc__error(first, "%s: request %d: %s", fn, first_at, why);
+    set_error_t first = {UTC_OK, -1, ""};
+    bool moved;
+    *done = !set_pass(count, reqs, statuses, received, &first, &moved);
+    if (first.rc != UTC_OK)
+        return utc__error(first.rc, "%s: request %d: %s", fn, first.at, first.why);
     return UTC_OK;
 }
 
-/* Wait for every request of a checked set: every pending one is tested in turn, so all of
- * them progress while the set waits, sleeping (with back-off) when none moved. Returns the
- * first failing entry's status, its index in *first_at and its message in why. */
-static utc_status_t wait_set(int count, utc_request_t **reqs, utc_status_t *statuses,
-                             size_t *received, int *first_at, char *why, size_t cap)
+/* Wait for every request of a checked set: passes over it, so all of them progress while
+ * the set waits, sleeping (with back-off) after a pass where none completed. */
+static void wait_set(int count, utc_request_t **reqs, utc_status_t *statuses,
+                     size_t *received, set_error_t *first)
 {
-    utc_status_t first = UTC_OK;
     utc__poll_t p = UTC__POLL_INIT;
-    for (;;) {
-        bool pending = false, moved = false;
-        for (int i = 0; i < count; i++) {
-            if (!reqs[i])
-                continue;
-            utc_status_t st;
-            if (!test_one(reqs, i, &st, received ? &received[i] : NULL)) {
-                pending = true;
-                continue;
-            }
-            moved = true;
-            if (statuses)
-                statuses[i] = st;
-            if (st != UTC_OK && first == UTC_OK) {
-                first = st;
-                *first_at = i;
-                snprintf(why, cap, "%s", utc_last_error());
-            }
-        }
-        if (!pending)
-            return first;
+    bool moved;
+    while (set_pass(count, reqs, statuses, received, first, &moved)) {
         if (moved)
             p = (utc__poll_t)UTC__POLL_INIT;
         else
@@ -180,10 +177,10 @@ utc_status_t utc_request_waitall(int count, utc_request_t **reqs, utc_status_t *
     utc_status_t rc = check_set(count, reqs, fn);
     if (rc != UTC_OK)
         return rc;
-    int first_at = -1;
-    char why[256] = "";
-    if ((rc = wait_set(count, reqs, statuses, received, &first_at, why, sizeof why)) != UTC_OK)
-        return utc__error(rc, "%s: request %d: %s", fn, first_at, why);
+    set_error_t first = {UTC_OK, -1, ""};
+    wait_set(count, reqs, statuses, received, &first);
+    if (first.rc != UTC_OK)
+        return utc__error(first.rc, "%s: request %d: %s", fn, first.at, first.why);
     return UTC_OK;
 }
 

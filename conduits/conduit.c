@@ -964,9 +964,6 @@ utc_status_t utc_conduit_read_from_timeout(utc_conduit_t *conduit, int peer, voi
                                            size_t capacity, int tag, size_t *received,
                                            double timeout_s)
 {
-    if (timeout_s != timeout_s) /* NaN: neither a limit nor "for ever" */
-        return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_read_from_timeout: the timeout is "
-                          "NaN (give seconds >= 0, or a negative value to wait for ever)");
     xfer_t x = XFER(.fn = "utc_conduit_read_from_timeout", .op = UTC__OP_RECV, .all = true,
                     .tag = tag, .named_peer = true, .peer = peer, .rbuf = buf, .size = capacity,
                     .timed = timeout_s >= 0, .timeout = timeout_s);
