@@ -17,6 +17,10 @@ static utc_status_t no_gpu(const char *fn)
 }
 
 int utc_gpu_supported(void) { return 0; }
+const char *utc_gpu_unavailable_reason(void)
+{
+    return "UTC was built without GPU support (UTC_WITH_CUDA=OFF or no CUDA toolkit found)";
+}
 int utc_gpu_device_count(void) { return no_gpu("utc_gpu_device_count"); }
 int utc_gpu_device(void) { return no_gpu("utc_gpu_device"); }
 

@@ -49,7 +49,8 @@ int app_gpu_check(const char *app)
         return APP_EXIT_NO_GPU;
     }
     if (n == 0) {
-        fprintf(stderr, "%s: --impl gpu: no GPU device is visible on this machine\n", app);
+        fprintf(stderr, "%s: --impl gpu: no GPU device is visible on this machine: %s\n", app,
+                utc_gpu_unavailable_reason());
         return APP_EXIT_NO_GPU;
     }
     return APP_EXIT_OK;

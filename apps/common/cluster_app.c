@@ -432,7 +432,9 @@ static int check_job(capp_cfg_t *cfg, bool threads_given)
             for (int r = 0; r < cfg->nranks && len < (int)sizeof msg - 16; r++)
                 if (counts[r] == 0)
                     len += snprintf(msg + len, sizeof msg - (size_t)len, " %d", r);
-            snprintf(msg + len, sizeof msg - (size_t)len, " (utc_gpu_device_count() is 0)");
+            const char *why = utc_gpu_unavailable_reason();
+            snprintf(msg + len, sizeof msg - (size_t)len, " (utc_gpu_device_count() is 0%s%s)",
+                     why ? ": " : "", why ? why : "");
             status = CAPP_EXIT_NO_GPU;
         } else {
             cfg->threads = counts[0];

@@ -146,8 +146,8 @@ int main(int argc, char **argv)
                             : UTC_ERR_NO_MEMORY;
     free(procs);
     if (rc == UTC_ERR_NO_DEVICE) { /* creation failed on every rank, with this status */
-        if (utc_rank() == 0)
-            printf("skipped: a rank sees no GPU\n");
+        if (utc_rank() == 0) /* the message says which rank, and CUDA's reason */
+            printf("skipped: a rank sees no GPU: %s\n", utc_last_error());
         utc_finalize();
         return 77;
     }

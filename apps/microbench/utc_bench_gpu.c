@@ -19,6 +19,7 @@
  */
 #include <cuda_runtime_api.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@ typedef struct {
     size_t bytes;
     int reps;
     double h2d_s, d2h_s, cuda_h2d_s, cuda_d2h_s;
+    uint64_t h2d_copies, d2h_copies; /* the buffer's own counts: reps + 1 each way */
 } bw_point_t;
 
 typedef struct {
@@ -116,6 +118,8 @@ static int bw_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     utc_gpu_data_stats_t st;
     if ((rc = utc_gpu_data_stats(d, &st)))
         goto out;
+    p->h2d_copies = st.h2d_copies;
+    p->d2h_copies = st.d2h_copies;
     if (st.h2d_copies != (uint64_t)p->reps + 1 || st.d2h_copies != (uint64_t)p->reps + 1) {
         fprintf(stderr, "utc_bench_gpu: unexpected copy counts %llu / %llu for %d rounds\n",
                 (unsigned long long)st.h2d_copies, (unsigned long long)st.d2h_copies, p->reps + 1);
@@ -311,8 +315,8 @@ int main(int argc, char **argv)
     int ndev = utc_gpu_device_count();
     if (ndev <= 0) {
         if (me == 0)
-            printf("utc_bench_gpu: %s: nothing to measure (skipped)\n",
-                   ndev < 0 ? utc_last_error() : "no GPU device is visible to this rank");
+            printf("utc_bench_gpu: no usable GPU: %s: nothing to measure (skipped)\n",
+                   ndev < 0 ? utc_last_error() : utc_gpu_unavailable_reason());
         utc_finalize();
         return 77;
     }
@@ -365,8 +369,10 @@ int main(int argc, char **argv)
             fprintf(table, "%10zu %6d %12.2f %12.2f %12.2f %12.2f\n", bytes, p.reps, uh, ch, ud, cd);
             if (json)
                 printf("%s\n  {\"kind\": \"%s\", \"bytes\": %zu, \"reps\": %d, \"h2d_gbps\": %.3f, "
-                       "\"d2h_gbps\": %.3f, \"cuda_h2d_gbps\": %.3f, \"cuda_d2h_gbps\": %.3f}",
-                       first ? "" : ",", kind_name(kinds[k]), bytes, p.reps, uh, ud, ch, cd);
+                       "\"d2h_gbps\": %.3f, \"cuda_h2d_gbps\": %.3f, \"cuda_d2h_gbps\": %.3f, "
+                       "\"h2d_copies\": %llu, \"d2h_copies\": %llu}",
+                       first ? "" : ",", kind_name(kinds[k]), bytes, p.reps, uh, ud, ch, cd,
+                       (unsigned long long)p.h2d_copies, (unsigned long long)p.d2h_copies);
             first = 0;
         }
         if (utc_task_destroy(task) != UTC_OK)

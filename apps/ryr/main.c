@@ -87,8 +87,11 @@ int main(int argc, char **argv)
     ryr_plan_t plan;
     if (ryr_options_plan(&opt, ncores > 0 ? (int)ncores : 1, ryr_gpu_available(), &plan, &err) ||
         ryr_options_check_ranks(&opt, utc_nranks(), &err)) {
-        if (me == 0)
+        if (me == 0) {
             fprintf(stderr, "ryr: %s\n", err.msg);
+            if (utc_gpu_unavailable_reason() && strstr(err.msg, "needs a GPU"))
+                fprintf(stderr, "ryr: no GPU: %s\n", utc_gpu_unavailable_reason());
+        }
         utc_finalize();
         return 2;
     }

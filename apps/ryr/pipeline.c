@@ -343,6 +343,7 @@ int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr
         rep.height = opt->height;
         rep.seconds = seconds;
         rep.verified = opt->verify && !any_bad;
+        rep.gpu = plan->ray_gpu;
         int threads[RYR_NSTAGES] = {utc_task_nthreads(&pl.ray->base), plan->yuv_threads,
                                     plan->rotate_threads * pl.nrotate, plan->output_threads * pl.nrotate};
         int tasks[RYR_NSTAGES] = {1, 1, pl.nrotate, pl.nrotate};

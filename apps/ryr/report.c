@@ -47,9 +47,9 @@ void ryr_report_json(FILE *f, const ryr_report_t *r)
     fputs("{\"preset\": ", f);
     json_string(f, r->preset);
     fprintf(f, ", \"frames\": %d, \"width\": %d, \"height\": %d, \"seconds\": %.6f, "
-               "\"fps\": %.6f, \"verified\": %s, \"stages\": {",
+               "\"fps\": %.6f, \"verified\": %s, \"gpu\": %s, \"stages\": {",
             r->frames, r->width, r->height, r->seconds, fps_of(r),
-            r->verified ? "true" : "false");
+            r->verified ? "true" : "false", r->gpu ? "true" : "false");
     for (int s = 0; s < RYR_NSTAGES; s++)
         fprintf(f, "%s\"%s\": {\"tasks\": %d, \"threads\": %d, \"busy_s\": %.6f}",
                 s ? ", " : "", ryr_stage_name((ryr_stage_t)s), r->stages[s].tasks,

@@ -25,6 +25,7 @@ typedef struct ryr_report {
     int frames, width, height;
     double seconds;      /**< wall time of the frame loop */
     int verified;        /**< 1 when --verify compared every plane and all matched */
+    int gpu;             /**< 1 when the raytrace stage ran on a GPU task */
     ryr_stage_report_t stages[RYR_NSTAGES];
 } ryr_report_t;
 
@@ -34,7 +35,7 @@ void ryr_report_print(FILE *f, const ryr_report_t *r);
 
 /**
  * @brief The summary as one JSON object on one line:
- * {"preset", "frames", "width", "height", "seconds", "fps", "verified",
+ * {"preset", "frames", "width", "height", "seconds", "fps", "verified", "gpu",
  *  "stages": {name: {"tasks", "threads", "busy_s"}}}.
  */
 void ryr_report_json(FILE *f, const ryr_report_t *r);

@@ -22,6 +22,8 @@ const char *utc_status_string(int status)
 
 const char *utc_last_error(void) { return last_error; }
 
+void utc__error_clear(void) { last_error[0] = '\0'; }
+
 utc_status_t utc__error(utc_status_t status, const char *fmt, ...)
 {
     va_list ap;

@@ -4,7 +4,9 @@
  * Threads and owner sleep on futex words when there is nothing to do.
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/clock.h"
 #include "base/errors.h"
@@ -14,6 +16,8 @@
 #define MAILBOX_SLOTS 64
 /* How long an idle task thread spins for its next command before it sleeps. */
 #define TAKE_SPIN_NS 30000
+/* The failing thread's message kept for the owner: as long as utc_last_error's. */
+#define MAILBOX_MSG 512
 
 typedef struct {
     utc__cmd_kind_t kind;
@@ -34,9 +38,11 @@ struct utc__mailbox {
      * owner after wait_all saw the command completed */
     bool user_set;
     int user_raw, user_thread;
+    char user_msg[MAILBOX_MSG];
     /* the owner's copy, taken by wait_all (which clears user_set) */
     bool last_user_set;
     int last_user_raw, last_user_thread;
+    char last_user_msg[MAILBOX_MSG];
     slot_t slots[MAILBOX_SLOTS];
     /* per thread: commands taken (mod 2^32). A thread takes its share of a command by
      * moving its counter from the command's number to the next; the owner may take a
@@ -100,22 +106,25 @@ void utc__mailbox_take(utc__mailbox_t *mb, uint64_t seq, bool spin, utc__cmd_kin
     *arg = s->arg;
 }
 
-void utc__mailbox_note_user(utc__mailbox_t *mb, utc_status_t rc, int raw, int thread)
+void utc__mailbox_note_user(utc__mailbox_t *mb, utc_status_t rc, int raw, int thread,
+                            const char *msg)
 {
     int expected = 0;
     if (rc != UTC_OK && atomic_compare_exchange_strong(&mb->first_error, &expected, (int)rc)) {
         mb->user_set = true;
         mb->user_raw = raw;
         mb->user_thread = thread;
+        snprintf(mb->user_msg, sizeof mb->user_msg, "%s", msg ? msg : "");
     }
 }
 
-bool utc__mailbox_first_user(utc__mailbox_t *mb, int *raw, int *thread)
+bool utc__mailbox_first_user(utc__mailbox_t *mb, int *raw, int *thread, const char **msg)
 {
     if (!mb->last_user_set)
         return false;
     *raw = mb->last_user_raw;
     *thread = mb->last_user_thread;
+    *msg = mb->last_user_msg;
     return true;
 }
 
@@ -169,6 +178,8 @@ utc_status_t utc__mailbox_wait_all(utc__mailbox_t *mb)
     mb->last_user_set = rc != UTC_OK && mb->user_set;
     mb->last_user_raw = mb->user_raw;
     mb->last_user_thread = mb->user_thread;
+    if (mb->last_user_set)
+        memcpy(mb->last_user_msg, mb->user_msg, sizeof mb->last_user_msg);
     mb->user_set = false;
     return rc;
 }

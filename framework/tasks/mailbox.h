@@ -21,12 +21,15 @@ uint64_t utc__mailbox_post(utc__mailbox_t *mb, utc__cmd_kind_t kind, void *arg);
 void utc__mailbox_take(utc__mailbox_t *mb, uint64_t seq, bool spin, utc__cmd_kind_t *kind,
                        void **arg);
 /* Task thread, before utc__mailbox_done: a task function returned `raw` (the user's own
- * value), reported as status rc != UTC_OK, on global thread `thread`. Recorded with the
- * first error, so utc__mailbox_first_user can name it. */
-void utc__mailbox_note_user(utc__mailbox_t *mb, utc_status_t rc, int raw, int thread);
+ * value), reported as status rc != UTC_OK, on global thread `thread`, with `msg` the
+ * thread's last error message of that call ("" for none; a CUDA error's text, say).
+ * Recorded with the first error, so utc__mailbox_first_user can name it. */
+void utc__mailbox_note_user(utc__mailbox_t *mb, utc_status_t rc, int raw, int thread,
+                            const char *msg);
 /* Owner, after utc__mailbox_wait_all returned an error: what the task function that gave
- * it returned, and on which global thread. False when that error came from elsewhere. */
-bool utc__mailbox_first_user(utc__mailbox_t *mb, int *raw, int *thread);
+ * it returned, on which global thread, and its thread's message (valid until the next
+ * wait_all). False when that error came from elsewhere. */
+bool utc__mailbox_first_user(utc__mailbox_t *mb, int *raw, int *thread, const char **msg);
 /* Task thread: report command `seq` done with status rc. */
 void utc__mailbox_done(utc__mailbox_t *mb, uint64_t seq, utc_status_t rc);
 /* Take thread `thread`'s share of command `seq` (the thread itself, or the owner lending

@@ -391,15 +391,17 @@ static void user_failed(struct utc__task *t, utc_status_t rc, const char *what)
 {
     const char *name = t->ops->name ? t->ops->name : "?";
     int raw = 0, thread = -1;
-    if (!utc__mailbox_first_user(t->mailbox, &raw, &thread))
+    const char *msg = "";
+    if (!utc__mailbox_first_user(t->mailbox, &raw, &thread, &msg))
         utc__error(rc, "%s of task '%s' failed: %d (%s)", what, name, (int)rc,
                    utc_status_string(rc));
-    else if (raw == (int)rc)
-        utc__error(rc, "%s of task '%s' returned %d (%s) on thread %d", what, name, raw,
-                   utc_status_string(rc), thread);
+    else if (raw == (int)rc) /* with the thread's own message: a CUDA error's text, say */
+        utc__error(rc, "%s of task '%s' returned %d (%s) on thread %d%s%s", what, name, raw,
+                   utc_status_string(rc), thread, *msg ? ": " : "", msg);
     else
         utc__error(rc, "%s of task '%s' returned %d on thread %d (not a UTC status: reported "
-                   "as %d, %s)", what, name, raw, thread, (int)rc, utc_status_string(rc));
+                   "as %d, %s)%s%s", what, name, raw, thread, (int)rc, utc_status_string(rc),
+                   *msg ? ": " : "", msg);
 }
 
 utc_status_t utc_task_init(utc_task_t *task, void *arg)

@@ -79,6 +79,8 @@ static utc_status_t execute(struct utc__thread *th, utc__cmd_kind_t kind, void *
     utc_status_t rc = UTC_OK;
     uint64_t prof_t0 = utc__prof_start();
     int raw = 0; /* the user's own value, for the messages */
+    /* the message of this call's own failure, not one left from an earlier call */
+    utc__error_clear();
     if (kind == UTC__CMD_INIT) {
         if (ops->init)
             rc = utc__user_status(raw = ops->init(ctx->task, ctx, cmd_arg));
@@ -88,10 +90,13 @@ static utc_status_t execute(struct utc__thread *th, utc__cmd_kind_t kind, void *
     UTC__PROF_END(kind == UTC__CMD_INIT ? UTC__EV_TASK_INIT : UTC__EV_TASK_RUN, prof_t0, t->id,
                   -1, -1, -1);
     if (rc != UTC_OK) {
-        utc_log(UTC_LOG_INFO, "task %s (id %d) thread %d: %s returned %d (%s)",
-                ops->name ? ops->name : "?", t->id, ctx->global_id,
-                kind == UTC__CMD_INIT ? "init" : "run", raw, utc_status_string(rc));
-        utc__mailbox_note_user(t->mailbox, rc, raw, ctx->global_id);
+        const char *msg = utc_last_error();
+        /* a GPU error is the device's or the driver's, not the program's flow: say it */
+        utc_log(rc == UTC_ERR_GPU ? UTC_LOG_WARN : UTC_LOG_INFO,
+                "task %s (id %d) thread %d: %s returned %d (%s)%s%s", ops->name ? ops->name : "?",
+                t->id, ctx->global_id, kind == UTC__CMD_INIT ? "init" : "run", raw,
+                utc_status_string(rc), *msg ? ": " : "", msg);
+        utc__mailbox_note_user(t->mailbox, rc, raw, ctx->global_id, msg);
         /* tell those blocked on this task (its conduits' other ends) */
         if (kind == UTC__CMD_RUN && utc__task_hooks->run_failed)
             utc__task_hooks->run_failed(ctx->task, rc, ctx->global_id);

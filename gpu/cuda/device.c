@@ -6,6 +6,8 @@
  * default), each with a non-blocking stream of its own, so kernels of several threads
  * and tasks on one device run at once.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../gpu_module.h"
@@ -22,8 +24,11 @@ static _Thread_local utc__gpu_thread_t *gpu_self;
 utc_status_t utc__gpu_error(cudaError_t err, const char *fn, const char *call)
 {
     (void)cudaGetLastError();
-    return utc__error(UTC_ERR_GPU, "%s%s%s: %s (%s)", fn ? fn : "", fn ? ": " : "", call,
-                      cudaGetErrorString(err), cudaGetErrorName(err));
+    utc_status_t rc = utc__error(UTC_ERR_GPU, "%s%s%s: %s (%s)", fn ? fn : "", fn ? ": " : "",
+                                 call, cudaGetErrorString(err), cudaGetErrorName(err));
+    /* the device's or the driver's failure, whatever the caller does with it: logged */
+    utc_log(UTC_LOG_WARN, "%s", utc_last_error());
+    return rc;
 }
 
 utc__gpu_thread_t *utc__gpu_self(const char *fn)
@@ -45,30 +50,73 @@ utc__gpu_thread_t *utc__gpu_self(const char *fn)
 }
 
 /*
+ * CUDA's start-up, probed once per process: the device count, or the error that stands
+ * for "no usable device" (no device, a driver older than the runtime, the stub library)
+ * with CUDA's own text, kept so that every "0 devices" can say why.
+ */
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int probe_count;
+static cudaError_t probe_err;
+static char probe_why[320];
+
+/* "13.0" from CUDA's 13000; "none" for 0 (no driver). */
+static void cuda_version(int v, char *buf, size_t size)
+{
+    if (v <= 0)
+        snprintf(buf, size, "none");
+    else
+        snprintf(buf, size, "%d.%d", v / 1000, v % 1000 / 10);
+}
+
+static void probe(void)
+{
+    int n = 0, drv = 0, rt = 0;
+    probe_err = cudaGetDeviceCount(&n);
+    (void)cudaGetLastError();
+    probe_count = probe_err == cudaSuccess ? n : 0;
+    if (probe_err == cudaSuccess && n > 0)
+        return;
+    (void)cudaDriverGetVersion(&drv);
+    (void)cudaRuntimeGetVersion(&rt);
+    (void)cudaGetLastError();
+    char dv[16], rv[16];
+    cuda_version(drv, dv, sizeof dv);
+    cuda_version(rt, rv, sizeof rv);
+    if (probe_err == cudaSuccess)
+        snprintf(probe_why, sizeof probe_why,
+                 "cudaGetDeviceCount found no device (driver %s, runtime %s)", dv, rv);
+    else
+        snprintf(probe_why, sizeof probe_why, "%s (%s; driver %s, runtime %s)",
+                 cudaGetErrorString(probe_err), cudaGetErrorName(probe_err), dv, rv);
+    utc_log(UTC_LOG_INFO, "no usable CUDA device: %s", probe_why);
+}
+
+/*
  * Count the visible devices. "No device" and "no usable driver" are a count of 0, with
- * CUDA's reason in *why; other failures are errors.
+ * CUDA's reason in *why (NULL when there are devices); other failures are errors.
  */
 static utc_status_t device_count(int *count, const char **why)
 {
-    int n = 0;
-    cudaError_t err = cudaGetDeviceCount(&n);
-    *why = NULL;
-    switch (err) {
+    pthread_once(&probe_once, probe);
+    *why = probe_err == cudaSuccess && probe_count > 0 ? NULL : probe_why;
+    switch (probe_err) {
     case cudaSuccess:
-        *count = n;
-        if (n == 0)
-            *why = "cudaGetDeviceCount found none";
-        return UTC_OK;
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
     case cudaErrorStubLibrary:
-        *why = cudaGetErrorString(err);
-        (void)cudaGetLastError();
-        *count = 0;
+        *count = probe_count;
         return UTC_OK;
     default:
-        return utc__gpu_error(err, NULL, "cudaGetDeviceCount");
+        return utc__error(UTC_ERR_GPU, "cudaGetDeviceCount: %s", probe_why);
     }
+}
+
+const char *utc_gpu_unavailable_reason(void)
+{
+    int n;
+    const char *why;
+    (void)device_count(&n, &why);
+    return why;
 }
 
 utc_status_t utc__gpu_wait_event(cudaEvent_t ev, const char *fn)

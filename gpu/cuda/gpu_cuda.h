@@ -32,6 +32,7 @@ typedef struct utc__gpu_thread {
  * Turn a CUDA error into UTC_ERR_GPU with CUDA's message: "fn: call: message (name)".
  * fn (the public function) may be NULL. Clears the thread's CUDA last error so that a
  * later cudaGetLastError does not report it again (sticky errors stay, as CUDA intends).
+ * Logs the message at warning level.
  */
 utc_status_t utc__gpu_error(cudaError_t err, const char *fn, const char *call);
 

@@ -60,11 +60,25 @@ int utc_gpu_supported(void);
 /**
  * @brief Number of CUDA devices visible to this rank.
  *
- * A machine without a GPU or without a CUDA driver has 0 devices (not an error).
+ * A machine without a GPU or without a usable CUDA driver has 0 devices (not an
+ * error); utc_gpu_unavailable_reason() says why.
  * @return the count (>= 0); UTC_ERR_NO_GPU_SUPPORT in a build without GPU support;
  *         UTC_ERR_NOT_INITIALIZED; UTC_ERR_GPU for any other CUDA failure.
  */
 int utc_gpu_device_count(void);
+
+/**
+ * @brief Why this rank has no usable CUDA device, in CUDA's own words.
+ *
+ * When utc_gpu_device_count() is 0 or fails, this says why: CUDA's message for the error
+ * its start-up returned, the error's name and the driver's and runtime's versions (e.g.
+ * "CUDA driver version is insufficient for CUDA runtime version
+ * (cudaErrorInsufficientDriver; driver 12.2, runtime 13.0)"). In a build without GPU
+ * support it says so. Needs no utc_init(); the first call starts CUDA's runtime.
+ * @return a message owned by UTC, valid until the process exits; NULL when at least one
+ *         device is visible.
+ */
+const char *utc_gpu_unavailable_reason(void);
 
 /**
  * @brief The CUDA device of the calling GPU task thread.

@@ -4,6 +4,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 
 static int test_rank = 0;
@@ -34,6 +35,34 @@ void utc_test_skip_all(const char *reason)
     if (utc_is_initialized())
         (void)utc_finalize();
     exit(77);
+}
+
+int utc_test_gpu_required(void)
+{
+    const char *req = getenv("UTC_REQUIRE_GPU");
+    return req && strcmp(req, "1") == 0;
+}
+
+int utc_test_need_gpu(void)
+{
+    int n = utc_gpu_device_count(), min = n;
+    MPI_Allreduce(&n, &min, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (min > 0)
+        return min;
+    const char *why = utc_gpu_unavailable_reason();
+    if (n <= 0) /* each rank without a device says why */
+        printf("rank %d: no usable GPU: %s\n", test_rank,
+               why ? why : n < 0 ? utc_last_error() : "none visible");
+    fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (utc_test_gpu_required()) {
+        if (test_rank == 0)
+            printf("FAILED: UTC_REQUIRE_GPU=1, and a rank has no usable GPU (above)\n");
+        fflush(stdout);
+        (void)utc_finalize();
+        exit(1);
+    }
+    utc_test_skip_all("a rank has no usable GPU (above)");
 }
 
 int utc_test_main(int argc, char **argv, const char *suite_name, const utc_test_case_t *cases)

@@ -24,6 +24,17 @@ int utc_test_main(int argc, char **argv, const char *suite, const utc_test_case_
 /* Exit 77 on every rank (ctest: skipped) with a reason on rank 0. Collective. */
 void utc_test_skip_all(const char *reason) __attribute__((noreturn));
 
+/*
+ * For suites that need a GPU on every rank: the smallest device count over the ranks
+ * (> 0). When a rank has none, every rank exits: 77 (skipped) with CUDA's reason
+ * (utc_gpu_unavailable_reason), or 1 (failed) when UTC_REQUIRE_GPU=1, as the GPU check
+ * sets, so that a GPU CUDA cannot use is never a green run. Collective.
+ */
+int utc_test_need_gpu(void);
+
+/* Whether UTC_REQUIRE_GPU=1 is set: a missing GPU is a failure, not a skip. */
+int utc_test_gpu_required(void);
+
 /* CUnit assertion that a status is UTC_OK, printing the last error otherwise. */
 #define UTC_ASSERT_OK(expr)                                                              \
     do {                                                                                 \

@@ -58,6 +58,30 @@ static void test_build_kind(void)
     }
 }
 
+/* Why there is no GPU, in CUDA's words; a missing GPU fails under UTC_REQUIRE_GPU=1. */
+static void test_unavailable_reason(void)
+{
+    int n = utc_gpu_device_count();
+    const char *why = utc_gpu_unavailable_reason();
+    if (!UTC_TEST_WITH_CUDA) {
+        CU_ASSERT_PTR_NOT_NULL_FATAL(why);
+        CU_ASSERT_PTR_NOT_NULL(strstr(why, "without GPU support"));
+    } else if (n > 0) {
+        CU_ASSERT_PTR_NULL(why);
+    } else {
+        /* CUDA's message, its error's name, and both versions */
+        CU_ASSERT_PTR_NOT_NULL_FATAL(why);
+        CU_ASSERT_PTR_NOT_NULL(strstr(why, "driver "));
+        CU_ASSERT_PTR_NOT_NULL(strstr(why, "runtime "));
+        CU_ASSERT(n == 0 ? strlen(why) > 30 : strstr(why, "cuda") != NULL);
+    }
+    CU_ASSERT_PTR_EQUAL(utc_gpu_unavailable_reason(), why); /* probed once */
+    if (utc_test_gpu_required() && why) {
+        printf("rank %d: UTC_REQUIRE_GPU=1, but no usable GPU: %s\n", utc_test_rank(), why);
+        CU_FAIL("UTC_REQUIRE_GPU=1 and no usable GPU");
+    }
+}
+
 static void test_calls_outside_a_task(void)
 {
     int want = in_this_build(UTC_ERR_NOT_MEMBER);
@@ -195,6 +219,7 @@ static void test_gpu_task_creation(void)
         CU_ASSERT_PTR_EQUAL(task, (utc_task_t *)0x1);
     } else if (ndev == 0) {
         expect_error(rc, UTC_ERR_NO_DEVICE, "no CUDA device is visible to this rank");
+        CU_ASSERT_PTR_NOT_NULL(strstr(utc_last_error(), utc_gpu_unavailable_reason()));
         CU_ASSERT_PTR_NOT_NULL(strstr(utc_last_error(), "'gpu-errors-gpu'"));
         CU_ASSERT_PTR_EQUAL(task, (utc_task_t *)0x1);
     } else {
@@ -271,6 +296,7 @@ int main(int argc, char **argv)
 {
     static const utc_test_case_t cases[] = {
         {"build kind and device count", test_build_kind},
+        {"why no GPU: CUDA's reason", test_unavailable_reason},
         {"utc_gpu_* outside a task", test_calls_outside_a_task},
         {"bad buffer arguments", test_bad_buffer_arguments},
         {"utc_gpu_* in a CPU task", test_calls_in_a_cpu_task},

@@ -18,10 +18,7 @@ static int ndev; /* devices on every rank (the smallest count) */
 
 static void test_need_a_gpu(void)
 {
-    int n = utc_gpu_device_count(), min = n;
-    MPI_Allreduce(&n, &min, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (min <= 0)
-        utc_test_skip_all(n < 0 ? "UTC built without GPU support" : "no GPU device on this machine");
+    int min = utc_test_need_gpu();
     ndev = min;
     CU_ASSERT(utc_gpu_supported());
 }
@@ -288,6 +285,38 @@ static void test_cuda_errors(void)
     UTC_ASSERT_OK(utc_task_destroy(task));
 }
 
+/* A run that returns the CUDA error: its text reaches the caller of utc_task_wait. */
+static int cuda_fail_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    (void)utc_test_vadd(NULL, NULL, NULL, 0, utc_gpu_stream());
+    return utc_gpu_check("vadd with n = 0");
+}
+
+static const utc_task_ops_t cuda_fail_ops = {
+    .name = "cuda-fail", .size = sizeof(utc_task_t), .run = cuda_fail_run};
+
+static void test_cuda_error_reaches_wait(void)
+{
+    int procs[2] = {0, 0};
+    utc_task_options_t o = UTC_TASK_OPTIONS_INIT;
+    o.kind = UTC_TASK_GPU;
+    utc_task_t *task;
+    UTC_ASSERT_OK(utc_task_create(&cuda_fail_ops, procs, 2, &o, &task));
+    UTC_ASSERT_OK(utc_task_run(task, NULL));
+    int rc = utc_task_wait(task);
+    if (utc_test_rank() == 0) {
+        CU_ASSERT_EQUAL(rc, UTC_ERR_GPU);
+        const char *msg = utc_last_error();
+        CU_ASSERT_PTR_NOT_NULL(strstr(msg, "utc_task_wait: a run of task 'cuda-fail'"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(msg, "vadd with n = 0"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(msg, "cudaErrorInvalidConfiguration"));
+    } else {
+        UTC_ASSERT_OK(rc);
+    }
+    UTC_ASSERT_OK(utc_task_destroy(task));
+}
+
 int main(int argc, char **argv)
 {
     static const utc_test_case_t cases[] = {
@@ -297,6 +326,7 @@ int main(int argc, char **argv)
         {"explicit device list", test_explicit_device_list},
         {"kernels of two threads on one device overlap", test_kernels_run_at_once},
         {"CUDA errors become UTC_ERR_GPU", test_cuda_errors},
+        {"a run's CUDA error text reaches utc_task_wait", test_cuda_error_reaches_wait},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "gpu kernels", cases);
 }

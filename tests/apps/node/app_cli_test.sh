@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Command-line checks of the single-node apps (rotate, yuv, raytrace, md5, bfs).
 #
-#   app_cli_test.sh verify   UTCRUN APP BIN IMPL   size S --verify --json: exit 0, verified
+#   app_cli_test.sh verify   UTCRUN APP BIN IMPL [THREADS [MEMTYPE]]
+#                                                  size S --verify --json: exit 0, verified
 #   app_cli_test.sh md5sum   UTCRUN BIN             digests equal md5sum's (--dump, --input)
 #   app_cli_test.sh graphs   UTCRUN BIN DIR         hand-made graphs: levels as DIR/*.levels
 #   app_cli_test.sh bad      UTCRUN APP BIN         bad command lines and input files refused
 #   app_cli_test.sh nogpu    UTCRUN APP BIN         --impl gpu without a GPU: exit 3, a message
 #   app_cli_test.sh help     UTCRUN APP BIN         --help, --version
 #
-# utc and gpu runs go through utcrun -np 1. Exit 0 pass, 1 fail, 77 skipped.
+# utc and gpu runs go through utcrun -np 1. Exit 0 pass, 1 fail, 77 skipped (a gpu run
+# without a usable GPU fails instead under UTC_REQUIRE_GPU=1).
 set -u
+. "$(dirname "$0")/../../common/gpu_skip.sh"
 
 mode=$1 utcrun=$2
 shift 2
@@ -51,13 +54,17 @@ expect_refused() {
 
 case "$mode" in
 verify)
-    app=$1 bin=$2 impl=$3
-    threads=2
-    [ "$impl" = gpu ] && threads=1 # bfs takes one GPU thread; one device here at most
-    run "$impl" "$bin" --size S --threads "$threads" --verify --json
+    # optional 4th and 5th: the GPU task's threads and --memtype
+    app=$1 bin=$2 impl=$3 threads=${4:-} memtype=${5:-}
+    if [ -z "$threads" ]; then
+        threads=2
+        [ "$impl" = gpu ] && threads=1 # bfs takes one GPU thread; one device here at most
+    fi
+    extra=()
+    [ -z "$memtype" ] || extra=(--memtype "$memtype")
+    run "$impl" "$bin" --size S --threads "$threads" "${extra[@]}" --verify --json
     if [ "$impl" = gpu ] && [ "$rc" = 3 ]; then
-        echo "SKIPPED: $(head -n 1 "$tmp/err")"
-        exit 77
+        gpu_skip "$(head -n 1 "$tmp/err")"
     fi
     cat "$tmp/out"
     [ "$rc" = 0 ] || fail "$app --impl $impl: exit $rc: $(cat "$tmp/err")"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run_ryr.sh UTCRUN NP RYR ARGS...: run ryr and check its JSON summary says verified.
-# Exits 77 (skipped) when the preset needs a GPU and there is none.
+# Exits 77 (skipped) when the preset needs a GPU and there is none (1, failed, under
+# UTC_REQUIRE_GPU=1; then `--preset auto` must also have put raytrace on the GPU).
 set -u
+. "$(dirname "$0")/../../common/gpu_skip.sh"
 utcrun=$1 np=$2 ryr=$3
 shift 3
 out=$("$utcrun" -np "$np" "$ryr" "$@" 2>err.$$)
@@ -10,15 +12,19 @@ err=$(cat err.$$); rm -f err.$$
 echo "$out"
 echo "$err" >&2
 if [ $rc -ne 0 ] && grep -qiE "needs a GPU|no GPU" <<<"$err"; then
-    echo "SKIPPED: this preset needs a GPU"
-    exit 77
+    gpu_skip "this preset needs a GPU"
 fi
 [ $rc -eq 0 ] || { echo "FAILED: ryr exited $rc"; exit 1; }
 last=$(tail -n 1 <<<"$out")
-python3 - "$last" <<'PY' || exit 1
-import json, sys
+python3 - "$last" "$*" <<'PY' || exit 1
+import json, os, sys
 r = json.loads(sys.argv[1])
+args = sys.argv[2].split()
 assert r["verified"] is True, "not verified"
+gpu_preset = "--gpu" in args or any(args[i:i + 2] in (["--preset", "v4"], ["--preset", "v5"])
+                                    for i in range(len(args)))
+if gpu_preset or (os.environ.get("UTC_REQUIRE_GPU") == "1" and "auto" in args):
+    assert r["gpu"] is True, "raytrace did not run on the GPU: %s" % r
 assert r["frames"] == 3 and r["width"] == 96 and r["height"] == 64, r
 assert set(r["stages"]) == {"raytrace", "yuv", "rotate", "output"}, r["stages"]
 print("1 passed, 0 failed")
