@@ -5,7 +5,7 @@
 #
 # asan      build-asan: -DUTC_SANITIZE=address,undefined, no CUDA; the whole ctest suite
 #           but the labels matching UTC_CHECK_ASAN_EXCLUDE (default
-#           "stress|install|multihost|slurm|large") and the tests matching UTC_CHECK_ASAN_SKIP (default
+#           "stress|install|multihost|slurm|large|gpubundle") and the tests matching UTC_CHECK_ASAN_SKIP (default
 #           "^conduit_cpu_"; set both empty to run everything), with leak detection and
 #           UBSan stopping at the first finding.
 # tsan      build-tsan: -DUTC_SANITIZE=thread (clang when installed, else gcc), no CUDA,
@@ -98,7 +98,7 @@ pass_asan() {
     # checked word by word, under ASan's shadow memory and instrumentation) and
     # conduit_cpu (see cpu_budget).
     local exclude=()
-    local labels=${UTC_CHECK_ASAN_EXCLUDE-stress|install|multihost|slurm|large}
+    local labels=${UTC_CHECK_ASAN_EXCLUDE-stress|install|multihost|slurm|large|gpubundle}
     local names=${UTC_CHECK_ASAN_SKIP-$cpu_budget}
     [ -z "$labels" ] || exclude+=(-LE "$labels")
     [ -z "$names" ] || exclude+=(-E "$names")

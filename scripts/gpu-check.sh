@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# gpu-check.sh: prove UTC's GPU path on a GPU machine in one command (doc/guide/gpu.md,
+# "Checking a GPU machine"). Needs a driver, a CUDA toolkit, python3 and, where the
+# machine lacks Open MPI, hwloc, CUnit or uthash, the bundle that --prepare made.
+#
+#   scripts/gpu-check.sh [--out DIR] [--build DIR] [--jobs N] [--bundle|--no-bundle]
+#                        [--no-bench] [--dry-run]
+#   scripts/gpu-check.sh --prepare
+#
+# 1. Prints what it found: nvidia-smi, the driver's and the runtime's CUDA versions, each
+#    device's compute capability and compute mode; stops (fails) here when CUDA sees no
+#    usable device, with CUDA's reason.
+# 2. Takes Open MPI, hwloc, CUnit, uthash and pkg-config from the system, or, when one is
+#    missing (or with --bundle), unpacks gpu-bundle/ into a private prefix beside the
+#    build folder and builds against it alone.
+# 3. Builds with CUDA on (the targets the GPU tests need, -j N: default all cores) and runs
+#    every test labelled gpu (GPU module suites, the apps' GPU versions, the cluster apps'
+#    at 1-3 ranks, RYR v4/v5/auto, --gpu and --memtype runs, the GPU example, the
+#    micro-benchmark at a tiny size, RUNPATHs) with UTC_REQUIRE_GPU=1: a skip is a
+#    failure, and so is any test that did not pass.
+# 4. Benchmarks (unless --no-bench): RYR v4, v5 and auto at 1024x1024, 50 frames (frames/s
+#    beside the dissertation's table 4.7, theirs), and utc_bench_gpu (bandwidth per memory
+#    kind with copy counts, concurrent kernels).
+# Results: DIR (--out; default $OUT/gpu-check when $OUT is set, else gpu-check-results):
+# gpu-check.log (everything printed), summary.json, ctest-gpu-*.xml, bench-gpu.json,
+# ryr.jsonl. Exit 0 when every step passed, 1 when one failed, 2 on a usage error.
+#
+# --prepare  on a machine with apt and the network: fetch the bundle into gpu-bundle/ (git
+#            ignores it; carry it to the GPU machine with the tree) and stop.
+# --dry-run  no GPU needed: steps 1-3 without stopping for a missing GPU and without
+#            running the tests (it lists them), to check the build where there is no GPU.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+. scripts/gpu-bundle.sh
+
+out=${OUT:+$OUT/gpu-check}
+out=${out:-$root/gpu-check-results}
+build=$root/build-gpucheck
+jobs=$(nproc)
+use_bundle=auto bench=1 dry=0 prepare=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --out) out=$2; shift 2 ;;
+        --build) build=$2; shift 2 ;;
+        --jobs) jobs=$2; shift 2 ;;
+        --bundle) use_bundle=yes; shift ;;
+        --no-bundle) use_bundle=no; shift ;;
+        --no-bench) bench=0; shift ;;
+        --dry-run) dry=1; shift ;;
+        --prepare) prepare=1; shift ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+        *) echo "gpu-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+[ "$out" = "${out#-}" ] && [ "$jobs" -gt 0 ] 2>/dev/null || { echo "gpu-check: bad --out or --jobs" >&2; exit 2; }
+
+if [ "$prepare" = 1 ]; then
+    bundle_prepare "$root/gpu-bundle"
+    exit
+fi
+
+mkdir -p "$out" || exit 1
+out=$(cd "$out" && pwd)
+rm -f "$out"/ctest-gpu-*.xml "$out"/bench-gpu.json "$out"/ryr.jsonl "$out"/summary.json
+exec > >(tee "$out/gpu-check.log") 2>&1
+t_start=$(date +%s)
+result=pass
+failures=()
+step() { echo; echo "==== gpu-check: $* ($(($(date +%s) - t_start)) s)"; }
+failed() { echo "gpu-check: FAILED: $*"; failures+=("$*"); result=fail; }
+
+# summary: summary.json from what the steps left in $out and the variables below.
+gpu_info='{}'
+summary() {
+    local seconds=$(($(date +%s) - t_start))
+    python3 - "$out" "$result" "$seconds" "$gpu_info" "$dry" "${failures[@]}" <<'PY'
+import glob, json, os, sys
+import xml.etree.ElementTree as ET
+out, result, seconds, gpu_info, dry = sys.argv[1:6]
+s = {"result": result, "seconds": int(seconds), "dry_run": dry == "1",
+     "failures": sys.argv[6:], "machine": json.loads(gpu_info)}
+tests = {"passed": [], "failed": [], "skipped": []}
+for f in sorted(glob.glob(os.path.join(out, "ctest-gpu-*.xml"))):
+    for case in ET.parse(f).getroot().iter("testcase"):
+        st = case.get("status", "run")
+        key = {"run": "passed", "fail": "failed"}.get(st, "skipped")
+        if case.find("failure") is not None:
+            key = "failed"
+        if case.find("skipped") is not None:
+            key = "skipped"
+        tests[key].append(case.get("name"))
+s["tests"] = {k: {"count": len(v), "names": v if k != "passed" else None} for k, v in tests.items()}
+ryr = []
+if os.path.exists(os.path.join(out, "ryr.jsonl")):
+    for line in open(os.path.join(out, "ryr.jsonl")):
+        try:
+            ryr.append(json.loads(line))
+        except ValueError:
+            pass
+s["ryr"] = {"ours": [{k: r.get(k) for k in ("preset", "width", "height", "frames", "fps",
+                                            "seconds", "gpu", "verified")} for r in ryr],
+            "theirs_dissertation_table_4_7": {
+                "note": "the dissertation's figures (table 4.7: 50 rounds at 1024x1024, their "
+                        "machine and GPU), not measured here",
+                "fps": {"seq": 0.292, "v1": 0.396, "v2": 2.028, "v3": 2.340, "v4": 4.048,
+                        "v5": 5.475}}}
+bench = os.path.join(out, "bench-gpu.json")
+if os.path.exists(bench):
+    try:
+        s["utc_bench_gpu"] = json.load(open(bench))
+    except ValueError:
+        s["utc_bench_gpu"] = "unreadable: see gpu-check.log"
+json.dump(s, open(os.path.join(out, "summary.json"), "w"), indent=1)
+t = s["tests"]
+print("gpu-check: %s in %s s: tests %d passed, %d failed, %d skipped; summary %s"
+      % (result, seconds, t["passed"]["count"], t["failed"]["count"], t["skipped"]["count"],
+         os.path.join(out, "summary.json")))
+PY
+}
+finish() {
+    summary || echo "gpu-check: could not write summary.json (python3?)"
+    [ ${#failures[@]} -eq 0 ] || printf 'gpu-check: failed: %s\n' "${failures[@]}"
+    [ "$result" = pass ] && exit 0
+    exit 1
+}
+
+# ---- 1. what is there ----
+step "1. the machine"
+echo "$(uname -srm), $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+[ -r /etc/os-release ] && (. /etc/os-release && echo "$PRETTY_NAME")
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi || failed "nvidia-smi exited $?"
+    nvidia-smi --query-gpu=index,name,driver_version,compute_mode,memory.total,pci.bus_id \
+        --format=csv || true
+else
+    echo "nvidia-smi: not found (no NVIDIA driver's tools on PATH)"
+fi
+nvcc=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
+if [ -z "$nvcc" ]; then
+    failed "no CUDA toolkit: nvcc is neither on PATH nor in /usr/local/cuda/bin"
+    finish
+fi
+export PATH="$(dirname "$nvcc"):$PATH"
+"$nvcc" --version | tail -n 2
+probe_dir=$(mktemp -d /tmp/utc-gpu-probe-XXXXXX)
+trap 'rm -rf "$probe_dir"' EXIT
+cat >"$probe_dir/probe.cu" <<'CU'
+// What CUDA sees: versions, devices, and the reason when it sees none. One JSON line last.
+#include <cstdio>
+#include <cuda_runtime_api.h>
+static const char *mode(int m)
+{
+    return m == cudaComputeModeDefault ? "default" : m == cudaComputeModeProhibited ? "prohibited"
+         : m == cudaComputeModeExclusiveProcess ? "exclusive-process" : "other";
+}
+int main()
+{
+    int drv = 0, rt = 0, n = 0;
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    cudaError_t err = cudaGetDeviceCount(&n);
+    printf("CUDA driver version %d.%d, runtime version %d.%d\n", drv / 1000, drv % 1000 / 10,
+           rt / 1000, rt % 1000 / 10);
+    if (err != cudaSuccess) {
+        printf("cudaGetDeviceCount: %s (%s)\n", cudaGetErrorString(err), cudaGetErrorName(err));
+        n = 0;
+    }
+    char devs[4096] = "";
+    int len = 0;
+    for (int d = 0; d < n && len < 3500; d++) {
+        cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, d) != cudaSuccess)
+            continue;
+        int cm = 0, m = 0;
+        cudaDeviceGetAttribute(&cm, cudaDevAttrConcurrentManagedAccess, d);
+        cudaDeviceGetAttribute(&m, cudaDevAttrComputeMode, d);
+        printf("device %d: %s, compute capability %d.%d, %d SMs, %.1f GiB, compute mode %s, "
+               "concurrent managed access %d\n", d, p.name, p.major, p.minor,
+               p.multiProcessorCount, p.totalGlobalMem / 1073741824.0, mode(m), cm);
+        len += snprintf(devs + len, sizeof devs - len,
+                        "%s{\"name\": \"%s\", \"cc\": \"%d.%d\", \"sms\": %d, \"gib\": %.1f, "
+                        "\"compute_mode\": \"%s\", \"concurrent_managed\": %d}",
+                        d ? ", " : "", p.name, p.major, p.minor, p.multiProcessorCount,
+                        p.totalGlobalMem / 1073741824.0, mode(m), cm);
+    }
+    printf("{\"cuda_driver\": \"%d.%d\", \"cuda_runtime\": \"%d.%d\", \"devices\": [%s], "
+           "\"error\": \"%s\"}\n", drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10, devs,
+           err == cudaSuccess ? (n ? "" : "no device") : cudaGetErrorString(err));
+    return n > 0 ? 0 : 3;
+}
+CU
+ndev=0
+if "$nvcc" -o "$probe_dir/probe" "$probe_dir/probe.cu" >"$probe_dir/nvcc.log" 2>&1; then
+    "$probe_dir/probe" >"$probe_dir/probe.out"
+    probe_rc=$?
+    head -n -1 "$probe_dir/probe.out"
+    gpu_info=$(tail -n 1 "$probe_dir/probe.out")
+    [ "$probe_rc" = 0 ] && ndev=$(grep -c '^device ' "$probe_dir/probe.out")
+else
+    cat "$probe_dir/nvcc.log"
+    failed "nvcc cannot build a CUDA program"
+fi
+if [ "$ndev" = 0 ]; then
+    if [ "$dry" = 1 ]; then
+        echo "gpu-check: no usable GPU (above); --dry-run goes on without one"
+    else
+        why=$(sed -n 's/^cudaGetDeviceCount: //p' "$probe_dir/probe.out" 2>/dev/null)
+        failed "no usable GPU: ${why:-CUDA found no device} (a driver older than the toolkit, no device or the stub library: see above)"
+        finish
+    fi
+fi
+
+# ---- 2. Open MPI, hwloc, CUnit, uthash ----
+step "2. what UTC builds on"
+have_system=1
+for f in mpicc mpirun pkg-config; do command -v $f >/dev/null || have_system=0; done
+for f in /usr/include/hwloc.h /usr/include/uthash.h /usr/include/CUnit/CUnit.h; do
+    [ -e "$f" ] || have_system=0
+done
+cmake_args=()
+if [ "$use_bundle" = yes ] || { [ "$use_bundle" = auto ] && [ "$have_system" = 0 ]; }; then
+    prefix=$build-prefix
+    echo "gpu-check: Open MPI, hwloc, CUnit, uthash from gpu-bundle/, unpacked into $prefix"
+    [ -f gpu-bundle/MANIFEST ] && sed -n 2p gpu-bundle/MANIFEST
+    rm -rf "$prefix"
+    if ! bundle_unpack gpu-bundle "$prefix"; then
+        failed "no usable gpu-bundle/: run scripts/gpu-check.sh --prepare where apt works, and carry gpu-bundle with the tree"
+        finish
+    fi
+    bundle_env "$prefix"
+    cmake_args=("${UTC_BUNDLE_CMAKE_ARGS[@]}")
+elif [ "$have_system" = 0 ]; then
+    failed "Open MPI, hwloc, CUnit or uthash is missing, and --no-bundle was given"
+    finish
+else
+    echo "gpu-check: the system's Open MPI, hwloc, CUnit and uthash"
+fi
+echo "mpirun: $(command -v mpirun) ($(mpirun --version 2>/dev/null | head -n 1))"
+command -v python3 >/dev/null || failed "python3 is missing (the tests and the summary need it)"
+
+# ---- 3. build and test ----
+step "3. build (CUDA on) in $build"
+targets="utc test_gpu_errors test_gpu_kernels test_gpu_data utc_bench_gpu example_gpu_task ryr
+rotate yuv raytrace md5 bfs mm heat kmeans nbody mc"
+if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUTC_WITH_CUDA=ON \
+        "${cmake_args[@]}" >"$out/configure.log" 2>&1; then
+    tail -40 "$out/configure.log"
+    failed "configure"
+    finish
+fi
+grep -E "UTC: GPU support|CUDA compiler identification|Found MPI_C|Found hwloc" "$out/configure.log"
+rm -f "$out/configure.log"
+if ! cmake --build "$build" -j "$jobs" --target $targets >"$build/gpu-check-build.log" 2>&1; then
+    tail -60 "$build/gpu-check-build.log"
+    failed "build (log: $build/gpu-check-build.log)"
+    finish
+fi
+echo "gpu-check: built $(echo $targets | wc -w) targets"
+
+step "3. GPU tests (UTC_REQUIRE_GPU=1: a skip is a failure)"
+export UTC_REQUIRE_GPU=1
+(cd "$build" && ctest -N -L '^gpu$' | tail -n 1)
+if [ "$dry" = 1 ]; then
+    (cd "$build" && ctest -N -L '^gpu$' | grep 'Test *#')
+    echo "gpu-check: --dry-run: the tests above are not run"
+else
+    # The GPU module's suites first, alone (one of them checks that two threads' kernels
+    # overlap on the device: other processes' kernels would time-slice it); then the rest.
+    (cd "$build" && ctest -L '^gpu$' -R '^gpu_(kernels|data)_' -j 1 --timeout 300 \
+        --output-on-failure --output-junit "$out/ctest-gpu-module.xml")
+    rc1=$?
+    (cd "$build" && ctest -L '^gpu$' -E '^gpu_(kernels|data)_' -j "$(( jobs > 8 ? 8 : jobs ))" \
+        --timeout 300 --output-on-failure --output-junit "$out/ctest-gpu-apps.xml")
+    rc2=$?
+    [ "$rc1" = 0 ] && [ "$rc2" = 0 ] || failed "GPU tests (ctest exited $rc1, $rc2)"
+    skipped=$(cat "$out"/ctest-gpu-*.xml 2>/dev/null | grep -c '<skipped' || true)
+    [ "$skipped" = 0 ] || failed "$skipped GPU test(s) skipped: none may be"
+fi
+
+# ---- 4. benchmarks ----
+if [ "$bench" = 1 ] && [ "$dry" = 0 ]; then
+    step "4. RYR at 1024x1024, 50 frames (frames/s; the dissertation's table 4.7 is theirs)"
+    printf '%-6s %10s %10s   %s\n' preset "fps (ours)" "theirs" "(table 4.7: 50 rounds at 1024x1024)"
+    for p in v4 v5 auto; do
+        line=$(timeout 180 scripts/utcrun -np 1 "$build/apps/ryr/ryr" --preset "$p" \
+            --size 1024x1024 --frames 50 --orbit 10 --no-output --json </dev/null 2>"$probe_dir/ryr.err" |
+            tail -n 1)
+        if ! grep -q '"fps": ' <<<"$line"; then
+            cat "$probe_dir/ryr.err"
+            failed "ryr --preset $p at 1024x1024"
+            continue
+        fi
+        echo "$line" >>"$out/ryr.jsonl"
+        fps=$(sed -n 's/.*"fps": \([0-9.]*\).*/\1/p' <<<"$line")
+        theirs=$(case $p in v4) echo 4.048 ;; v5) echo 5.475 ;; *) echo - ;; esac)
+        printf '%-6s %10s %10s\n' "$p" "$fps" "$theirs"
+    done
+    step "4. utc_bench_gpu (bandwidth per memory kind, copy counts, concurrent kernels)"
+    if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu" --json </dev/null \
+            >"$out/bench-gpu.json"; then
+        python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu.json" ||
+            failed "utc_bench_gpu's JSON is not readable"
+    else
+        failed "utc_bench_gpu exited $?"
+    fi
+fi
+step "done"
+finish
