@@ -91,6 +91,21 @@ bundle_complete() {
     done
 }
 
+# deb_extract DEB DIR: dpkg-deb -x, or, on a machine without dpkg, ar and tar (a .deb is
+# an ar archive whose data.tar.* holds the files).
+deb_extract() {
+    if command -v dpkg-deb >/dev/null; then
+        dpkg-deb -x "$1" "$2"
+        return
+    fi
+    local tmp rc deb
+    deb=$(readlink -f "$1") && tmp=$(mktemp -d) || return 1
+    (cd "$tmp" && ar x "$deb") && tar -xf "$tmp"/data.tar.* -C "$2"
+    rc=$?
+    rm -rf "$tmp"
+    return $rc
+}
+
 # bundle_unpack DIR PREFIX: extract every package of DIR into PREFIX (made, must not be
 # /), add the links Debian makes with update-alternatives (mpirun, mpicc), and check it.
 bundle_unpack() {
@@ -101,7 +116,7 @@ bundle_unpack() {
     ls "$dir"/*.deb >/dev/null 2>&1 || { echo "gpu-bundle: no .deb in $dir (run scripts/gpu-check.sh --prepare where apt works)" >&2; return 1; }
     mkdir -p "$prefix" || return 1
     for f in "$dir"/*.deb; do
-        dpkg-deb -x "$f" "$prefix" || { echo "gpu-bundle: cannot unpack $f" >&2; return 1; }
+        deb_extract "$f" "$prefix" || { echo "gpu-bundle: cannot unpack $f" >&2; return 1; }
     done
     local b
     for b in mpirun mpiexec mpicc; do
