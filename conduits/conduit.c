@@ -147,6 +147,8 @@ static void conduit_free(utc_conduit_t *c)
         c->remote->ops->destroy(c->remote);
     for (int i = 0; i < 2; i++) {
         free(c->end[i].group_ranks);
+        if (c->end[i].op_count) /* made with it (nlocal > 1) */
+            utc__inflight_fini(&c->end[i].inflight);
         free(c->end[i].op_count);
     }
     memset(c, 0, offsetof(utc_conduit_t, nreq));
@@ -225,6 +227,7 @@ static utc_status_t end_init(utc__conduit_end_t *e, utc_task_t *task)
         utc__barrier_init(&e->barrier, (unsigned)e->nlocal);
         if (!(e->op_count = calloc((size_t)e->nlocal, sizeof *e->op_count)))
             return utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
+        utc__inflight_init(&e->inflight);
     }
     return UTC_OK;
 }
@@ -491,6 +494,9 @@ typedef struct xfer {
     bool by;         /* *_by: only `thread` transfers */
     bool named_peer; /* _to/_from: `peer` named; else the other task's entry rank */
     bool timed;      /* read_timeout: `timeout` applies */
+    bool any_tag;    /* read_any, probes: UTC_ANY_TAG is a tag */
+    bool probe;      /* a probe: look, take nothing */
+    bool nowait;     /* iprobe: none there is UTC_ERR_TIMEOUT, with no message */
     int thread;
     int peer;
     int tag;
@@ -498,6 +504,7 @@ typedef struct xfer {
     void *rbuf;
     size_t size;     /* send: message size; recv: capacity */
     double timeout;  /* seconds */
+    utc_msg_info_t *info; /* read_any, probes: what the message is (the caller's) */
 } xfer_t;
 
 /* Where an operation goes, once its arguments have been checked. */
@@ -555,8 +562,9 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
                           "%s: the calling thread is not a thread of task '%s' or '%s', the "
                           "two ends of conduit %d", x->fn, task_label(&c->end[0]),
                           task_label(&c->end[1]), c->id);
-    if (x->tag < 0)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is negative (tags are 0..%d)", x->fn,
+    if (x->tag < 0 && !(x->tag == UTC_ANY_TAG && x->any_tag))
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is negative (tags are 0..%d; "
+                          "UTC_ANY_TAG is for utc_conduit_read_any and the probes)", x->fn,
                           x->tag, UTC_CONDUIT_TAG_MAX);
     if (x->tag > UTC_CONDUIT_TAG_MAX)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is above UTC_CONDUIT_TAG_MAX (%d)",
@@ -637,6 +645,7 @@ static void req_init(utc_request_t *req, utc_conduit_t *c, const xfer_t *x, cons
     req->m = (utc__msg_desc_t){0};
     req->posted = false;
     req->canceled_by_user = false;
+    req->inflight = NULL;
     req->op = x->op;
     req->owned = x->owned;
     /* a writer at end e sends in direction e; a reader at end e takes direction 1 - e */
@@ -762,10 +771,44 @@ static utc_status_t owned_hand_over(const xfer_t *x)
     return UTC_OK;
 }
 
+/* Probe until a message is there (or, nowait, once): the transport's status. */
+static utc_status_t probe_loop(const xfer_t *x, utc__transport_t *tp, utc_request_t *req)
+{
+    utc__poll_t p = UTC__POLL_INIT;
+    utc_status_t rc;
+    while ((rc = tp->ops->probe(tp, req)) == UTC_ERR_TIMEOUT && !x->nowait)
+        utc__poll_step(&p);
+    return rc;
+}
+
+/* A probe: *received the message's size and req->tag its tag when one is there. */
+static utc_status_t perform_probe(utc_conduit_t *c, const xfer_t *x, const route_t *r,
+                                  size_t *received)
+{
+    utc_request_t req;
+    req_init(&req, c, x, r);
+    utc_status_t rc = x->nowait ? probe_loop(x, r->tp, &req)
+                                : UTC__WAIT_CALL(UTC__WAIT_CONDUIT_READ, c->id, x->tag, r->peer,
+                                                 NULL, probe_loop(x, r->tp, &req));
+    if (rc == UTC_OK) {
+        *received = req.received;
+        x->info->size = req.received;
+        x->info->tag = req.tag;
+        x->info->peer = r->peer;
+        return UTC_OK;
+    }
+    if (rc == UTC_ERR_TIMEOUT) /* iprobe: none yet (not an error: no message) */
+        return rc;
+    req.status = rc;
+    return req_result(x->fn, &req, NULL, NULL);
+}
+
 /* Run one operation to completion on the calling thread. Blocks. */
 static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
                             size_t *received, void **obuf)
 {
+    if (x->probe)
+        return perform_probe(c, x, r, received);
     /* only the thread that transfers looks at an owned buffer: when all local threads call,
      * the others may arrive after thread 0 has handed it over (and the reader freed it);
      * they get thread 0's status through the barrier */
@@ -790,6 +833,8 @@ static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
     }
     if (rc == UTC_OK)
         rc = req_result(x->fn, &req, received, obuf);
+    if (x->info && (rc == UTC_OK || rc == UTC_ERR_TRUNCATE))
+        *x->info = (utc_msg_info_t){.size = req.received, .tag = req.tag, .peer = r->peer};
     if (x->owned && x->op == UTC__OP_SEND && rc != UTC_OK)
         utc__buf_hand_back(x->sbuf); /* still the caller's (unless the transport freed it) */
     else if (x->owned && rc == UTC_OK && obuf && *obuf)
@@ -848,6 +893,8 @@ static utc_status_t run_op_marked(utc_conduit_t *h, const xfer_t *x, size_t *rec
         e->rc[k] = rc;
         e->received[k] = got;
         e->obuf[k] = ob;
+        if (x->info)
+            e->info[k] = *x->info;
         if (rc != UTC_OK)
             snprintf(e->errmsg[k], sizeof e->errmsg[k], "%s", utc_last_error());
     }
@@ -867,8 +914,10 @@ static utc_status_t run_op_marked(utc_conduit_t *h, const xfer_t *x, size_t *rec
             *received = e->received[k];
         if (obuf && rc == UTC_OK)
             *obuf = e->obuf[k];
+        if (x->info)
+            *x->info = e->info[k];
     }
-    if (rc != UTC_OK && r.ctx->local_id != 0)
+    if (rc != UTC_OK && !(x->nowait && rc == UTC_ERR_TIMEOUT) && r.ctx->local_id != 0)
         utc__error(rc, "%s", e->errmsg[k]);
     return rc;
 }
@@ -970,6 +1019,79 @@ utc_status_t utc_conduit_read_from_timeout(utc_conduit_t *conduit, int peer, voi
     return run_op(conduit, &x, received, NULL);
 }
 
+/* ---- probes and any-tag reads ---- */
+
+/* A probe is no transfer: any thread may call one, alone, and each call looks for itself
+ * (no "every local thread calls" rule, no barrier). */
+static utc_status_t probe(utc_conduit_t *conduit, xfer_t *x, int *found)
+{
+    if (!x->info)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: info (the output) is NULL", x->fn);
+    if (x->nowait && !found)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: found (the output) is NULL", x->fn);
+    size_t size;
+    utc_status_t rc = run_op(conduit, x, &size, NULL);
+    if (found)
+        *found = rc == UTC_OK;
+    return rc == UTC_ERR_TIMEOUT && x->nowait ? UTC_OK : rc;
+}
+
+utc_status_t utc_conduit_probe(utc_conduit_t *conduit, int tag, utc_msg_info_t *info)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_probe", .op = UTC__OP_RECV, .tag = tag, .any_tag = true,
+                    .probe = true, .info = info);
+    return probe(conduit, &x, NULL);
+}
+
+utc_status_t utc_conduit_iprobe(utc_conduit_t *conduit, int tag, int *found,
+                                utc_msg_info_t *info)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_iprobe", .op = UTC__OP_RECV, .tag = tag, .any_tag = true,
+                    .probe = true, .nowait = true, .info = info);
+    return probe(conduit, &x, found);
+}
+
+utc_status_t utc_conduit_probe_from(utc_conduit_t *conduit, int peer, int tag,
+                                    utc_msg_info_t *info)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_probe_from", .op = UTC__OP_RECV, .tag = tag,
+                    .named_peer = true, .peer = peer, .any_tag = true, .probe = true,
+                    .info = info);
+    return probe(conduit, &x, NULL);
+}
+
+utc_status_t utc_conduit_iprobe_from(utc_conduit_t *conduit, int peer, int tag, int *found,
+                                     utc_msg_info_t *info)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_iprobe_from", .op = UTC__OP_RECV, .tag = tag,
+                    .named_peer = true, .peer = peer, .any_tag = true, .probe = true,
+                    .nowait = true, .info = info);
+    return probe(conduit, &x, found);
+}
+
+utc_status_t utc_conduit_read_any(utc_conduit_t *conduit, void *buf, size_t capacity,
+                                  utc_msg_info_t *info)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_read_any", .op = UTC__OP_RECV, .all = true,
+                    .tag = UTC_ANY_TAG, .any_tag = true, .rbuf = buf, .size = capacity,
+                    .info = info);
+    if (!info)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_read_any: info (the output) is NULL");
+    return run_op(conduit, &x, NULL, NULL);
+}
+
+utc_status_t utc_conduit_read_any_from(utc_conduit_t *conduit, int peer, void *buf,
+                                       size_t capacity, utc_msg_info_t *info)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_read_any_from", .op = UTC__OP_RECV, .all = true,
+                    .tag = UTC_ANY_TAG, .any_tag = true, .named_peer = true, .peer = peer,
+                    .rbuf = buf, .size = capacity, .info = info);
+    if (!info)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_conduit_read_any_from: info (the output) is NULL");
+    return run_op(conduit, &x, NULL, NULL);
+}
+
 /* ---- asynchronous operations ---- */
 
 /*
@@ -1016,27 +1138,63 @@ static void req_release(utc_request_t *r)
         free(r);
 }
 
+/* An asynchronous operation of a multi-threaded end: recorded in the end's in-flight set,
+ * or refused when a sibling thread has the same one in flight (inflight.h). *entry: the
+ * record, or NULL. */
+static utc_status_t inflight_check(utc_conduit_t *c, const xfer_t *x, const route_t *r,
+                                   utc__inflight_entry_t **entry)
+{
+    utc__conduit_end_t *e = &c->end[r->end];
+    *entry = NULL;
+    if (e->nlocal <= 1)
+        return UTC_OK;
+    utc__inflight_key_t k = {x->op == UTC__OP_SEND ? x->sbuf : x->rbuf, x->size, x->op, r->peer,
+                             x->tag, 0};
+    int owner = -1;
+    if ((*entry = utc__inflight_add(&e->inflight, &k, r->ctx->local_id, &owner)) || owner < 0)
+        return UTC_OK;
+    bool w = x->op == UTC__OP_SEND;
+    return utc__error(UTC_ERR_STATE,
+                      "%s: thread %d of task '%s' on this rank already has this very %s in "
+                      "flight (buffer %p, %zu bytes, tag %d, rank %d), and this is thread %d: "
+                      "an asynchronous call is one message per call, not one per task as a "
+                      "blocking call, so one thread starts it (e.g. if (ctx->local_id == 0)); "
+                      "nothing was %s", x->fn, owner, task_label(e), w ? "write" : "read",
+                      k.buf, x->size, x->tag, r->peer, r->ctx->local_id, w ? "sent" : "posted");
+}
+
 /* Start an asynchronous operation; the caller's thread is marked as in a call on c. */
 static utc_status_t start_marked(utc_conduit_t *h, const xfer_t *x, utc_request_t **out)
 {
     route_t r;
     utc_status_t rc = route_op(h, x, &r);
     utc_conduit_t *c = utc__handle_ptr(h);
-    if (rc != UTC_OK || (rc = req_ref(c, r.end, x->fn)) != UTC_OK)
+    utc__inflight_entry_t *entry = NULL;
+    if (rc != UTC_OK || (rc = inflight_check(c, x, &r, &entry)) != UTC_OK)
         return rc;
+    if ((rc = req_ref(c, r.end, x->fn)) != UTC_OK) {
+        if (entry)
+            utc__inflight_remove(&c->end[r.end].inflight, entry);
+        return rc;
+    }
     utc_request_t *req = req_alloc();
     if (!req) {
+        if (entry)
+            utc__inflight_remove(&c->end[r.end].inflight, entry);
         req_unref(c, r.end);
         return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", x->fn);
     }
     req_init(req, c, x, &r);
     req->heap = true;
+    req->inflight = entry;
     utc_request_t *rh = utc__req_handle_new(req);
     if (!rh || (rc = transport_start(c, &r, req)) != UTC_OK) {
         if (rh)
             utc__req_handle_retire(rh);
         else
             rc = utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", x->fn);
+        if (entry)
+            utc__inflight_remove(&c->end[r.end].inflight, entry);
         req->magic = 0;
         req_release(req);
         req_unref(c, r.end);
@@ -1130,6 +1288,8 @@ static utc_status_t complete_async(utc_request_t **req, utc_request_t *r, const 
     utc_status_t rc = req_result(fn, r, received, NULL);
     utc_conduit_t *c = r->conduit;
     int e = req_end(r);
+    if (r->inflight)
+        utc__inflight_remove(&c->end[e].inflight, r->inflight);
     utc__req_handle_retire(*req);
     *req = NULL;
     r->magic = 0;

@@ -22,6 +22,7 @@
 #include "utc_internal.h"
 
 #include "service/buffer.h"
+#include "service/inflight.h"
 #include "service/request.h"
 #include "service/transport.h"
 #include "service/wait.h"
@@ -47,7 +48,11 @@ typedef struct utc__conduit_end {
     utc_status_t rc[2];
     size_t received[2];
     void *obuf[2];
+    utc_msg_info_t info[2];
     char errmsg[2][256];
+    /* asynchronous operations in flight (only when nlocal > 1): a sibling thread's second
+     * start of the same one is refused */
+    utc__inflight_t inflight;
 } utc__conduit_end_t;
 
 struct utc_conduit {

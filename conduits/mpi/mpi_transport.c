@@ -67,7 +67,8 @@ enum {
     RX_WAITING = 0, /* behind stashed messages; no receive posted */
     RX_POSTED,      /* its first part's MPI_Irecv is posted */
     RX_ARRIVED,     /* its first part has come (mpi_count bytes in mpi_wire), not handled */
-    RX_REST         /* matched to a large message: its rest is being received */
+    RX_REST,        /* matched to a large message: its rest is being received */
+    RX_ANY          /* an any-tag read with no message yet, in the transport's anyq */
 };
 
 /* A message whose read could not take it: stashed first in line. */
@@ -104,6 +105,7 @@ typedef struct mpi_transport {
     pthread_mutex_t lock;  /* guards the read queues; never held while sleeping */
     mpi_rxq_t *rxqs;
     mpi_rxq_t *last_rxq;   /* the queue found last: one stream skips the hash */
+    mpi_rxq_t anyq;        /* any-tag reads with no message yet, oldest first (not in rxqs) */
     atomic_int closed;     /* 0, or the status every operation now ends with (shutdown) */
     /* notices of failed tasks from the other members (on bulk, tag CTL_TAG), under lock */
     int ctl[4];            /* end, world rank, status, 0 */
@@ -144,7 +146,7 @@ static mpi_rxq_t *rxq_get(mpi_transport_t *t, int source, int tag, bool create)
 
 static void rxq_trim(mpi_transport_t *t, mpi_rxq_t *q)
 {
-    if (!q->phead && !q->shead && HASH_COUNT(t->rxqs) > RXQ_KEEP) {
+    if (q != &t->anyq && !q->phead && !q->shead && HASH_COUNT(t->rxqs) > RXQ_KEEP) {
         if (t->last_rxq == q)
             t->last_rxq = NULL;
         HASH_DEL(t->rxqs, q);
@@ -228,19 +230,20 @@ static int recv_rest_now(mpi_transport_t *t, mpi_rxq_t *q, unsigned char *dst, s
     return !err && rest_missing(&status) ? UTC__MPI_REST_MISSING : err;
 }
 
-/* Stash the first part that read r got (mpi_count bytes in its landing area) behind the
- * others. The rest of a large one stays in MPI. False: out of memory (the message is
- * dropped, with an error in the log). */
-static bool stash_push(mpi_transport_t *t, mpi_rxq_t *q, const utc_request_t *r)
+/* Stash a first part (`count` bytes at `wire`) behind the others. The rest of a large
+ * one stays in MPI. False: out of memory (the message is dropped, with an error in the
+ * log). */
+static bool stash_push_wire(mpi_transport_t *t, mpi_rxq_t *q, const unsigned char *wire,
+                            int count)
 {
     mpi_stash_t *s = malloc(sizeof *s);
-    bool large = r->mpi_count > EAGER_MAX;
-    size_t size = (size_t)r->mpi_count;
+    bool large = count > EAGER_MAX;
+    size_t size = (size_t)count;
     void *copy = NULL;
     if (large)
-        memcpy(&size, r->mpi_wire + EAGER_MAX, sizeof(uint64_t));
+        memcpy(&size, wire + EAGER_MAX, sizeof(uint64_t));
     if (s && (copy = large ? malloc(EAGER_MAX) : utc_buf_alloc(size)))
-        memcpy(copy, r->mpi_wire, large ? EAGER_MAX : size);
+        memcpy(copy, wire, large ? EAGER_MAX : size);
     if (!s || !copy) {
         free(s);
         if (large)
@@ -260,6 +263,71 @@ static bool stash_push(mpi_transport_t *t, mpi_rxq_t *q, const utc_request_t *r)
         q->shead = s;
     q->stail = s;
     return true;
+}
+
+/* Stash the first part that read r got (mpi_count bytes in its landing area). */
+static bool stash_push(mpi_transport_t *t, mpi_rxq_t *q, const utc_request_t *r)
+{
+    return stash_push_wire(t, q, r->mpi_wire, r->mpi_count);
+}
+
+/*
+ * Under the lock: take the next message from `source` with MPI tag `mtag` (MPI_ANY_TAG:
+ * whatever data message comes next from there) out of MPI, into its queue's stash, where
+ * the next read of its tag finds it (only its first part: the rest of a large one stays
+ * in MPI). Only a message no posted read waits for is still in MPI to be taken. Returns
+ * its queue, or NULL when none has come (or it was lost, out of memory: logged).
+ */
+static mpi_rxq_t *pull(mpi_transport_t *t, int source, int mtag)
+{
+    int flag = 0, count = 0;
+    MPI_Status st;
+    MPI_Message msg;
+    if (mtag == MPI_ANY_TAG) {
+        if (MPI_Iprobe(source, MPI_ANY_TAG, t->comm, &flag, &st) || !flag)
+            return NULL;
+        if ((mtag = st.MPI_TAG) >= MARK_TAG) /* the conduit is shutting down */
+            return NULL;
+    }
+    if (MPI_Improbe(source, mtag, t->comm, &flag, &msg, &st) || !flag)
+        return NULL;
+    alignas(16) unsigned char wire[WIRE_BYTES];
+    if (MPI_Mrecv(wire, WIRE_BYTES, MPI_BYTE, &msg, &st))
+        return NULL;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    mpi_rxq_t *q = rxq_get(t, source, mtag, true);
+    if (!q) {
+        utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a message (tag %d) is lost",
+                t->base.conduit_id, mtag / 2);
+        if (count > EAGER_MAX)
+            MPI_Recv(NULL, 0, MPI_BYTE, source, mtag, t->bulk, MPI_STATUS_IGNORE);
+        return NULL;
+    }
+    return stash_push_wire(t, q, wire, count) ? q : NULL;
+}
+
+/* A queue of `source` and direction `dir` whose oldest stashed message no read waits
+ * for: what an any-tag read takes (or a probe reports) before asking MPI. */
+static mpi_rxq_t *stash_free(mpi_transport_t *t, int source, int dir)
+{
+    mpi_rxq_t *q, *tmp;
+    HASH_ITER(hh, t->rxqs, q, tmp) {
+        if (q->source == source && (q->mpi_tag & 1) == dir && q->shead && !q->phead)
+            return q;
+    }
+    return NULL;
+}
+
+/* Under the lock: the queue of the next message of any tag that a read from `source` in
+ * direction `dir` would get, pulling from MPI (messages of the other direction go to their
+ * own stashes), or NULL. */
+static mpi_rxq_t *next_any(mpi_transport_t *t, int source, int dir)
+{
+    mpi_rxq_t *q = stash_free(t, source, dir);
+    while (!q && (q = pull(t, source, MPI_ANY_TAG)))
+        if ((q->mpi_tag & 1) != dir || q->phead)
+            q = NULL;
+    return q;
 }
 
 /* Start receiving the rest of a large message into dst + EAGER_MAX for read r. False:
@@ -469,6 +537,39 @@ static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
     }
 }
 
+/*
+ * Under the lock: serve the any-tag reads waiting in anyq, oldest first. One that finds a
+ * message (stashed, or pulled from MPI) learns its tag and joins that tag's queue, where
+ * rxq_progress hands it the message as to any read of the tag. A read of a tag started
+ * earlier comes first: its receive is posted in MPI, so MPI gives it the message.
+ */
+static void any_progress(mpi_transport_t *t)
+{
+    utc_request_t **link = &t->anyq.phead, *prev = NULL;
+    while (*link) {
+        utc_request_t *r = *link;
+        mpi_rxq_t *q = next_any(t, t->crank[r->peer], r->dir);
+        if (!q) {
+            prev = r;
+            link = &r->next;
+            continue;
+        }
+        *link = r->next;
+        if (t->anyq.ptail == r)
+            t->anyq.ptail = prev;
+        r->tag = q->mpi_tag >> 1;
+        r->next = NULL;
+        r->mpi_rxq = q;
+        r->mpi_phase = RX_WAITING;
+        if (q->ptail)
+            q->ptail->next = r;
+        else
+            q->phead = r;
+        q->ptail = r;
+        rxq_progress(t, q); /* r is first in q: it takes the stashed message */
+    }
+}
+
 /* Under the lock: end every read with `status`; a receive MPI had matched already loses
  * its message (the conduit is failing or closing). */
 static void end_reads(mpi_transport_t *t, utc_status_t status)
@@ -486,6 +587,12 @@ static void end_reads(mpi_transport_t *t, utc_status_t status)
         }
         q->ptail = NULL;
     }
+    while (t->anyq.phead) { /* no MPI request of their own */
+        utc_request_t *r = t->anyq.phead;
+        t->anyq.phead = r->next;
+        utc__req_finish(r, status);
+    }
+    t->anyq.ptail = NULL;
 }
 
 /* Under the lock: post the receive of the next failure notice. */
@@ -623,6 +730,20 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
         utc__req_finish(req, cl);
         return UTC_OK;
     }
+    if (req->tag == UTC_ANY_TAG) {
+        req->next = NULL;
+        req->mpi_rxq = &t->anyq;
+        req->mpi_req = MPI_REQUEST_NULL;
+        req->mpi_phase = RX_ANY;
+        if (t->anyq.ptail)
+            t->anyq.ptail->next = req;
+        else
+            t->anyq.phead = req;
+        t->anyq.ptail = req;
+        any_progress(t);
+        pthread_mutex_unlock(&t->lock);
+        return UTC_OK;
+    }
     mpi_rxq_t *q = rxq_get(t, t->crank[req->peer], mpi_tag(req), true);
     if (!q) {
         pthread_mutex_unlock(&t->lock);
@@ -720,8 +841,11 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
     /* relaxed: reads change state only under this lock */
     if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
         /* the queue is not freed while the read is in it */
+        if (req->mpi_rxq == &t->anyq)
+            any_progress(t); /* it may move to its message's queue */
         mpi_rxq_t *q = req->mpi_rxq;
-        rxq_progress(t, q);
+        if (q != &t->anyq)
+            rxq_progress(t, q);
         if (atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_DONE)
             rxq_trim(t, q);
         else
@@ -778,7 +902,8 @@ static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
     mpi_rxq_t *q = req->mpi_rxq;
     /* relaxed: under the lock, as above */
     if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE &&
-        (req->mpi_phase == RX_WAITING || req->mpi_phase == RX_POSTED)) {
+        (req->mpi_phase == RX_WAITING || req->mpi_phase == RX_POSTED ||
+         req->mpi_phase == RX_ANY)) {
         removed = true;
         if (req->mpi_phase == RX_POSTED) {
             MPI_Status status;
@@ -801,12 +926,50 @@ static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
                 break;
             }
         }
-        rxq_progress(t, q); /* a stashed message may now go to the next read */
-        if (removed)
-            rxq_trim(t, q);
+        if (q != &t->anyq) {
+            rxq_progress(t, q); /* a stashed message may now go to the next read */
+            if (removed)
+                rxq_trim(t, q);
+        }
     }
     pthread_mutex_unlock(&t->lock);
     return removed;
+}
+
+static utc_status_t mpi_probe(utc__transport_t *tp, utc_request_t *req)
+{
+    mpi_transport_t *t = (mpi_transport_t *)tp;
+    int source = t->crank[req->peer];
+    mpi_rxq_t *q = NULL;
+    pthread_mutex_lock(&t->lock);
+    utc_status_t cl = closed_status(t);
+    if (!cl) {
+        ctl_poll(t);
+        if (req->tag == UTC_ANY_TAG) {
+            bool waiting = false; /* an any-tag read started earlier takes the next one */
+            for (utc_request_t *r = t->anyq.phead; r && !waiting; r = r->next)
+                waiting = r->peer == req->peer && r->dir == req->dir;
+            if (!waiting)
+                q = next_any(t, source, req->dir);
+        } else if (!(q = rxq_get(t, source, mpi_tag(req), false)) || !q->phead) {
+            if (!q || !q->shead)
+                q = pull(t, source, mpi_tag(req));
+        } else {
+            q = NULL; /* reads of the tag started earlier take the next one */
+        }
+    }
+    if (q && q->shead) {
+        req->received = q->shead->size;
+        req->tag = q->mpi_tag >> 1;
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (q)
+        return UTC_OK;
+    if (cl)
+        return cl;
+    if (atomic_load_explicit(&tp->failed, memory_order_relaxed))
+        return (utc_status_t)atomic_load(&tp->fail_why);
+    return UTC_ERR_TIMEOUT;
 }
 
 /* Cancel a receive still posted in MPI (its buffer is about to go). */
@@ -956,6 +1119,7 @@ static const utc__transport_ops_t mpi_ops = {
     .progress = mpi_progress,
     .wait = mpi_wait,
     .cancel = mpi_cancel,
+    .probe = mpi_probe,
     .shutdown = mpi_shutdown,
     .fail = mpi_fail,
     .notify_failed = mpi_notify_failed,

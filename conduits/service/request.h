@@ -76,6 +76,8 @@ struct utc_request {
     utc__msg_desc_t m;     /* in-process: a message matched to this read, copied by its owner */
     bool posted;           /* in-process read: in its tag's queue (else it polls the ring) */
     bool canceled_by_user; /* UTC_ERR_CANCELED came from utc_request_cancel */
+    void *inflight;        /* iwrite/iread of a multi-threaded end: its service/inflight.h
+                            * entry, or NULL */
     /* MPI's part: from here on, set by req_init (mpi_req) and the MPI transport only, so
      * that a request is made without zeroing it. (A field added above must be set in
      * conduit.c's req_init.) */

@@ -30,6 +30,11 @@ typedef struct utc__transport_ops {
     /* Withdraw a receive that has no message yet. True if withdrawn; false if a message
      * was matched to it meanwhile (then it will complete: wait for it). */
     bool (*cancel)(utc__transport_t *tp, utc_request_t *req);
+    /* Without blocking, look for the message a read like `req` (its direction, peer and
+     * tag, or UTC_ANY_TAG) started now would get: UTC_OK with req->received its size and
+     * req->tag its tag; UTC_ERR_TIMEOUT when there is none (yet); the transport's close or
+     * failure status when none will come. Takes nothing: the message stays for a read. */
+    utc_status_t (*probe)(utc__transport_t *tp, utc_request_t *req);
     /* End every operation pending on the transport with `status` (its blocked callers
      * return, its requests complete), wake every waiter, and from then on finish every
      * operation started with `status` at once. Does not free anything: requests may still

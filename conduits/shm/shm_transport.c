@@ -73,6 +73,7 @@ typedef struct shm_slot {
 /* A message taken out of the ring before anyone asked for it. */
 typedef struct shm_msg {
     struct shm_msg *next;
+    uint64_t seq;       /* order of arrival in the queues, all tags (any-tag reads) */
     utc__msg_desc_t d;  /* INLINE: d.ptr points at data */
     unsigned char data[];
 } shm_msg_t;
@@ -128,6 +129,8 @@ typedef struct shm_dir {
     atomic_size_t head;                  /* written under rx_lock; peeked without it */
     size_t nqueued;                      /* posted reads + queued messages, all tags */
     shm_tagq_t *tagqs;
+    shm_tagq_t anyq;                     /* posted any-tag reads (not in tagqs) */
+    uint64_t queued_seq;                 /* next shm_msg_t.seq */
     size_t need_head;                    /* head when the full ring was last needed */
     size_t shrink_after;                 /* messages after need_head before moving back */
     size_t shrunk_head;                  /* head at the last move back, SIZE_MAX: none */
@@ -411,6 +414,8 @@ static inline utc_status_t closed_status(const shm_dir_t *d)
 
 static shm_tagq_t *tagq_find(shm_dir_t *d, int tag)
 {
+    if (tag == UTC_ANY_TAG)
+        return &d->anyq;
     shm_tagq_t *q;
     HASH_FIND_INT(d->tagqs, &tag, q);
     return q;
@@ -432,7 +437,7 @@ static shm_tagq_t *tagq_get(shm_dir_t *d, int tag)
 
 static void tagq_trim(shm_dir_t *d, shm_tagq_t *q)
 {
-    if (q && !q->uhead && !q->phead && HASH_COUNT(d->tagqs) > TAGQ_KEEP) {
+    if (q && q != &d->anyq && !q->uhead && !q->phead && HASH_COUNT(d->tagqs) > TAGQ_KEEP) {
         HASH_DEL(d->tagqs, q);
         free(q);
     }
@@ -500,11 +505,6 @@ static deliver_t deliver(const shm_dir_t *d, utc_request_t *r, const utc__msg_de
 }
 
 /*
- * Offer message `m` with `tag` to that tag's posted reads, oldest first, and queue it if
- * none takes it. False if it could not be queued (no memory): it stays where it was.
- * *woke is set when a read other than `self` completed or matched.
- */
-/*
  * A large message that a read refused (too large for its buffer) stays queued for the next
  * read of its tag; copy it out of the writer's buffer so that the writer returns with
  * UTC_OK (its message was taken into the conduit), as the MPI transport receives a
@@ -526,25 +526,44 @@ static void keep_aside(shm_dir_t *d, utc__msg_desc_t *m)
     utc__event_signal(&d->tx_event, &d->tx_sleepers);
 }
 
-static bool dispatch(shm_dir_t *d, int tag, const utc__msg_desc_t *m, utc_request_t *self,
-                     bool refused, bool *woke)
+/* Under rx_lock: offer `m` (tag `tag`) to the reads posted on queue q, oldest first. True
+ * when one took it; *refused when one refused it. */
+static bool offer(shm_dir_t *d, shm_tagq_t *q, int tag, const utc__msg_desc_t *m,
+                  utc_request_t *self, bool *refused, bool *woke)
 {
-    shm_tagq_t *q = tagq_find(d, tag);
     while (q && q->phead) {
         utc_request_t *r = q->phead;
         if (!(q->phead = r->next))
             q->ptail = NULL;
         r->posted = false;
         d->nqueued--;
+        r->tag = tag; /* an any-tag read learns its message's tag */
         deliver_t res = deliver(d, r, m);
         if (r != self)
             *woke = true;
-        if (res == DELIVER_TAKEN) {
-            tagq_trim(d, q);
+        if (res == DELIVER_TAKEN)
             return true;
-        }
-        refused = true;
+        *refused = true;
     }
+    return false;
+}
+
+/*
+ * Offer message `m` with `tag` to that tag's posted reads, oldest first, then to the posted
+ * any-tag reads (a read of the tag started earlier comes first), and queue it if none takes
+ * it. False if it could not be queued (no memory): it stays where it was. *woke is set when
+ * a read other than `self` completed or matched.
+ */
+static bool dispatch(shm_dir_t *d, int tag, const utc__msg_desc_t *m, utc_request_t *self,
+                     bool refused, bool *woke)
+{
+    shm_tagq_t *q = tagq_find(d, tag);
+    if (offer(d, q, tag, m, self, &refused, woke)) {
+        tagq_trim(d, q);
+        return true;
+    }
+    if (offer(d, &d->anyq, tag, m, self, &refused, woke))
+        return true;
     size_t extra = m->kind == UTC__MSG_INLINE ? m->size : 0;
     shm_msg_t *msg = malloc(sizeof *msg + extra);
     if (!msg || (!q && !(q = tagq_get(d, tag)))) {
@@ -552,6 +571,7 @@ static bool dispatch(shm_dir_t *d, int tag, const utc__msg_desc_t *m, utc_reques
         return false;
     }
     msg->next = NULL;
+    msg->seq = d->queued_seq++;
     msg->d = *m;
     if (m->kind == UTC__MSG_INLINE) {
         if (extra)
@@ -591,22 +611,40 @@ static size_t drain(shm_dir_t *d, utc_request_t *self, bool *woke)
     return freed;
 }
 
+/* The oldest queued message of any tag (its queue in *qp), or NULL. Called when no
+ * any-tag read is posted (a posted one would have taken every message queued since). */
+static shm_msg_t *oldest_queued(shm_dir_t *d, shm_tagq_t **qp)
+{
+    shm_msg_t *best = NULL;
+    shm_tagq_t *q, *tmp;
+    HASH_ITER(hh, d->tagqs, q, tmp) {
+        if (q->uhead && (!best || q->uhead->seq < best->seq)) {
+            best = q->uhead;
+            *qp = q;
+        }
+    }
+    return best;
+}
+
 /*
- * Start (or retry) a read: match it with the oldest message of its tag, or post it.
- * `lazy`: when nothing at all is queued or in the ring, leave it unposted; its owner
- * polls the ring head and comes back (a blocking read, which no one else need serve;
- * asynchronous reads are always posted, so they keep their start order).
+ * Start (or retry) a read: match it with the oldest message of its tag (of any tag, for
+ * UTC_ANY_TAG), or post it. `lazy`: when nothing at all is queued or in the ring, leave it
+ * unposted; its owner polls the ring head and comes back (a blocking read, which no one
+ * else need serve; asynchronous reads are always posted, so they keep their start order).
  */
 static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke, bool lazy)
 {
     utc__msg_desc_t m;
     shm_slot_t *s;
     shm_tagq_t *q = NULL;
+    bool any = r->tag == UTC_ANY_TAG;
     if (d->nqueued == 0) {
         /* fast path: nothing is queued or posted, so the head message, if it has our
          * tag, is the oldest of its tag */
-        if ((s = ring_peek(d, &m)) && s->tag == r->tag) {
-            if (deliver(d, r, &m) == DELIVER_TAKEN || dispatch(d, s->tag, &m, r, true, woke)) {
+        if ((s = ring_peek(d, &m)) && (s->tag == r->tag || any)) {
+            int tag = s->tag;
+            r->tag = tag;
+            if (deliver(d, r, &m) == DELIVER_TAKEN || dispatch(d, tag, &m, r, true, woke)) {
                 ring_release(d, s);
                 return 1;
             }
@@ -614,8 +652,10 @@ static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke, bool lazy)
         }
         if (!s && lazy)
             return 0;
-    } else if ((q = tagq_find(d, r->tag)) && !q->phead && q->uhead) {
+    } else if (any ? !d->anyq.phead && oldest_queued(d, &q)
+                   : (q = tagq_find(d, r->tag)) && !q->phead && q->uhead) {
         shm_msg_t *msg = q->uhead;
+        r->tag = q->tag; /* an any-tag read learns its message's tag */
         if (deliver(d, r, &msg->d) == DELIVER_TAKEN) {
             if (!(q->uhead = msg->next))
                 q->utail = NULL;
@@ -801,6 +841,7 @@ static void close_sweep(shm_dir_t *d)
         q->utail = NULL;
         end_posted(d, q, cl);
     }
+    end_posted(d, &d->anyq, cl);
     utc__msg_desc_t m;
     shm_slot_t *s;
     while ((s = ring_peek(d, &m))) {
@@ -824,6 +865,7 @@ static void shm_fail(utc__transport_t *tp, utc_status_t status)
         shm_tagq_t *q, *tmp;
         HASH_ITER(hh, d->tagqs, q, tmp)
             end_posted(d, q, status);
+        end_posted(d, &d->anyq, status);
         pthread_mutex_unlock(&d->rx_lock);
         utc__event_signal(&d->rx_event, &d->rx_sleepers);
     }
@@ -950,6 +992,66 @@ static bool shm_cancel(utc__transport_t *tp, utc_request_t *req)
     return removed;
 }
 
+/*
+ * Under rx_lock: the message that a read of `tag` (UTC_ANY_TAG: any) started now would get,
+ * if one is there and no read started earlier waits for it: its size and tag. Messages of
+ * other tags at the ring's head move to their queues (or to the reads waiting for them), as
+ * a read's pass would move them. *freed counts the slots freed.
+ */
+static bool probe_locked(shm_dir_t *d, int tag, size_t *size, int *got, size_t *freed,
+                         bool *woke)
+{
+    for (;;) {
+        shm_tagq_t *q = tagq_find(d, tag);
+        if (q && q->phead)
+            return false; /* earlier reads take the next message */
+        shm_msg_t *msg = tag == UTC_ANY_TAG ? oldest_queued(d, &q) : q ? q->uhead : NULL;
+        if (msg) {
+            *size = msg->d.size;
+            *got = q->tag;
+            return true;
+        }
+        utc__msg_desc_t m;
+        shm_slot_t *s = ring_peek(d, &m);
+        if (!s)
+            return false;
+        shm_tagq_t *mine = tagq_find(d, s->tag);
+        if ((tag == UTC_ANY_TAG || s->tag == tag) && !(mine && mine->phead) &&
+            !d->anyq.phead) {
+            *size = m.size;
+            *got = s->tag;
+            return true;
+        }
+        if (!dispatch(d, s->tag, &m, NULL, false, woke))
+            return false; /* no memory to queue it: it stays at the head */
+        ring_release(d, s);
+        (*freed)++;
+    }
+}
+
+static utc_status_t shm_probe(utc__transport_t *tp, utc_request_t *req)
+{
+    shm_dir_t *d = dir_of(tp, req);
+    bool woke = false, found;
+    size_t freed = 0, size = 0;
+    int got = req->tag;
+    pthread_mutex_lock(&d->rx_lock);
+    utc_status_t cl = closed_status(d);
+    found = !cl && probe_locked(d, req->tag, &size, &got, &freed, &woke);
+    pthread_mutex_unlock(&d->rx_lock);
+    after_read(d, freed, woke);
+    if (found) {
+        req->received = size;
+        req->tag = got;
+        return UTC_OK;
+    }
+    if (cl)
+        return cl;
+    if (atomic_load_explicit(&tp->failed, memory_order_relaxed))
+        return (utc_status_t)atomic_load(&tp->fail_why);
+    return UTC_ERR_TIMEOUT;
+}
+
 static void shm_destroy(utc__transport_t *tp)
 {
     shm_transport_t *t = (shm_transport_t *)tp;
@@ -969,6 +1071,10 @@ static void shm_destroy(utc__transport_t *tp)
             }
             HASH_DEL(d->tagqs, q);
             free(q);
+        }
+        for (utc_request_t *r = d->anyq.phead, *next; r; r = next) {
+            next = r->next;
+            utc__req_finish(r, UTC_ERR_CANCELED);
         }
         utc__msg_desc_t m;
         shm_slot_t *s;
@@ -994,6 +1100,7 @@ static const utc__transport_ops_t shm_ops = {
     .progress = shm_progress,
     .wait = shm_wait,
     .cancel = shm_cancel,
+    .probe = shm_probe,
     .shutdown = shm_shutdown,
     .fail = shm_fail,
     .notify_failed = NULL,

@@ -51,6 +51,16 @@ typedef struct utc_request utc_request_t;
 /** Largest message tag (tags are 0 .. UTC_CONDUIT_TAG_MAX). */
 #define UTC_CONDUIT_TAG_MAX ((1 << 22) - 1)
 
+/** Any tag: for utc_conduit_read_any and the probes, the next message whatever its tag. */
+#define UTC_ANY_TAG (-1)
+
+/** What a probe found, or what an any-tag read got (MPI_Status's part that UTC needs). */
+typedef struct utc_msg_info {
+    size_t size; /**< the message's size in bytes */
+    int tag;     /**< its tag */
+    int peer;    /**< the world rank it comes from */
+} utc_msg_info_t;
+
 /** Default in-process inline threshold: messages up to this size are copied into the ring. */
 #define UTC_CONDUIT_INLINE_DEFAULT 4096
 /** Default number of slots of each in-process ring. */
@@ -485,6 +495,85 @@ utc_status_t utc_conduit_iread_from(utc_conduit_t *conduit, int peer, void *buf,
 utc_status_t utc_conduit_sendrecv(utc_conduit_t *conduit, int dest, const void *sbuf,
                                   size_t ssize, int stag, int source, void *rbuf,
                                   size_t rcapacity, int rtag, size_t *received);
+
+/* ---- probes and any-tag reads ---- */
+
+/**
+ * @brief Wait for the next message with `tag` (or UTC_ANY_TAG) and say its size and tag,
+ * without taking it: the next read of that tag gets it. A probe is no transfer: any
+ * thread of the reading task may call one, alone (each call looks for itself). A message
+ * that reads of its tag started earlier wait for is theirs, not the probe's. Messages of
+ * each tag keep their write order.
+ * @param conduit the conduit
+ * @param tag     0 .. UTC_CONDUIT_TAG_MAX, or UTC_ANY_TAG
+ * @param[out] info size, tag and rank of the message
+ * @return UTC_OK; UTC_ERR_INVALID_HANDLE (not a live conduit: destroyed, or never
+ *         created); UTC_ERR_INVALID_ARG (bad tag, info NULL); UTC_ERR_NOT_MEMBER;
+ *         UTC_ERR_PEER_FAILED / UTC_ERR_CANCELED as utc_conduit_read.
+ */
+utc_status_t utc_conduit_probe(utc_conduit_t *conduit, int tag, utc_msg_info_t *info);
+
+/**
+ * @brief utc_conduit_probe without waiting: *found is 1 and `info` filled when a message
+ * is there, else 0.
+ * @param conduit the conduit
+ * @param tag     0 .. UTC_CONDUIT_TAG_MAX, or UTC_ANY_TAG
+ * @param[out] found 1 or 0
+ * @param[out] info  size, tag and rank of the message, when found
+ * @return as utc_conduit_probe.
+ */
+utc_status_t utc_conduit_iprobe(utc_conduit_t *conduit, int tag, int *found,
+                                utc_msg_info_t *info);
+
+/**
+ * @brief Free mode: utc_conduit_probe of the messages from world rank `peer`.
+ * @param conduit the conduit (created in free mode)
+ * @param peer    a world rank that holds threads of the other task
+ * @param tag     0 .. UTC_CONDUIT_TAG_MAX, or UTC_ANY_TAG
+ * @param[out] info size, tag and rank of the message
+ * @return as utc_conduit_probe, plus UTC_ERR_STATE and UTC_ERR_OUT_OF_RANGE as
+ *         utc_conduit_read_from.
+ */
+utc_status_t utc_conduit_probe_from(utc_conduit_t *conduit, int peer, int tag,
+                                    utc_msg_info_t *info);
+
+/**
+ * @brief Free mode: utc_conduit_iprobe of the messages from world rank `peer`.
+ * @param conduit the conduit (created in free mode)
+ * @param peer    a world rank that holds threads of the other task
+ * @param tag     0 .. UTC_CONDUIT_TAG_MAX, or UTC_ANY_TAG
+ * @param[out] found 1 or 0
+ * @param[out] info  size, tag and rank of the message, when found
+ * @return as utc_conduit_probe_from.
+ */
+utc_status_t utc_conduit_iprobe_from(utc_conduit_t *conduit, int peer, int tag, int *found,
+                                     utc_msg_info_t *info);
+
+/**
+ * @brief Read the next message of any tag, and say which: as utc_conduit_read with
+ * UTC_ANY_TAG, filling `info`. A message that reads of its tag started earlier wait for
+ * is theirs. Messages of each tag keep their write order.
+ * @param conduit  the conduit
+ * @param buf      where to put the data
+ * @param capacity bytes available at buf
+ * @param[out] info size, tag and rank of the message (also on UTC_ERR_TRUNCATE, when the
+ *                  message stays queued for the next read of its tag)
+ * @return as utc_conduit_read.
+ */
+utc_status_t utc_conduit_read_any(utc_conduit_t *conduit, void *buf, size_t capacity,
+                                  utc_msg_info_t *info);
+
+/**
+ * @brief Free mode: utc_conduit_read_any of the messages from world rank `peer`.
+ * @param conduit  the conduit (created in free mode)
+ * @param peer     the world rank whose message is read
+ * @param buf      where to put the data
+ * @param capacity bytes available at buf
+ * @param[out] info size, tag and rank of the message
+ * @return as utc_conduit_read_from.
+ */
+utc_status_t utc_conduit_read_any_from(utc_conduit_t *conduit, int peer, void *buf,
+                                       size_t capacity, utc_msg_info_t *info);
 
 #ifdef __cplusplus
 }

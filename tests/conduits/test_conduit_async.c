@@ -226,6 +226,88 @@ static void test_bad_requests(void)
     CU_ASSERT(strstr(utc_last_error(), "not a request") != NULL);
 }
 
+/* ---- one message per call: a sibling thread's second start of it is refused ---- */
+
+static uint64_t dup_word = 0x5eed; /* the one buffer both writer threads name */
+
+/* Two writer threads. Thread 0 starts the write; thread 1 then starts the very same one
+ * (same buffer, size, tag and reader) while it is in flight: refused, nothing sent. Other
+ * tags, or the same write once thread 0's completed, are new messages. */
+static int dup_w(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    utc_request_t *r = NULL;
+    if (ctx->local_id == 0)
+        CT_OK(utc_conduit_iwrite(c, &dup_word, sizeof dup_word, 4, &r));
+    CT_OK(utc_ctx_barrier_local(ctx));
+    if (ctx->local_id == 1) {
+        utc_request_t *twice = NULL;
+        CT_EXPECT(utc_conduit_iwrite(c, &dup_word, sizeof dup_word, 4, &twice), UTC_ERR_STATE);
+        CT_CHECK(strstr(utc_last_error(), "one message per call") != NULL, "message: %s",
+                 utc_last_error());
+        CT_CHECK(twice == NULL, "a refused iwrite gave a request");
+        CT_OK(utc_conduit_iwrite(c, &dup_word, sizeof dup_word, 5, &r)); /* another tag */
+    }
+    CT_OK(utc_ctx_barrier_local(ctx)); /* thread 0's write stays in flight until here */
+    CT_OK(utc_request_wait(&r, NULL));
+    CT_OK(utc_ctx_barrier_local(ctx));
+    if (ctx->local_id == 1) { /* thread 0's write is done: this one is a new message */
+        CT_OK(utc_conduit_iwrite(c, &dup_word, sizeof dup_word, 4, &r));
+        CT_OK(utc_request_wait(&r, NULL));
+    }
+    return 0;
+}
+
+/* Two reader threads: the same rule for reads into one buffer; then the messages. */
+static uint64_t dup_in[3];
+
+static int dup_r(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    uint64_t *v = dup_in; /* one buffer for both threads */
+    utc_request_t *r = NULL;
+    if (ctx->local_id == 0)
+        CT_OK(utc_conduit_iread(c, &v[0], sizeof v[0], 4, &r));
+    CT_OK(utc_ctx_barrier_local(ctx));
+    if (ctx->local_id == 1) {
+        utc_request_t *twice = NULL;
+        CT_EXPECT(utc_conduit_iread(c, &v[0], sizeof v[0], 4, &twice), UTC_ERR_STATE);
+        CT_CHECK(twice == NULL, "a refused iread gave a request");
+        CT_OK(utc_conduit_iread(c, &v[1], sizeof v[1], 5, &r));
+    }
+    CT_OK(utc_ctx_barrier_local(ctx));
+    CT_OK(utc_request_wait(&r, NULL));
+    CT_OK(utc_ctx_barrier_local(ctx));
+    if (ctx->local_id == 0) {
+        CT_OK(utc_conduit_read_by(c, 0, &v[2], sizeof v[2], 4, NULL));
+        CT_CHECK(v[0] == dup_word && v[2] == dup_word, "tag 4: %#llx %#llx",
+                 (unsigned long long)v[0], (unsigned long long)v[2]);
+        int found = 1;
+        utc_msg_info_t info;
+        utc_status_t rc = utc_conduit_iprobe(c, UTC_ANY_TAG, &found, &info);
+        CT_CHECK(rc == UTC_OK && !found, "a fourth message (tag %d): sent twice?", info.tag);
+    } else {
+        CT_CHECK(v[1] == dup_word, "tag 5: %#llx", (unsigned long long)v[1]);
+    }
+    return 0;
+}
+
+static void dup_placement(int ra, int rb, void *arg)
+{
+    (void)arg;
+    ct_pair_t p = ct_pair_open(ra, 2, rb, 2, NULL);
+    memset(dup_in, 0, sizeof dup_in);
+    ct_pair_run(&p, dup_w, dup_r);
+    ct_pair_close(&p);
+}
+
+static void test_sibling_duplicate(void)
+{
+    ct_begin();
+    ct_each_placement(false, dup_placement, NULL);
+    CT_END();
+}
+
 int main(int argc, char **argv)
 {
     static const utc_test_case_t cases[] = {
@@ -234,6 +316,8 @@ int main(int argc, char **argv)
         {"6 MiB both ways at once, polling with test", test_big_both_ways},
         {"truncation at completion; async and blocking reads mixed", test_truncate_and_mix},
         {"bad request handles", test_bad_requests},
+        {"a sibling thread's second start of an async operation is refused",
+         test_sibling_duplicate},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "conduit async", cases);
 }
