@@ -64,6 +64,7 @@ mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
 rm -f "$out"/ctest-gpu-*.xml "$out"/bench-gpu.json "$out"/ryr.jsonl "$out"/summary.json
 exec > >(tee "$out/gpu-check.log") 2>&1
+tee_pid=$!
 t_start=$(date +%s)
 result=pass
 failures=()
@@ -121,6 +122,8 @@ PY
 finish() {
     summary || echo "gpu-check: could not write summary.json (python3?)"
     [ ${#failures[@]} -eq 0 ] || printf 'gpu-check: failed: %s\n' "${failures[@]}"
+    exec >&- 2>&- # let tee write the log's end before the exit
+    wait "$tee_pid" 2>/dev/null
     [ "$result" = pass ] && exit 0
     exit 1
 }
@@ -129,6 +132,9 @@ finish() {
 step "1. the machine"
 echo "$(uname -srm), $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
 [ -r /etc/os-release ] && (. /etc/os-release && echo "$PRETTY_NAME")
+for d in /usr/local/nvidia/bin /usr/bin; do # where drivers put it when PATH does not say
+    command -v nvidia-smi >/dev/null || { [ -x "$d/nvidia-smi" ] && PATH="$PATH:$d"; }
+done
 if command -v nvidia-smi >/dev/null; then
     nvidia-smi || failed "nvidia-smi exited $?"
     nvidia-smi --query-gpu=index,name,driver_version,compute_mode,memory.total,pci.bus_id \
