@@ -227,7 +227,15 @@ static utc_status_t start_threads(struct utc__task *t, int *nstarted)
     unsigned n;
     while ((n = atomic_load(&t->started)) < (unsigned)*nstarted)
         utc__wait_change(&t->started, n);
-    return rc != UTC_OK ? rc : (utc_status_t)atomic_load(&t->start_rc);
+    if (rc != UTC_OK)
+        return rc;
+    rc = (utc_status_t)atomic_load(&t->start_rc);
+    /* a device's failure is known only to the thread that met it: its message, CUDA's
+     * text. (A binding the creator checked has the creator's message already.) */
+    if (rc == UTC_ERR_GPU)
+        utc__error(rc, "utc_task_create: thread %d of task '%s' on rank %d could not start: %s",
+                   t->start_thread, t->ops->name ? t->ops->name : "?", utc_rank(), t->start_msg);
+    return rc;
 }
 
 /*

@@ -64,6 +64,10 @@ struct utc__task {
     /* start-up of the threads: each reports its binding and extensions' status */
     atomic_uint started;
     atomic_int start_rc;
+    /* the message of the thread whose failure set start_rc (written by that thread
+     * before its seq_cst count in `started`, read by the creator after) */
+    char start_msg[256];
+    int start_thread;
     pthread_mutex_t owner_lock; /* serializes init/run/wait/destroy calls on this rank */
     bool initialized;           /* init has run (or there is no init) */
     bool destroying;            /* utc_task_destroy has begun */

@@ -1,5 +1,6 @@
 /* A task thread: start-up (binding, extensions), the command loop, and the thread context. */
 #include <limits.h>
+#include <stdio.h>
 
 #include "base/errors.h"
 #include "base/mpi_wait.h"
@@ -31,11 +32,19 @@ utc_status_t utc__ctx_check(utc_ctx_t *ctx, const char *fn)
     return UTC_OK;
 }
 
-static void report_start(struct utc__task *t, utc_status_t rc)
+static void report_start(struct utc__task *t, int local_id, utc_status_t rc)
 {
     if (rc != UTC_OK) {
         int expected = UTC_OK;
-        atomic_compare_exchange_strong(&t->start_rc, &expected, (int)rc);
+        /* the thread's own message (CUDA's, for a GPU thread) goes to the creator; a
+         * GPU's failure is the device's or the driver's: logged too */
+        if (rc == UTC_ERR_GPU)
+            utc_log(UTC_LOG_WARN, "task %s thread %d could not start: %s",
+                    t->ops->name ? t->ops->name : "?", local_id, utc_last_error());
+        if (atomic_compare_exchange_strong(&t->start_rc, &expected, (int)rc)) {
+            snprintf(t->start_msg, sizeof t->start_msg, "%s", utc_last_error());
+            t->start_thread = local_id;
+        }
     }
     atomic_fetch_add(&t->started, 1); /* seq_cst: the creator reads start_rc after */
     utc__futex_wake(&t->started, INT_MAX);
@@ -149,7 +158,7 @@ void *utc__thread_main(void *arg)
     utc__wd_thread_identity(t->id, t->ops->name, ctx->global_id);
 
     int nstarted_ext = 0;
-    report_start(t, thread_start(th, th->bind_slot, &nstarted_ext));
+    report_start(t, ctx->local_id, thread_start(th, th->bind_slot, &nstarted_ext));
 
     const utc_task_ops_t *ops = t->ops;
     /* Where the caller of utc_task_wait lends its core, the last local thread does not

@@ -24,11 +24,8 @@ static _Thread_local utc__gpu_thread_t *gpu_self;
 utc_status_t utc__gpu_error(cudaError_t err, const char *fn, const char *call)
 {
     (void)cudaGetLastError();
-    utc_status_t rc = utc__error(UTC_ERR_GPU, "%s%s%s: %s (%s)", fn ? fn : "", fn ? ": " : "",
-                                 call, cudaGetErrorString(err), cudaGetErrorName(err));
-    /* the device's or the driver's failure, whatever the caller does with it: logged */
-    utc_log(UTC_LOG_WARN, "%s", utc_last_error());
-    return rc;
+    return utc__error(UTC_ERR_GPU, "%s%s%s: %s (%s)", fn ? fn : "", fn ? ": " : "", call,
+                      cudaGetErrorString(err), cudaGetErrorName(err));
 }
 
 utc__gpu_thread_t *utc__gpu_self(const char *fn)

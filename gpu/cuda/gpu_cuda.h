@@ -32,7 +32,8 @@ typedef struct utc__gpu_thread {
  * Turn a CUDA error into UTC_ERR_GPU with CUDA's message: "fn: call: message (name)".
  * fn (the public function) may be NULL. Clears the thread's CUDA last error so that a
  * later cudaGetLastError does not report it again (sticky errors stay, as CUDA intends).
- * Logs the message at warning level.
+ * Not logged here: a task function that returns the error has it logged at warning
+ * level, with this message, by the task layer (the caller may also handle it).
  */
 utc_status_t utc__gpu_error(cudaError_t err, const char *fn, const char *call);
 

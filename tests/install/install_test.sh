@@ -87,7 +87,8 @@ pkgconfig)
     # need static MPI, hwloc and udev, which Debian does not all ship)
     deps=$(pkg-config --print-requires-private utc | awk '{print $1}' | tr '\n' ' ')
     extra=""
-    [ "$(pkg-config --variable=with_cuda utc)" = ON ] && extra="-L/usr/local/cuda/lib64 -lcudart"
+    [ "$(pkg-config --variable=with_cuda utc)" = ON ] &&
+        extra="-L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcudart"
     # shellcheck disable=SC2046,SC2086
     "$cc" -std=c11 $(pkg-config --cflags utc) "$src/consumer.c" -o "$work/consumer_pc_static" \
         "$libdir/libutc.a" $(pkg-config --libs $deps) -lm -pthread $extra \
