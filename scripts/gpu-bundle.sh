@@ -62,8 +62,13 @@ bundle_prepare() {
     local pkgs
     pkgs=$(bundle_packages) || return 1
     tmp=$(mktemp -d "${dir%/}.tmp.XXXXXX") || return 1
-    # apt's sandbox user cannot write a folder of root's: download as the caller
-    if ! (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root $pkgs >download.log 2>&1); then
+    # apt's sandbox user cannot write a folder of root's: download as the caller. Lists
+    # that name installed packages but no source (an image's emptied apt lists) make the
+    # first try fail: update them, try again
+    if ! (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root $pkgs >download.log 2>&1) &&
+        ! { echo "gpu-bundle: apt-get download failed: apt-get update, and again" >&2 &&
+            apt-get update -qq && pkgs=$(bundle_packages) &&
+            (cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root $pkgs >download.log 2>&1); }; then
         cat "$tmp/download.log" >&2
         rm -rf "$tmp"
         echo "gpu-bundle: apt-get download failed" >&2
