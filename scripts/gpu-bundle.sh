@@ -2,7 +2,7 @@
 # test; not a program of its own).
 #
 # A GPU machine lent to the project has a driver and a CUDA toolkit, but no Open MPI,
-# hwloc, CUnit, uthash or pkg-config, and no package registry. On a machine with apt,
+# hwloc, CUnit, uthash, pkg-config or make, and no package registry. On a machine with apt,
 # bundle_prepare fetches them as Debian packages (apt-get download: nothing is installed)
 # into one folder, gpu-bundle/, that git ignores and the device tool carries. On the GPU
 # machine bundle_unpack extracts them with dpkg-deb -x into a private prefix (never over
@@ -19,10 +19,10 @@
 # (the libraries need its C library to be at least as new).
 
 bundle_roots="openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev libhwloc15 libhwloc-dev
-libcunit1 libcunit1-dev uthash-dev pkgconf pkgconf-bin libpkgconf3"
+libcunit1 libcunit1-dev uthash-dev pkgconf pkgconf-bin libpkgconf3 make"
 bundle_base='^(libc6|libgcc-s1|libstdc\+\+6|gcc-[0-9]+-base|zlib1g|libudev1|libuuid1|libatomic1|adduser|debconf|dpkg|perl-base|libzstd1|liblzma5|libbz2-1\.0|libselinux1|libpcre2-8-0|libcrypt1|libtinfo6|libssl3|libssl3t64|libhwloc-plugins|openssh-client|ssh-client|libjs-.*)$'
 # a file of each that proves the unpacked prefix is whole
-bundle_proof="usr/bin/orterun usr/bin/opal_wrapper usr/bin/pkgconf usr/include/hwloc.h
+bundle_proof="usr/bin/orterun usr/bin/opal_wrapper usr/bin/pkgconf usr/bin/make usr/include/hwloc.h
 usr/include/uthash.h usr/include/CUnit/CUnit.h usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h"
 
 # bundle_packages: the package names, one a line (needs apt's package lists).

@@ -249,7 +249,17 @@ command -v python3 >/dev/null || failed "python3 is missing (the tests and the s
 step "3. build (CUDA on) in $build"
 targets="utc test_gpu_errors test_gpu_kernels test_gpu_data utc_bench_gpu example_gpu_task ryr
 rotate yuv raytrace md5 bfs mm heat kmeans nbody mc"
-if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUTC_WITH_CUDA=ON \
+# the build tool: the one the folder was made with, else ninja where there is one, else make
+gen=()
+if [ ! -f "$build/CMakeCache.txt" ]; then
+    if command -v ninja >/dev/null; then
+        gen=(-G Ninja)
+    elif ! command -v make >/dev/null; then
+        failed "neither ninja nor make is installed"
+        finish
+    fi
+fi
+if ! cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUTC_WITH_CUDA=ON \
         "${cmake_args[@]}" >"$out/configure.log" 2>&1; then
     tail -40 "$out/configure.log"
     failed "configure"
