@@ -176,6 +176,40 @@ static void test_run_returning_error(void)
     UTC_ASSERT_OK(utc_task_destroy(task));
 }
 
+/* A run whose UTC call failed returns its status: utc_task_wait's message carries the
+ * thread's own message. A run that fails with no message of its own carries none, not
+ * one left on that thread by an earlier run. */
+static int relaying_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx;
+    if (arg == NULL)
+        return UTC_ERR_IO; /* no UTC call failed: no message */
+    return utc_task_destroy(NULL); /* fails with its own message */
+}
+
+static const utc_task_ops_t relay_ops = {
+    .name = "relay", .size = sizeof(utc_task_t), .run = relaying_run};
+
+static void test_run_error_message_reaches_wait(void)
+{
+    utc_task_t *task;
+    int procs[1] = {0};
+    UTC_ASSERT_OK(utc_task_create(&relay_ops, procs, 1, NULL, &task));
+    UTC_ASSERT_OK(utc_task_run(task, "relay"));
+    int rc = utc_task_wait(task);
+    if (utc_rank() == 0) {
+        expect_error(rc, UTC_ERR_INVALID_ARG, "a run of task 'relay' returned");
+        expect_error(rc, UTC_ERR_INVALID_ARG, "on thread 0: utc_task_destroy: ");
+    }
+    UTC_ASSERT_OK(utc_task_run(task, NULL));
+    rc = utc_task_wait(task);
+    if (utc_rank() == 0) {
+        expect_error(rc, UTC_ERR_IO, "on thread 0");
+        CU_ASSERT_PTR_NULL(strstr(utc_last_error(), "utc_task_destroy"));
+    }
+    UTC_ASSERT_OK(utc_task_destroy(task));
+}
+
 static void test_ctx_misuse(void)
 {
     CU_ASSERT_PTR_NULL(utc_ctx_self());
@@ -204,6 +238,7 @@ static const utc_test_case_t cases[] = {
     {"destroy twice and use after destroy", test_destroy_twice},
     {"wait, init and destroy of its own task from a run", test_calls_on_own_task},
     {"a run that returns an error surfaces at wait", test_run_returning_error},
+    {"a run's own error message reaches wait", test_run_error_message_reaches_wait},
     {"ctx misuse outside a task", test_ctx_misuse},
     {"status strings", test_status_strings},
     UTC_TEST_END};
