@@ -132,8 +132,8 @@ bundle_unpack() {
     done
 }
 
-# bundle_env PREFIX: export what makes the compiler, CMake, pkg-config, the loader and
-# Open MPI (relocated: OPAL_PREFIX) take Open MPI, hwloc, CUnit and uthash from PREFIX
+# bundle_env PREFIX: export what makes the compiler, CMake, pkg-config, the loader, Open
+# MPI (relocated: OPAL_PREFIX) and PMIx take Open MPI, hwloc, CUnit and uthash from PREFIX
 # before the system's. UTC_BUNDLE_CMAKE_ARGS holds the CMake arguments that hide the
 # system's /usr from find_package, find_path and find_library.
 bundle_env() {
@@ -153,5 +153,11 @@ bundle_env() {
     unset PKG_CONFIG_PATH
     # Open MPI finds its components, help files and settings under the prefix
     export OPAL_PREFIX="$p/usr" OPAL_SYSCONFDIR="$p/etc/openmpi"
+    # hwloc's plugins are not in the bundle: look for them in the prefix (none), not in
+    # the system's folder (as on the GPU machine, which has none)
+    export HWLOC_PLUGINS_PATH="$p/usr/lib/$arch/hwloc"
+    # and PMIx (its own install folders) its plugins and help files
+    local pmix=$p/usr/lib/$arch/pmix2
+    export PMIX_LIBDIR="$pmix/lib" PMIX_PKGLIBDIR="$pmix/lib/pmix" PMIX_PKGDATADIR="$pmix/share/pmix"
     UTC_BUNDLE_CMAKE_ARGS=("-DCMAKE_IGNORE_PREFIX_PATH=/usr;/usr/local;/")
 }

@@ -31,7 +31,9 @@ static int foreign_libraries(const char *prefix, int rank, int *seen)
 {
     static const char *const stack[] = {"libmpi", "libopen-pal", "libopen-rte", "libpmix",
                                         "libhwloc", "libevent", "mca_", "libucx",
-                                        "libfabric", "libucp", "libuct", "libucs"};
+                                        "libfabric", "libucp", "libuct", "libucs", "pmix_mca"};
+    static const char *const dirs[] = {"/openmpi/", "/pmix2/", "/ucx/", "/libfabric/",
+                                       "/libibverbs/", "/hwloc/"};
     FILE *f = fopen("/proc/self/maps", "r");
     if (!f)
         return 1;
@@ -42,16 +44,21 @@ static int foreign_libraries(const char *prefix, int rank, int *seen)
         if (!path || strcmp(path, last) == 0) /* a file's next segment */
             continue;
         snprintf(last, sizeof last, "%s", path);
-        const char *base = strrchr(path, '/') + 1;
-        for (size_t i = 0; i < sizeof stack / sizeof stack[0]; i++)
-            if (strncmp(base, stack[i], strlen(stack[i])) == 0) {
-                (*seen)++;
-                if (strncmp(path, prefix, strlen(prefix)) != 0) {
-                    printf("rank %d: %s loaded from outside %s: %s", rank, stack[i], prefix, path);
-                    bad++;
-                }
-                break;
-            }
+        const char *base = strrchr(path, '/') + 1, *what = NULL;
+        for (size_t i = 0; i < sizeof stack / sizeof stack[0] && !what; i++)
+            if (strncmp(base, stack[i], strlen(stack[i])) == 0)
+                what = stack[i];
+        /* and anything from the stack's plugin folders */
+        for (size_t i = 0; i < sizeof dirs / sizeof dirs[0] && !what; i++)
+            if (strstr(path, dirs[i]))
+                what = dirs[i];
+        if (!what)
+            continue;
+        (*seen)++;
+        if (strncmp(path, prefix, strlen(prefix)) != 0) {
+            printf("rank %d: %s loaded from outside %s: %s", rank, what, prefix, path);
+            bad++;
+        }
     }
     fclose(f);
     return bad;
