@@ -497,6 +497,7 @@ typedef struct xfer {
     bool any_tag;    /* read_any, probes: UTC_ANY_TAG is a tag */
     bool probe;      /* a probe: look, take nothing */
     bool nowait;     /* iprobe: none there is UTC_ERR_TIMEOUT, with no message */
+    bool close;      /* utc_conduit_close: the end of stream, no message */
     int thread;
     int peer;
     int tag;
@@ -569,6 +570,11 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
     if (x->tag > UTC_CONDUIT_TAG_MAX)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is above UTC_CONDUIT_TAG_MAX (%d)",
                           x->fn, x->tag, UTC_CONDUIT_TAG_MAX);
+    if (x->op == UTC__OP_SEND && atomic_load_explicit(&c->wclosed[end], memory_order_relaxed))
+        return utc__error(x->close ? UTC_ERR_STATE : UTC_ERR_CLOSED,
+                          "%s: task '%s' closed its writing side of conduit %d on this rank "
+                          "(utc_conduit_close)%s", x->fn, task_label(&c->end[end]), c->id,
+                          x->close ? " already" : "; nothing was sent");
     if (x->op == UTC__OP_SEND && !x->sbuf && x->size)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: buffer is NULL but size is %zu", x->fn,
                           x->size);
@@ -688,6 +694,11 @@ static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t 
                               "error): the message is lost", fn, req->peer, req->received,
                               req->tag);
         return utc__mpi_error(req->mpi_err, fn);
+    case UTC_ERR_CLOSED:
+        return utc__error(UTC_ERR_CLOSED, "%s: end of stream: the writers of conduit %d on rank "
+                          "%d closed their side (utc_conduit_close) and no message %s is left",
+                          fn, req->conduit->id, req->peer,
+                          req->tag == UTC_ANY_TAG ? "of any tag" : "of this tag");
     case UTC_ERR_NO_MEMORY:
         return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory for a %zu-byte message (tag %d)",
                           fn, req->op == UTC__OP_RECV ? req->received : req->size, req->tag);
@@ -803,12 +814,39 @@ static utc_status_t perform_probe(utc_conduit_t *c, const xfer_t *x, const route
     return req_result(x->fn, &req, NULL, NULL);
 }
 
+/* The end of stream of this rank's writers at end r->end: to every rank of the other task
+ * it writes to (free mode: all of them; single-entry: the entry rank), behind everything
+ * they started before. Marked as a start (see transport_start): it enters MPI before the
+ * destroy's drain marks, or not at all. */
+static utc_status_t perform_close(utc_conduit_t *c, const xfer_t *x, const route_t *r)
+{
+    atomic_store(&c->wclosed[r->end], true); /* writes from now on are refused */
+    const utc__conduit_end_t *other = &c->end[1 - r->end];
+    bool free_mode = c->opts.mode == UTC_CONDUIT_FREE;
+    int n = free_mode ? other->ngroup : 1, me = r->ctx->world_rank;
+    utc_status_t rc = UTC_OK;
+    for (int i = 0; i < n && rc == UTC_OK; i++) {
+        int peer = free_mode ? other->group_ranks[i] : r->peer;
+        utc__transport_t *tp = peer == me ? c->local : c->remote;
+        utc__call_starting(r->ctx, c);
+        rc = atomic_load(&c->dead) ? UTC_ERR_CANCELED
+                                   : tp ? tp->ops->close(tp, r->end, peer) : UTC_ERR_INTERNAL;
+        utc__call_started(r->ctx, c);
+    }
+    if (rc != UTC_OK)
+        return utc__error(rc, "%s: the end of stream of conduit %d could not be sent (%s)",
+                          x->fn, c->id, utc_status_string(rc));
+    return UTC_OK;
+}
+
 /* Run one operation to completion on the calling thread. Blocks. */
 static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
                             size_t *received, void **obuf)
 {
     if (x->probe)
         return perform_probe(c, x, r, received);
+    if (x->close)
+        return perform_close(c, x, r);
     /* only the thread that transfers looks at an owned buffer: when all local threads call,
      * the others may arrive after thread 0 has handed it over (and the reader freed it);
      * they get thread 0's status through the barrier */
@@ -1017,6 +1055,12 @@ utc_status_t utc_conduit_read_from_timeout(utc_conduit_t *conduit, int peer, voi
                     .tag = tag, .named_peer = true, .peer = peer, .rbuf = buf, .size = capacity,
                     .timed = timeout_s >= 0, .timeout = timeout_s);
     return run_op(conduit, &x, received, NULL);
+}
+
+utc_status_t utc_conduit_close(utc_conduit_t *conduit)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_close", .op = UTC__OP_SEND, .all = true, .close = true);
+    return run_op(conduit, &x, NULL, NULL);
 }
 
 /* ---- probes and any-tag reads ---- */

@@ -63,6 +63,8 @@ struct utc_conduit {
     utc__transport_t *remote;            /* MPI, or NULL */
     utc_conduit_transport_t entry_transport;
     utc_conduit_t *self;                 /* registry key: the handle itself */
+    /* per end: its threads on this rank closed their writing (utc_conduit_close) */
+    atomic_bool wclosed[2];
     UT_hash_handle hh;                   /* registry of live conduits */
     /*
      * Lifetime (doc/guide/lifetimes.md). A blocking call marks its thread (utc__call_enter)

@@ -57,6 +57,9 @@
 #define MARK_TAG (2 * UTC_CONDUIT_TAG_MAX + 2)
 /* The MPI tag of a notice that a task at one end failed on its sender's rank. */
 #define CTL_TAG (MARK_TAG + 1)
+/* The MPI tag of the end of stream of direction d (utc_conduit_close), on comm: it carries
+ * how many messages its sender sent the receiver in that direction. */
+#define EOS_TAG(d) (CTL_TAG + 1 + (d))
 
 #define EAGER_MAX UTC__MPI_EAGER_MAX
 #define WIRE_BYTES UTC__MPI_WIRE_BYTES
@@ -111,6 +114,14 @@ typedef struct mpi_transport {
     int ctl[4];            /* end, world rank, status, 0 */
     MPI_Request ctl_req;
     mpi_parked_t *parked;  /* sends to a failed reader, under lock (park_send) */
+    /* End of stream (utc_conduit_close), indexed [dir * nmembers + rank in comm]: messages
+     * this rank sent there (any thread); under lock, what it received from there (taken
+     * out of MPI) and, once its end of stream came, how many it sent (-1: not yet). */
+    atomic_uint *sent;
+    unsigned *got;
+    int64_t *eos;
+    bool any_eos;          /* some end of stream came (under lock) */
+    unsigned polls;        /* reads' progress calls, for the end-of-stream look (under lock) */
 } mpi_transport_t;
 
 static_assert(offsetof(mpi_transport_t, base) == 0, "transport base must come first");
@@ -271,6 +282,22 @@ static bool stash_push(mpi_transport_t *t, mpi_rxq_t *q, const utc_request_t *r)
     return stash_push_wire(t, q, r->mpi_wire, r->mpi_count);
 }
 
+/* Under the lock: receive the end of stream (MPI tag `etag`) that `source` (MPI_ANY_SOURCE:
+ * any member) sent, if it has come. True when one was taken. */
+static bool take_eos(mpi_transport_t *t, int source, int etag)
+{
+    int flag = 0;
+    int64_t count = 0;
+    MPI_Message msg;
+    MPI_Status st;
+    if (MPI_Improbe(source, etag, t->comm, &flag, &msg, &st) || !flag ||
+        MPI_Mrecv(&count, 1, MPI_INT64_T, &msg, &st))
+        return false;
+    t->eos[(etag - EOS_TAG(0)) * t->nmembers + st.MPI_SOURCE] = count;
+    t->any_eos = true;
+    return true;
+}
+
 /*
  * Under the lock: take the next message from `source` with MPI tag `mtag` (MPI_ANY_TAG:
  * whatever data message comes next from there) out of MPI, into its queue's stash, where
@@ -283,9 +310,13 @@ static mpi_rxq_t *pull(mpi_transport_t *t, int source, int mtag)
     int flag = 0, count = 0;
     MPI_Status st;
     MPI_Message msg;
-    if (mtag == MPI_ANY_TAG) {
+    while (mtag == MPI_ANY_TAG) {
         if (MPI_Iprobe(source, MPI_ANY_TAG, t->comm, &flag, &st) || !flag)
             return NULL;
+        if (st.MPI_TAG == EOS_TAG(0) || st.MPI_TAG == EOS_TAG(1)) {
+            take_eos(t, source, st.MPI_TAG);
+            continue;
+        }
         if ((mtag = st.MPI_TAG) >= MARK_TAG) /* the conduit is shutting down */
             return NULL;
     }
@@ -295,6 +326,7 @@ static mpi_rxq_t *pull(mpi_transport_t *t, int source, int mtag)
     if (MPI_Mrecv(wire, WIRE_BYTES, MPI_BYTE, &msg, &st))
         return NULL;
     MPI_Get_count(&st, MPI_BYTE, &count);
+    t->got[(mtag & 1) * t->nmembers + source]++;
     mpi_rxq_t *q = rxq_get(t, source, mtag, true);
     if (!q) {
         utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a message (tag %d) is lost",
@@ -505,6 +537,7 @@ static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
             if (!flag)
                 break;
             MPI_Get_count(&status, MPI_BYTE, &r->mpi_count);
+            t->got[(q->mpi_tag & 1) * t->nmembers + q->source]++;
             r->mpi_phase = RX_ARRIVED;
             /* fall through */
         case RX_ARRIVED:
@@ -595,6 +628,87 @@ static void end_reads(mpi_transport_t *t, utc_status_t status)
     t->anyq.ptail = NULL;
 }
 
+/* ---- end of stream ---- */
+
+/* Under the lock: `source`'s end of stream in direction `dir` came, and every message it
+ * sent before it is out of MPI (in a read, or a stash). */
+static bool stream_over(const mpi_transport_t *t, int source, int dir)
+{
+    int i = dir * t->nmembers + source;
+    return t->eos[i] >= 0 && (int64_t)t->got[i] >= t->eos[i];
+}
+
+/* Under the lock: end the reads of q that nothing is left for (its stream is over, and
+ * the older reads have taken the stash) with UTC_ERR_CLOSED. */
+static void close_reads(mpi_transport_t *t, mpi_rxq_t *q)
+{
+    rxq_progress(t, q); /* stashed messages go to the oldest reads first */
+    utc_request_t **link = &q->phead, *prev = NULL;
+    while (*link) {
+        utc_request_t *r = *link;
+        bool over = r->mpi_phase == RX_WAITING && !q->shead;
+        if (r->mpi_phase == RX_POSTED) {
+            MPI_Status status;
+            int cancelled = 0;
+            MPI_Cancel(&r->mpi_req);
+            MPI_Wait(&r->mpi_req, &status);
+            MPI_Test_cancelled(&status, &cancelled);
+            if (!(over = cancelled)) { /* its message came after all: handled in order */
+                MPI_Get_count(&status, MPI_BYTE, &r->mpi_count);
+                t->got[(q->mpi_tag & 1) * t->nmembers + q->source]++;
+                r->mpi_phase = RX_ARRIVED;
+            }
+        }
+        if (!over) {
+            prev = r;
+            link = &r->next;
+            continue;
+        }
+        *link = r->next;
+        if (q->ptail == r)
+            q->ptail = prev;
+        utc__req_finish(r, UTC_ERR_CLOSED); /* last touch */
+    }
+    rxq_trim(t, q);
+}
+
+/*
+ * Under the lock: take the ends of stream that have come. A source whose end of stream
+ * came before all its messages were out of MPI: take out the ones no read waits for (into
+ * their stashes). Then every read whose source's stream is over and that nothing is left
+ * for ends with UTC_ERR_CLOSED. Called off the fast path (see its callers).
+ */
+static void settle_eos(mpi_transport_t *t)
+{
+    while (take_eos(t, MPI_ANY_SOURCE, EOS_TAG(0)) || take_eos(t, MPI_ANY_SOURCE, EOS_TAG(1)))
+        ;
+    if (!t->any_eos)
+        return;
+    for (int i = 0; i < 2 * t->nmembers; i++)
+        while (t->eos[i] >= 0 && (int64_t)t->got[i] < t->eos[i] &&
+               pull(t, i % t->nmembers, MPI_ANY_TAG))
+            ;
+    mpi_rxq_t *q, *tmp;
+    HASH_ITER(hh, t->rxqs, q, tmp) {
+        if (q->phead && stream_over(t, q->source, q->mpi_tag & 1))
+            close_reads(t, q);
+    }
+    utc_request_t **link = &t->anyq.phead, *prev = NULL;
+    while (*link) {
+        utc_request_t *r = *link;
+        int source = t->crank[r->peer];
+        if (!stream_over(t, source, r->dir) || stash_free(t, source, r->dir)) {
+            prev = r;
+            link = &r->next;
+            continue;
+        }
+        *link = r->next;
+        if (t->anyq.ptail == r)
+            t->anyq.ptail = prev;
+        utc__req_finish(r, UTC_ERR_CLOSED);
+    }
+}
+
 /* Under the lock: post the receive of the next failure notice. */
 static void ctl_post(mpi_transport_t *t)
 {
@@ -667,10 +781,13 @@ static utc_status_t send_start(mpi_transport_t *t, utc_request_t *req)
 {
     int dest = t->crank[req->peer], tag = mpi_tag(req), err;
     req->mpi_bulk = MPI_REQUEST_NULL;
+    /* counted once in MPI: an end of stream sent after this send counts it */
+    atomic_uint *sent = &t->sent[req->dir * t->nmembers + dest];
     if (req->size <= EAGER_MAX) {
         if ((err = MPI_Isend(req->sbuf, (int)req->size, MPI_BYTE, dest, tag, t->comm,
                              &req->mpi_req)))
             return utc__mpi_error(err, "MPI_Isend");
+        atomic_fetch_add_explicit(sent, 1, memory_order_relaxed);
         /* a small message usually leaves at once (MPI copies it out): finish the write
          * here rather than in a first round of its wait */
         send_test(req, UTC_OK);
@@ -690,6 +807,7 @@ static utc_status_t send_start(mpi_transport_t *t, utc_request_t *req)
         bytes_type_done(&type);
         return utc__mpi_error(err, "MPI_Isend");
     }
+    atomic_fetch_add_explicit(sent, 1, memory_order_relaxed);
     err = MPI_Isend((const unsigned char *)req->sbuf + EAGER_MAX, count, type, dest, tag,
                     t->bulk, &req->mpi_bulk);
     bytes_type_done(&type);
@@ -741,6 +859,8 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
             t->anyq.phead = req;
         t->anyq.ptail = req;
         any_progress(t);
+        if (t->any_eos)
+            settle_eos(t);
         pthread_mutex_unlock(&t->lock);
         return UTC_OK;
     }
@@ -769,6 +889,8 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
     /* a stashed message is taken now; one in flight waits for the read's test or wait */
     if (req->mpi_phase == RX_WAITING)
         rxq_progress(t, q);
+    if (t->any_eos) /* a stream already over ends the read now */
+        settle_eos(t);
     pthread_mutex_unlock(&t->lock);
     return UTC_OK;
 }
@@ -841,6 +963,12 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
     /* relaxed: reads change state only under this lock */
     if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
         /* the queue is not freed while the read is in it */
+        if ((++t->polls & 63) == 0)
+            settle_eos(t); /* now and then: has the writer closed? */
+        if (utc__req_state(req) == UTC__REQ_DONE) {
+            pthread_mutex_unlock(&t->lock);
+            return true;
+        }
         if (req->mpi_rxq == &t->anyq)
             any_progress(t); /* it may move to its message's queue */
         mpi_rxq_t *q = req->mpi_rxq;
@@ -884,6 +1012,7 @@ static bool mpi_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
             /* off the fast path: has a task at the other end failed? */
             pthread_mutex_lock(&t->lock);
             ctl_poll(t);
+            settle_eos(t);
             pthread_mutex_unlock(&t->lock);
         }
         utc__poll_step(&p);
@@ -913,6 +1042,7 @@ static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
             MPI_Test_cancelled(&status, &cancelled);
             if (!cancelled) { /* its message had come: it stays, to be handled in order */
                 MPI_Get_count(&status, MPI_BYTE, &req->mpi_count);
+                t->got[(q->mpi_tag & 1) * t->nmembers + q->source]++;
                 req->mpi_phase = RX_ARRIVED;
                 removed = false;
             }
@@ -962,14 +1092,35 @@ static utc_status_t mpi_probe(utc__transport_t *tp, utc_request_t *req)
         req->received = q->shead->size;
         req->tag = q->mpi_tag >> 1;
     }
+    bool over = false;
+    if (!q && !cl) {
+        settle_eos(t);
+        over = stream_over(t, source, req->dir);
+    }
     pthread_mutex_unlock(&t->lock);
     if (q)
         return UTC_OK;
     if (cl)
         return cl;
+    if (over) /* checked after the look: what came before its end of stream was found */
+        return UTC_ERR_CLOSED;
     if (atomic_load_explicit(&tp->failed, memory_order_relaxed))
         return (utc_status_t)atomic_load(&tp->fail_why);
     return UTC_ERR_TIMEOUT;
+}
+
+/* The end of stream: after this rank's messages of direction `dir` to `peer`, their
+ * count (the reader knows it has them all once it has taken that many out of MPI). */
+static utc_status_t mpi_close(utc__transport_t *tp, int dir, int peer)
+{
+    mpi_transport_t *t = (mpi_transport_t *)tp;
+    utc_status_t cl = closed_status(t);
+    if (cl)
+        return cl;
+    int dest = t->crank[peer];
+    int64_t count = atomic_load(&t->sent[dir * t->nmembers + dest]);
+    int err = MPI_Send(&count, 1, MPI_INT64_T, dest, EOS_TAG(dir), t->comm);
+    return err ? utc__mpi_error(err, "utc_conduit_close: MPI_Send") : UTC_OK;
 }
 
 /* Cancel a receive still posted in MPI (its buffer is about to go). */
@@ -1110,6 +1261,9 @@ static void mpi_destroy(utc__transport_t *tp)
     MPI_Comm_free(&t->comm);
     pthread_mutex_destroy(&t->lock);
     free(t->crank);
+    free(t->sent);
+    free(t->got);
+    free(t->eos);
     free(t);
 }
 
@@ -1120,6 +1274,7 @@ static const utc__transport_ops_t mpi_ops = {
     .wait = mpi_wait,
     .cancel = mpi_cancel,
     .probe = mpi_probe,
+    .close = mpi_close,
     .shutdown = mpi_shutdown,
     .fail = mpi_fail,
     .notify_failed = mpi_notify_failed,
@@ -1167,20 +1322,29 @@ utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int n
     utc_status_t rc;
     mpi_transport_t *t = calloc(1, sizeof *t);
     int *crank = malloc(sizeof *crank * (size_t)nranks);
-    if (!t || !crank) {
+    if (t) {
+        t->sent = calloc(2 * (size_t)nmembers, sizeof *t->sent);
+        t->got = calloc(2 * (size_t)nmembers, sizeof *t->got);
+        t->eos = malloc(2 * (size_t)nmembers * sizeof *t->eos);
+    }
+    if (!t || !crank || !t->sent || !t->got || !t->eos) {
         rc = utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
         goto fail;
+    }
+    for (int i = 0; i < 2 * nmembers; i++) {
+        atomic_init(&t->sent[i], 0);
+        t->eos[i] = -1; /* not come */
     }
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     t->bulk = bulk;
     int *tag_ub = NULL, flag = 0;
     /* a predefined attribute: only MPI_COMM_WORLD is sure to carry it */
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
-    if (!flag || !tag_ub || *tag_ub < CTL_TAG) {
+    if (!flag || !tag_ub || *tag_ub < EOS_TAG(1)) {
         rc = utc__error(UTC_ERR_UNSUPPORTED,
                         "utc_conduit_create: this MPI's largest tag (MPI_TAG_UB) is %d; conduits "
-                        "need at least %d (2 * UTC_CONDUIT_TAG_MAX + 3)",
-                        flag && tag_ub ? *tag_ub : -1, CTL_TAG);
+                        "need at least %d (2 * UTC_CONDUIT_TAG_MAX + 5)",
+                        flag && tag_ub ? *tag_ub : -1, EOS_TAG(1));
         goto fail;
     }
     for (int r = 0; r < nranks; r++)
@@ -1201,6 +1365,11 @@ utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int n
 fail:
     MPI_Comm_free(&bulk);
     free(crank);
+    if (t) {
+        free(t->sent);
+        free(t->got);
+        free(t->eos);
+    }
     free(t);
     MPI_Comm_free(&comm);
     return rc;

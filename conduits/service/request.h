@@ -47,6 +47,10 @@ typedef struct utc__msg_desc {
     utc_request_t *wreq;   /* LARGE: the writer's request, completed after the copy */
 } utc__msg_desc_t;
 
+/* The tag of the end-of-stream message a closing writer sends after its last one (never a
+ * user's tag: those are >= 0, and UTC_ANY_TAG is -1). */
+#define UTC__TAG_EOS (-2)
+
 /* mpi_err of a read whose large message's writer could not send its rest */
 #define UTC__MPI_REST_MISSING (-1)
 

@@ -35,6 +35,10 @@ typedef struct utc__transport_ops {
      * req->tag its tag; UTC_ERR_TIMEOUT when there is none (yet); the transport's close or
      * failure status when none will come. Takes nothing: the message stays for a read. */
     utc_status_t (*probe)(utc__transport_t *tp, utc_request_t *req);
+    /* The writers of direction `dir` on this rank are done: after their messages to world
+     * rank `peer` (in-process: this rank), an end of stream, so that reads there with
+     * nothing left end with UTC_ERR_CLOSED. Blocks until it is sent. */
+    utc_status_t (*close)(utc__transport_t *tp, int dir, int peer);
     /* End every operation pending on the transport with `status` (its blocked callers
      * return, its requests complete), wake every waiter, and from then on finish every
      * operation started with `status` at once. Does not free anything: requests may still

@@ -130,6 +130,7 @@ typedef struct shm_dir {
     size_t nqueued;                      /* posted reads + queued messages, all tags */
     shm_tagq_t *tagqs;
     shm_tagq_t anyq;                     /* posted any-tag reads (not in tagqs) */
+    bool eos;                            /* the writers' end of stream has been taken */
     uint64_t queued_seq;                 /* next shm_msg_t.seq */
     size_t need_head;                    /* head when the full ring was last needed */
     size_t shrink_after;                 /* messages after need_head before moving back */
@@ -554,9 +555,27 @@ static bool offer(shm_dir_t *d, shm_tagq_t *q, int tag, const utc__msg_desc_t *m
  * it. False if it could not be queued (no memory): it stays where it was. *woke is set when
  * a read other than `self` completed or matched.
  */
+static void end_posted(shm_dir_t *d, shm_tagq_t *q, utc_status_t status);
+
+/* Under rx_lock: the end of stream came (after every message of the writers): every read
+ * still posted has nothing left to get. Later reads find d->eos. */
+static void take_eos(shm_dir_t *d, bool *woke)
+{
+    d->eos = true;
+    shm_tagq_t *q, *tmp;
+    HASH_ITER(hh, d->tagqs, q, tmp)
+        end_posted(d, q, UTC_ERR_CLOSED);
+    end_posted(d, &d->anyq, UTC_ERR_CLOSED);
+    *woke = true;
+}
+
 static bool dispatch(shm_dir_t *d, int tag, const utc__msg_desc_t *m, utc_request_t *self,
                      bool refused, bool *woke)
 {
+    if (tag == UTC__TAG_EOS) {
+        take_eos(d, woke);
+        return true;
+    }
     shm_tagq_t *q = tagq_find(d, tag);
     if (offer(d, q, tag, m, self, &refused, woke)) {
         tagq_trim(d, q);
@@ -641,13 +660,17 @@ static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke, bool lazy)
     if (d->nqueued == 0) {
         /* fast path: nothing is queued or posted, so the head message, if it has our
          * tag, is the oldest of its tag */
-        if ((s = ring_peek(d, &m)) && (s->tag == r->tag || any)) {
+        if ((s = ring_peek(d, &m)) && (s->tag == r->tag || (any && s->tag >= 0))) {
             int tag = s->tag;
             r->tag = tag;
             if (deliver(d, r, &m) == DELIVER_TAKEN || dispatch(d, tag, &m, r, true, woke)) {
                 ring_release(d, s);
                 return 1;
             }
+            return 0;
+        }
+        if (!s && d->eos) {
+            utc__req_finish(r, UTC_ERR_CLOSED);
             return 0;
         }
         if (!s && lazy)
@@ -666,6 +689,10 @@ static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke, bool lazy)
             keep_aside(d, &msg->d);
         }
         return 0; /* refused: the message stays at the head of its queue */
+    }
+    if (d->eos) { /* nothing of its tag is queued, and nothing more comes */
+        utc__req_finish(r, UTC_ERR_CLOSED);
+        return 0;
     }
     if (!q && !(q = tagq_get(d, r->tag))) {
         utc__req_finish(r, UTC_ERR_NO_MEMORY);
@@ -1016,7 +1043,7 @@ static bool probe_locked(shm_dir_t *d, int tag, size_t *size, int *got, size_t *
         if (!s)
             return false;
         shm_tagq_t *mine = tagq_find(d, s->tag);
-        if ((tag == UTC_ANY_TAG || s->tag == tag) && !(mine && mine->phead) &&
+        if ((tag == UTC_ANY_TAG ? s->tag >= 0 : s->tag == tag) && !(mine && mine->phead) &&
             !d->anyq.phead) {
             *size = m.size;
             *got = s->tag;
@@ -1047,9 +1074,30 @@ static utc_status_t shm_probe(utc__transport_t *tp, utc_request_t *req)
     }
     if (cl)
         return cl;
+    if (d->eos) /* set under rx_lock before any look that could miss a message */
+        return UTC_ERR_CLOSED;
     if (atomic_load_explicit(&tp->failed, memory_order_relaxed))
         return (utc_status_t)atomic_load(&tp->fail_why);
     return UTC_ERR_TIMEOUT;
+}
+
+/* The end of stream goes through the ring as a message of its own, behind everything the
+ * writers of `dir` started before it. */
+static utc_status_t shm_close(utc__transport_t *tp, int dir, int peer)
+{
+    (void)peer;
+    utc_request_t req;
+    memset(&req, 0, offsetof(utc_request_t, mpi_req));
+    req.magic = UTC__REQ_MAGIC;
+    req.op = UTC__OP_SEND;
+    req.dir = dir;
+    req.tag = UTC__TAG_EOS;
+    req.tp = tp;
+    atomic_init(&req.state, UTC__REQ_PENDING);
+    utc_status_t rc = shm_start(tp, &req);
+    if (rc == UTC_OK && !shm_wait(tp, &req, -1))
+        rc = UTC_ERR_INTERNAL;
+    return rc == UTC_OK ? req.status : rc;
 }
 
 static void shm_destroy(utc__transport_t *tp)
@@ -1101,6 +1149,7 @@ static const utc__transport_ops_t shm_ops = {
     .wait = shm_wait,
     .cancel = shm_cancel,
     .probe = shm_probe,
+    .close = shm_close,
     .shutdown = shm_shutdown,
     .fail = shm_fail,
     .notify_failed = NULL,

@@ -191,7 +191,9 @@ utc_status_t utc_conduit_write(utc_conduit_t *conduit, const void *buf, size_t s
  * @param capacity bytes available at buf
  * @param tag      0 .. UTC_CONDUIT_TAG_MAX
  * @param[out] received the message's size (may be NULL)
- * @return UTC_OK; UTC_ERR_TRUNCATE; and the errors of utc_conduit_write.
+ * @return UTC_OK; UTC_ERR_TRUNCATE; UTC_ERR_CLOSED (end of stream: the writer closed its
+ *         side with utc_conduit_close and no message of this tag is left); and the errors
+ *         of utc_conduit_write.
  */
 utc_status_t utc_conduit_read(utc_conduit_t *conduit, void *buf, size_t capacity, int tag,
                               size_t *received);
@@ -495,6 +497,21 @@ utc_status_t utc_conduit_iread_from(utc_conduit_t *conduit, int peer, void *buf,
 utc_status_t utc_conduit_sendrecv(utc_conduit_t *conduit, int dest, const void *sbuf,
                                   size_t ssize, int stag, int source, void *rbuf,
                                   size_t rcapacity, int rtag, size_t *received);
+
+/* ---- end of stream ---- */
+
+/**
+ * @brief End this rank's writing on the conduit: after the messages the calling task's
+ * threads on this rank wrote, reads at the other end that find nothing left (of their tag,
+ * or of any tag) return UTC_ERR_CLOSED instead of waiting, and so do probes. Called as
+ * utc_conduit_write (every local thread; in single-entry mode on the entry rank; in free
+ * mode on each writing rank, for its messages to every rank of the other task). Later
+ * writes from here return UTC_ERR_CLOSED, nothing sent. The other direction is not
+ * affected. Start every asynchronous write before closing.
+ * @param conduit the conduit
+ * @return UTC_OK; UTC_ERR_STATE (closed already); the errors of utc_conduit_write.
+ */
+utc_status_t utc_conduit_close(utc_conduit_t *conduit);
 
 /* ---- probes and any-tag reads ---- */
 

@@ -38,7 +38,8 @@ extern "C" {
     X(UTC_ERR_CANCELED, -21, "operation canceled (its object was destroyed, or it was canceled)") \
     X(UTC_ERR_DEADLOCK, -22, "the call would wait for the calling thread itself")      \
     X(UTC_ERR_PEER_FAILED, -23, "the task at the other end failed (its run returned an error)") \
-    X(UTC_ERR_MISMATCH, -24, "the ranks of a collective call disagree on the call or its arguments")
+    X(UTC_ERR_MISMATCH, -24, "the ranks of a collective call disagree on the call or its arguments") \
+    X(UTC_ERR_CLOSED, -25, "end of stream: the writer closed its side and every message was read")
 
 /** Status of a UTC call: UTC_OK (0) or a negative error. */
 typedef enum utc_status {
