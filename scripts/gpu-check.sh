@@ -10,9 +10,9 @@
 # 1. Prints what it found: nvidia-smi, the driver's and the runtime's CUDA versions, each
 #    device's compute capability and compute mode; stops (fails) here when CUDA sees no
 #    usable device, with CUDA's reason.
-# 2. Takes Open MPI, hwloc, CUnit, uthash and pkg-config from the system, or, when one is
-#    missing (or with --bundle), unpacks gpu-bundle/ into a private prefix beside the
-#    build folder and builds against it alone.
+# 2. Takes Open MPI, hwloc, CUnit, uthash, pkg-config and make (or ninja) from the
+#    system, or, when one is missing (or with --bundle), unpacks gpu-bundle/ into a
+#    private prefix beside the build folder and builds against it alone.
 # 3. Builds with CUDA on (the targets the GPU tests need, -j N: default all cores) and runs
 #    every test labelled gpu (GPU module suites, the apps' GPU versions, the cluster apps'
 #    at 1-3 ranks, RYR v4/v5/auto, --gpu and --memtype runs, the GPU example, the
@@ -221,6 +221,7 @@ fi
 step "2. what UTC builds on"
 have_system=1
 for f in mpicc mpirun pkg-config; do command -v $f >/dev/null || have_system=0; done
+command -v ninja >/dev/null || command -v make >/dev/null || have_system=0
 for f in /usr/include/hwloc.h /usr/include/uthash.h /usr/include/CUnit/CUnit.h; do
     [ -e "$f" ] || have_system=0
 done
