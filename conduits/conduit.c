@@ -570,11 +570,6 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
     if (x->tag > UTC_CONDUIT_TAG_MAX)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is above UTC_CONDUIT_TAG_MAX (%d)",
                           x->fn, x->tag, UTC_CONDUIT_TAG_MAX);
-    if (x->op == UTC__OP_SEND && atomic_load_explicit(&c->wclosed[end], memory_order_relaxed))
-        return utc__error(x->close ? UTC_ERR_STATE : UTC_ERR_CLOSED,
-                          "%s: task '%s' closed its writing side of conduit %d on this rank "
-                          "(utc_conduit_close)%s", x->fn, task_label(&c->end[end]), c->id,
-                          x->close ? " already" : "; nothing was sent");
     if (x->op == UTC__OP_SEND && !x->sbuf && x->size)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: buffer is NULL but size is %zu", x->fn,
                           x->size);
@@ -814,6 +809,22 @@ static utc_status_t perform_probe(utc_conduit_t *c, const xfer_t *x, const route
     return req_result(x->fn, &req, NULL, NULL);
 }
 
+/* A write (or a close) after this rank's writers at the caller's end closed their side.
+ * Checked by the thread that transfers (a sibling in an all-threads call gets its status
+ * through the barrier): true with the error set. */
+static bool closed_for_writes(utc_conduit_t *c, const xfer_t *x, const route_t *r,
+                              utc_status_t *rc)
+{
+    if (x->op != UTC__OP_SEND ||
+        !atomic_load_explicit(&c->wclosed[r->end], memory_order_relaxed))
+        return false;
+    *rc = utc__error(x->close ? UTC_ERR_STATE : UTC_ERR_CLOSED,
+                     "%s: task '%s' closed its writing side of conduit %d on this rank "
+                     "(utc_conduit_close)%s", x->fn, task_label(&c->end[r->end]), c->id,
+                     x->close ? " already" : "; nothing was sent");
+    return true;
+}
+
 /* The end of stream of this rank's writers at end r->end: to every rank of the other task
  * it writes to (free mode: all of them; single-entry: the entry rank), behind everything
  * they started before. Marked as a start (see transport_start): it enters MPI before the
@@ -845,6 +856,9 @@ static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
 {
     if (x->probe)
         return perform_probe(c, x, r, received);
+    utc_status_t crc;
+    if (closed_for_writes(c, x, r, &crc))
+        return crc;
     if (x->close)
         return perform_close(c, x, r);
     /* only the thread that transfers looks at an owned buffer: when all local threads call,
@@ -1214,7 +1228,8 @@ static utc_status_t start_marked(utc_conduit_t *h, const xfer_t *x, utc_request_
     utc_status_t rc = route_op(h, x, &r);
     utc_conduit_t *c = utc__handle_ptr(h);
     utc__inflight_entry_t *entry = NULL;
-    if (rc != UTC_OK || (rc = inflight_check(c, x, &r, &entry)) != UTC_OK)
+    if (rc != UTC_OK || closed_for_writes(c, x, &r, &rc) ||
+        (rc = inflight_check(c, x, &r, &entry)) != UTC_OK)
         return rc;
     if ((rc = req_ref(c, r.end, x->fn)) != UTC_OK) {
         if (entry)

@@ -4,7 +4,9 @@
  *   generate --conduit--> square (2 threads) --conduit--> check
  *
  * Three tasks, one per rank when there are three ranks (stage i on rank i % ranks), all
- * running at once. Frames of doubles flow down the pipeline; an empty message ends it.
+ * running at once. Frames of doubles flow down the pipeline; each stage closes its output
+ * when it is done (utc_conduit_close), and the next sees UTC_ERR_CLOSED after the last
+ * frame.
  * The square task shows the "every local thread" conduit calls: all its threads call
  * utc_conduit_read with the same buffer (a field of the task), local thread 0 receives,
  * each thread squares its half, and all call utc_conduit_write once the frame is done.
@@ -58,7 +60,7 @@ static int generate_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     }
     free(frame);
     if (rc == UTC_OK)
-        rc = utc_conduit_write(g->out, NULL, 0, FRAME); /* end of stream */
+        rc = utc_conduit_close(g->out); /* end of stream, after the last frame */
     return rc;
 }
 
@@ -90,10 +92,10 @@ static int square_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
         size_t got;
         /* every local thread calls it; all return when thread 0 has the frame */
         utc_status_t rc = utc_conduit_read(s->in, s->frame, bytes, FRAME, &got);
+        if (rc == UTC_ERR_CLOSED) /* end of stream: pass it on */
+            return utc_conduit_close(s->out);
         if (rc != UTC_OK)
             return rc;
-        if (got == 0) /* end of stream: pass it on */
-            return utc_conduit_write(s->out, NULL, 0, FRAME);
         for (size_t i = lo; i < hi; i++)
             s->frame[i] *= s->frame[i];
         /* all halves done before thread 0 sends the frame on */
@@ -122,7 +124,7 @@ static int check_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     for (int f = 0;; f++) {
         size_t got;
         rc = utc_conduit_read(c->in, frame, c->size * sizeof *frame, FRAME, &got);
-        if (rc != UTC_OK || got == 0)
+        if (rc != UTC_OK)
             break;
         for (size_t i = 0; i < c->size; i++) {
             double v = f + (double)i;
@@ -132,7 +134,7 @@ static int check_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
         c->frames_seen++;
     }
     free(frame);
-    return rc;
+    return rc == UTC_ERR_CLOSED ? UTC_OK : rc; /* the end of the stream */
 }
 
 static const utc_task_ops_t generate_ops = {

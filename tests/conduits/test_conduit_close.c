@@ -135,7 +135,7 @@ static int late_closer(utc_ctx_t *ctx, void *data)
     int v = 5;
     CT_OK(utc_conduit_write(c, &v, sizeof v, 3));
     nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL); /* the reads wait meanwhile */
-    CT_OK(utc_conduit_close(c));
+    CT_OK(utc_conduit_close(c)); /* every thread calls it; thread 0 sends the end */
     return 0;
 }
 
@@ -159,7 +159,7 @@ static int waiting_reader(utc_ctx_t *ctx, void *data)
 static void waiting_placement(int ra, int rb, void *arg)
 {
     (void)arg;
-    ct_pair_t p = ct_pair_open(ra, 1, rb, 2, NULL);
+    ct_pair_t p = ct_pair_open(ra, 2, rb, 2, NULL); /* both threads write, and close */
     ct_pair_run(&p, late_closer, waiting_reader);
     ct_pair_close(&p);
 }
