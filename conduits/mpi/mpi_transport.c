@@ -628,6 +628,24 @@ static void end_reads(mpi_transport_t *t, utc_status_t status)
     t->anyq.ptail = NULL;
 }
 
+/* Under the lock: cancel read r's posted receive (r in queue q). True when it was
+ * withdrawn; false when MPI had matched a message to it already: then r has it (state
+ * RX_ARRIVED, counted as taken out of MPI). */
+static bool withdraw_posted(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r)
+{
+    MPI_Status status;
+    int cancelled = 0;
+    MPI_Cancel(&r->mpi_req);
+    MPI_Wait(&r->mpi_req, &status);
+    MPI_Test_cancelled(&status, &cancelled);
+    if (cancelled)
+        return true;
+    MPI_Get_count(&status, MPI_BYTE, &r->mpi_count);
+    t->got[(q->mpi_tag & 1) * t->nmembers + q->source]++;
+    r->mpi_phase = RX_ARRIVED;
+    return false;
+}
+
 /* ---- end of stream ---- */
 
 /* Under the lock: `source`'s end of stream in direction `dir` came, and every message it
@@ -647,18 +665,8 @@ static void close_reads(mpi_transport_t *t, mpi_rxq_t *q)
     while (*link) {
         utc_request_t *r = *link;
         bool over = r->mpi_phase == RX_WAITING && !q->shead;
-        if (r->mpi_phase == RX_POSTED) {
-            MPI_Status status;
-            int cancelled = 0;
-            MPI_Cancel(&r->mpi_req);
-            MPI_Wait(&r->mpi_req, &status);
-            MPI_Test_cancelled(&status, &cancelled);
-            if (!(over = cancelled)) { /* its message came after all: handled in order */
-                MPI_Get_count(&status, MPI_BYTE, &r->mpi_count);
-                t->got[(q->mpi_tag & 1) * t->nmembers + q->source]++;
-                r->mpi_phase = RX_ARRIVED;
-            }
-        }
+        if (r->mpi_phase == RX_POSTED)
+            over = withdraw_posted(t, q, r); /* else its message came after all */
         if (!over) {
             prev = r;
             link = &r->next;
@@ -1033,20 +1041,8 @@ static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
     if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE &&
         (req->mpi_phase == RX_WAITING || req->mpi_phase == RX_POSTED ||
          req->mpi_phase == RX_ANY)) {
-        removed = true;
-        if (req->mpi_phase == RX_POSTED) {
-            MPI_Status status;
-            int cancelled = 0;
-            MPI_Cancel(&req->mpi_req);
-            MPI_Wait(&req->mpi_req, &status);
-            MPI_Test_cancelled(&status, &cancelled);
-            if (!cancelled) { /* its message had come: it stays, to be handled in order */
-                MPI_Get_count(&status, MPI_BYTE, &req->mpi_count);
-                t->got[(q->mpi_tag & 1) * t->nmembers + q->source]++;
-                req->mpi_phase = RX_ARRIVED;
-                removed = false;
-            }
-        }
+        /* a message MPI had matched already: the read stays, to be handled in order */
+        removed = req->mpi_phase != RX_POSTED || withdraw_posted(t, q, req);
         for (utc_request_t **p = &q->phead, *prev = NULL; removed && *p;
              prev = *p, p = &(*p)->next) {
             if (*p == req) {
