@@ -165,6 +165,32 @@ static void rxq_trim(mpi_transport_t *t, mpi_rxq_t *q)
     }
 }
 
+/* Put read r last in q's line. */
+static void rxq_append(mpi_rxq_t *q, utc_request_t *r)
+{
+    r->next = NULL;
+    if (q->ptail)
+        q->ptail->next = r;
+    else
+        q->phead = r;
+    q->ptail = r;
+}
+
+/* Take the read at *link (after `prev`, NULL when first) out of q's line. */
+static void rxq_unlink(mpi_rxq_t *q, utc_request_t **link, utc_request_t *prev)
+{
+    utc_request_t *r = *link;
+    *link = r->next;
+    if (q->ptail == r)
+        q->ptail = prev;
+}
+
+/* Index of (direction, rank in comm) in the end-of-stream counts (sent, got, eos). */
+static inline int eos_slot(const mpi_transport_t *t, int dir, int source)
+{
+    return dir * t->nmembers + source;
+}
+
 /* ---- the stash ---- */
 
 static void stash_pop(mpi_rxq_t *q)
@@ -293,7 +319,7 @@ static bool take_eos(mpi_transport_t *t, int source, int etag)
     if (MPI_Improbe(source, etag, t->comm, &flag, &msg, &st) || !flag ||
         MPI_Mrecv(&count, 1, MPI_INT64_T, &msg, &st))
         return false;
-    t->eos[(etag - EOS_TAG(0)) * t->nmembers + st.MPI_SOURCE] = count;
+    t->eos[eos_slot(t, etag - EOS_TAG(0), st.MPI_SOURCE)] = count;
     t->any_eos = true;
     return true;
 }
@@ -326,7 +352,7 @@ static mpi_rxq_t *pull(mpi_transport_t *t, int source, int mtag)
     if (MPI_Mrecv(wire, WIRE_BYTES, MPI_BYTE, &msg, &st))
         return NULL;
     MPI_Get_count(&st, MPI_BYTE, &count);
-    t->got[(mtag & 1) * t->nmembers + source]++;
+    t->got[eos_slot(t, mtag & 1, source)]++;
     mpi_rxq_t *q = rxq_get(t, source, mtag, true);
     if (!q) {
         utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a message (tag %d) is lost",
@@ -537,7 +563,7 @@ static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
             if (!flag)
                 break;
             MPI_Get_count(&status, MPI_BYTE, &r->mpi_count);
-            t->got[(q->mpi_tag & 1) * t->nmembers + q->source]++;
+            t->got[eos_slot(t, q->mpi_tag & 1, q->source)]++;
             r->mpi_phase = RX_ARRIVED;
             /* fall through */
         case RX_ARRIVED:
@@ -563,9 +589,7 @@ static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
             link = &r->next;
             continue;
         }
-        *link = r->next;
-        if (q->ptail == r)
-            q->ptail = prev;
+        rxq_unlink(q, link, prev);
         utc__req_finish(r, st); /* last touch */
     }
 }
@@ -587,18 +611,11 @@ static void any_progress(mpi_transport_t *t)
             link = &r->next;
             continue;
         }
-        *link = r->next;
-        if (t->anyq.ptail == r)
-            t->anyq.ptail = prev;
+        rxq_unlink(&t->anyq, link, prev);
         r->tag = q->mpi_tag >> 1;
-        r->next = NULL;
         r->mpi_rxq = q;
         r->mpi_phase = RX_WAITING;
-        if (q->ptail)
-            q->ptail->next = r;
-        else
-            q->phead = r;
-        q->ptail = r;
+        rxq_append(q, r);
         rxq_progress(t, q); /* r is first in q: it takes the stashed message */
     }
 }
@@ -641,7 +658,7 @@ static bool withdraw_posted(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r)
     if (cancelled)
         return true;
     MPI_Get_count(&status, MPI_BYTE, &r->mpi_count);
-    t->got[(q->mpi_tag & 1) * t->nmembers + q->source]++;
+    t->got[eos_slot(t, q->mpi_tag & 1, q->source)]++;
     r->mpi_phase = RX_ARRIVED;
     return false;
 }
@@ -652,7 +669,7 @@ static bool withdraw_posted(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r)
  * sent before it is out of MPI (in a read, or a stash). */
 static bool stream_over(const mpi_transport_t *t, int source, int dir)
 {
-    int i = dir * t->nmembers + source;
+    int i = eos_slot(t, dir, source);
     return t->eos[i] >= 0 && (int64_t)t->got[i] >= t->eos[i];
 }
 
@@ -672,9 +689,7 @@ static void close_reads(mpi_transport_t *t, mpi_rxq_t *q)
             link = &r->next;
             continue;
         }
-        *link = r->next;
-        if (q->ptail == r)
-            q->ptail = prev;
+        rxq_unlink(q, link, prev);
         utc__req_finish(r, UTC_ERR_CLOSED); /* last touch */
     }
     rxq_trim(t, q);
@@ -710,9 +725,7 @@ static void settle_eos(mpi_transport_t *t)
             link = &r->next;
             continue;
         }
-        *link = r->next;
-        if (t->anyq.ptail == r)
-            t->anyq.ptail = prev;
+        rxq_unlink(&t->anyq, link, prev);
         utc__req_finish(r, UTC_ERR_CLOSED);
     }
 }
@@ -790,7 +803,7 @@ static utc_status_t send_start(mpi_transport_t *t, utc_request_t *req)
     int dest = t->crank[req->peer], tag = mpi_tag(req), err;
     req->mpi_bulk = MPI_REQUEST_NULL;
     /* counted once in MPI: an end of stream sent after this send counts it */
-    atomic_uint *sent = &t->sent[req->dir * t->nmembers + dest];
+    atomic_uint *sent = &t->sent[eos_slot(t, req->dir, dest)];
     if (req->size <= EAGER_MAX) {
         if ((err = MPI_Isend(req->sbuf, (int)req->size, MPI_BYTE, dest, tag, t->comm,
                              &req->mpi_req)))
@@ -857,15 +870,10 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
         return UTC_OK;
     }
     if (req->tag == UTC_ANY_TAG) {
-        req->next = NULL;
         req->mpi_rxq = &t->anyq;
         req->mpi_req = MPI_REQUEST_NULL;
         req->mpi_phase = RX_ANY;
-        if (t->anyq.ptail)
-            t->anyq.ptail->next = req;
-        else
-            t->anyq.phead = req;
-        t->anyq.ptail = req;
+        rxq_append(&t->anyq, req);
         any_progress(t);
         if (t->any_eos)
             settle_eos(t);
@@ -877,7 +885,6 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
         pthread_mutex_unlock(&t->lock);
         return utc__error(UTC_ERR_NO_MEMORY, "conduit read: out of memory");
     }
-    req->next = NULL;
     req->mpi_rxq = q;
     req->mpi_req = MPI_REQUEST_NULL;
     req->mpi_phase = RX_WAITING;
@@ -889,11 +896,7 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
             return utc__mpi_error(req->mpi_err, "conduit read: MPI_Irecv");
         }
     }
-    if (q->ptail)
-        q->ptail->next = req;
-    else
-        q->phead = req;
-    q->ptail = req;
+    rxq_append(q, req);
     /* a stashed message is taken now; one in flight waits for the read's test or wait */
     if (req->mpi_phase == RX_WAITING)
         rxq_progress(t, q);
@@ -1046,9 +1049,7 @@ static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
         for (utc_request_t **p = &q->phead, *prev = NULL; removed && *p;
              prev = *p, p = &(*p)->next) {
             if (*p == req) {
-                *p = req->next;
-                if (q->ptail == req)
-                    q->ptail = prev;
+                rxq_unlink(q, p, prev);
                 break;
             }
         }
@@ -1114,7 +1115,7 @@ static utc_status_t mpi_close(utc__transport_t *tp, int dir, int peer)
     if (cl)
         return cl;
     int dest = t->crank[peer];
-    int64_t count = atomic_load(&t->sent[dir * t->nmembers + dest]);
+    int64_t count = atomic_load(&t->sent[eos_slot(t, dir, dest)]);
     int err = MPI_Send(&count, 1, MPI_INT64_T, dest, EOS_TAG(dir), t->comm);
     return err ? utc__mpi_error(err, "utc_conduit_close: MPI_Send") : UTC_OK;
 }
