@@ -567,6 +567,8 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
         return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is negative (tags are 0..%d; "
                           "UTC_ANY_TAG is for utc_conduit_read_any and the probes)", x->fn,
                           x->tag, UTC_CONDUIT_TAG_MAX);
+    if (x->any_tag && !x->info) /* read_any and the probes say what they found there */
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: info (the output) is NULL", x->fn);
     if (x->tag > UTC_CONDUIT_TAG_MAX)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is above UTC_CONDUIT_TAG_MAX (%d)",
                           x->fn, x->tag, UTC_CONDUIT_TAG_MAX);
@@ -787,9 +789,8 @@ static utc_status_t probe_loop(const xfer_t *x, utc__transport_t *tp, utc_reques
     return rc;
 }
 
-/* A probe: *received the message's size and req->tag its tag when one is there. */
-static utc_status_t perform_probe(utc_conduit_t *c, const xfer_t *x, const route_t *r,
-                                  size_t *received)
+/* A probe: x->info says what the message is, when one is there. */
+static utc_status_t perform_probe(utc_conduit_t *c, const xfer_t *x, const route_t *r)
 {
     utc_request_t req;
     req_init(&req, c, x, r);
@@ -797,10 +798,7 @@ static utc_status_t perform_probe(utc_conduit_t *c, const xfer_t *x, const route
                                 : UTC__WAIT_CALL(UTC__WAIT_CONDUIT_READ, c->id, x->tag, r->peer,
                                                  NULL, probe_loop(x, r->tp, &req));
     if (rc == UTC_OK) {
-        *received = req.received;
-        x->info->size = req.received;
-        x->info->tag = req.tag;
-        x->info->peer = r->peer;
+        *x->info = (utc_msg_info_t){.size = req.received, .tag = req.tag, .peer = r->peer};
         return UTC_OK;
     }
     if (rc == UTC_ERR_TIMEOUT) /* iprobe: none yet (not an error: no message) */
@@ -855,7 +853,7 @@ static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
                             size_t *received, void **obuf)
 {
     if (x->probe)
-        return perform_probe(c, x, r, received);
+        return perform_probe(c, x, r);
     utc_status_t crc;
     if (closed_for_writes(c, x, r, &crc))
         return crc;
@@ -1083,12 +1081,9 @@ utc_status_t utc_conduit_close(utc_conduit_t *conduit)
  * (no "every local thread calls" rule, no barrier). */
 static utc_status_t probe(utc_conduit_t *conduit, xfer_t *x, int *found)
 {
-    if (!x->info)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: info (the output) is NULL", x->fn);
     if (x->nowait && !found)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: found (the output) is NULL", x->fn);
-    size_t size;
-    utc_status_t rc = run_op(conduit, x, &size, NULL);
+    utc_status_t rc = run_op(conduit, x, NULL, NULL);
     if (found)
         *found = rc == UTC_OK;
     return rc == UTC_ERR_TIMEOUT && x->nowait ? UTC_OK : rc;
@@ -1133,8 +1128,6 @@ utc_status_t utc_conduit_read_any(utc_conduit_t *conduit, void *buf, size_t capa
     xfer_t x = XFER(.fn = "utc_conduit_read_any", .op = UTC__OP_RECV, .all = true,
                     .tag = UTC_ANY_TAG, .any_tag = true, .rbuf = buf, .size = capacity,
                     .info = info);
-    if (!info)
-        return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_read_any: info (the output) is NULL");
     return run_op(conduit, &x, NULL, NULL);
 }
 
@@ -1144,9 +1137,6 @@ utc_status_t utc_conduit_read_any_from(utc_conduit_t *conduit, int peer, void *b
     xfer_t x = XFER(.fn = "utc_conduit_read_any_from", .op = UTC__OP_RECV, .all = true,
                     .tag = UTC_ANY_TAG, .any_tag = true, .named_peer = true, .peer = peer,
                     .rbuf = buf, .size = capacity, .info = info);
-    if (!info)
-        return utc__error(UTC_ERR_INVALID_ARG,
-                          "utc_conduit_read_any_from: info (the output) is NULL");
     return run_op(conduit, &x, NULL, NULL);
 }
 
@@ -1232,14 +1222,12 @@ static utc_status_t start_marked(utc_conduit_t *h, const xfer_t *x, utc_request_
         (rc = inflight_check(c, x, &r, &entry)) != UTC_OK)
         return rc;
     if ((rc = req_ref(c, r.end, x->fn)) != UTC_OK) {
-        if (entry)
-            utc__inflight_remove(&c->end[r.end].inflight, entry);
+        utc__inflight_remove(&c->end[r.end].inflight, entry);
         return rc;
     }
     utc_request_t *req = req_alloc();
     if (!req) {
-        if (entry)
-            utc__inflight_remove(&c->end[r.end].inflight, entry);
+        utc__inflight_remove(&c->end[r.end].inflight, entry);
         req_unref(c, r.end);
         return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", x->fn);
     }
@@ -1252,8 +1240,7 @@ static utc_status_t start_marked(utc_conduit_t *h, const xfer_t *x, utc_request_
             utc__req_handle_retire(rh);
         else
             rc = utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", x->fn);
-        if (entry)
-            utc__inflight_remove(&c->end[r.end].inflight, entry);
+        utc__inflight_remove(&c->end[r.end].inflight, entry);
         req->magic = 0;
         req_release(req);
         req_unref(c, r.end);
@@ -1347,8 +1334,7 @@ static utc_status_t complete_async(utc_request_t **req, utc_request_t *r, const 
     utc_status_t rc = req_result(fn, r, received, NULL);
     utc_conduit_t *c = r->conduit;
     int e = req_end(r);
-    if (r->inflight)
-        utc__inflight_remove(&c->end[e].inflight, r->inflight);
+    utc__inflight_remove(&c->end[e].inflight, r->inflight);
     utc__req_handle_retire(*req);
     *req = NULL;
     r->magic = 0;

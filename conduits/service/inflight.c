@@ -65,6 +65,8 @@ utc__inflight_entry_t *utc__inflight_add(utc__inflight_t *s, const utc__inflight
 
 void utc__inflight_remove(utc__inflight_t *s, utc__inflight_entry_t *e)
 {
+    if (!e)
+        return;
     pthread_mutex_lock(&s->lock);
     if (--e->count == 0) {
         HASH_DEL(s->map, e);

@@ -44,7 +44,7 @@ void utc__inflight_fini(utc__inflight_t *s);
 utc__inflight_entry_t *utc__inflight_add(utc__inflight_t *s, const utc__inflight_key_t *k,
                                          int thread, int *owner);
 
-/* The operation recorded as `e` completed. */
+/* The operation recorded as `e` completed (NULL: it was not recorded; nothing to do). */
 void utc__inflight_remove(utc__inflight_t *s, utc__inflight_entry_t *e);
 
 #endif /* UTC_CONDUITS_INFLIGHT_H */
