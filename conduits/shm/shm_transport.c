@@ -549,12 +549,6 @@ static bool offer(shm_dir_t *d, shm_tagq_t *q, int tag, const utc__msg_desc_t *m
     return false;
 }
 
-/*
- * Offer message `m` with `tag` to that tag's posted reads, oldest first, then to the posted
- * any-tag reads (a read of the tag started earlier comes first), and queue it if none takes
- * it. False if it could not be queued (no memory): it stays where it was. *woke is set when
- * a read other than `self` completed or matched.
- */
 static void end_posted(shm_dir_t *d, shm_tagq_t *q, utc_status_t status);
 
 /* Under rx_lock: the end of stream came (after every message of the writers): every read
@@ -569,6 +563,12 @@ static void take_eos(shm_dir_t *d, bool *woke)
     *woke = true;
 }
 
+/*
+ * Offer message `m` with `tag` to that tag's posted reads, oldest first, then to the posted
+ * any-tag reads (a read of the tag started earlier comes first), and queue it if none takes
+ * it. False if it could not be queued (no memory): it stays where it was. *woke is set when
+ * a read other than `self` completed or matched.
+ */
 static bool dispatch(shm_dir_t *d, int tag, const utc__msg_desc_t *m, utc_request_t *self,
                      bool refused, bool *woke)
 {
