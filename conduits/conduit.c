@@ -145,12 +145,15 @@ static void conduit_free(utc_conduit_t *c)
         c->local->ops->destroy(c->local);
     if (c->remote)
         c->remote->ops->destroy(c->remote);
-    for (int i = 0; i < 2; i++) {
-        free(c->end[i].group_ranks);
-        if (c->end[i].op_count) /* made with it (nlocal > 1) */
-            utc__inflight_fini(&c->end[i].inflight);
-        free(c->end[i].op_count);
+    for (int i = 0; i < c->nends; i++) {
+        utc__conduit_end_t *e = &c->ends[i];
+        free(e->group_ranks);
+        if (e->op_count) /* made with it (nlocal > 1) */
+            utc__inflight_fini(&e->inflight);
+        free(e->op_count);
     }
+    if (c->shared)
+        free(c->ends);
     memset(c, 0, offsetof(utc_conduit_t, nreq));
     atomic_store(&c->dead, true);
     pthread_mutex_lock(&reg_lock);
@@ -220,6 +223,7 @@ static utc_status_t end_init(utc__conduit_end_t *e, utc_task_t *task)
     e->nlocal = t->nlocal;
     e->entry_rank = t->entry_rank;
     e->ngroup = t->ngroup;
+    atomic_init(&e->wclosed, false);
     if (!(e->group_ranks = malloc(sizeof(int) * (size_t)t->ngroup)))
         return utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
     memcpy(e->group_ranks, t->group_ranks, sizeof(int) * (size_t)t->ngroup);
@@ -303,6 +307,8 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
     c->id = next_id++; /* every rank creates conduits in the same order: ids agree */
     pthread_mutex_unlock(&reg_lock);
     c->opts = o;
+    c->ends = c->end;
+    c->nends = 2;
     if ((rc = end_init(&c->end[0], src)) != UTC_OK || (rc = end_init(&c->end[1], dst)) != UTC_OK)
         goto fail;
 
@@ -360,6 +366,137 @@ fail:
     return rc;
 }
 
+/* ---- shared conduits ---- */
+
+static utc_status_t check_shared_args(utc_task_t *const *w, int nw, utc_task_t *const *rd,
+                                      int nr, utc_shared_mode_t mode,
+                                      const utc_conduit_options_t *o, utc_conduit_t **out)
+{
+    static const char fn[] = "utc_conduit_create_shared";
+    if (!out)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: out is NULL", fn);
+    if (!w || !rd)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: the %s array is NULL", fn,
+                          !w ? "writers" : "readers");
+    if (nw < 1 || nr < 1)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: %d %s: a shared conduit needs at least one "
+                          "writer and one reader", fn, nw < 1 ? nw : nr,
+                          nw < 1 ? "writers" : "readers");
+    if (mode != UTC_SHARED_PUBLISH && mode != UTC_SHARED_SHARE)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: unknown mode %d (UTC_SHARED_PUBLISH or "
+                          "UTC_SHARED_SHARE)", fn, (int)mode);
+    utc_status_t rc = check_options(o);
+    if (rc != UTC_OK)
+        return rc;
+    if (o->mode != UTC_CONDUIT_SINGLE_ENTRY)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: a shared conduit is in single-entry mode "
+                          "(each member transfers on its entry rank); free mode is not "
+                          "supported", fn);
+    int n = nw + nr;
+    for (int i = 0; i < n; i++) {
+        utc_task_t *t = i < nw ? w[i] : rd[i - nw];
+        if ((rc = utc__task_check(t, fn)) != UTC_OK)
+            return rc;
+        for (int j = 0; j < i; j++) {
+            utc_task_t *u = j < nw ? w[j] : rd[j - nw];
+            if (u == t)
+                return utc__error(UTC_ERR_INVALID_ARG, "%s: task '%s' is listed twice (%s %d "
+                                  "and %s %d); each task is one writer or one reader", fn,
+                                  utc_task_name(t), j < nw ? "writer" : "reader",
+                                  j < nw ? j : j - nw, i < nw ? "writer" : "reader",
+                                  i < nw ? i : i - nw);
+        }
+    }
+    return UTC_OK;
+}
+
+utc_status_t utc_conduit_create_shared(utc_task_t *const *writers, int nwriters,
+                                       utc_task_t *const *readers, int nreaders,
+                                       utc_shared_mode_t mode,
+                                       const utc_conduit_options_t *opts, utc_conduit_t **out)
+{
+    static const char fn[] = "utc_conduit_create_shared";
+    utc_status_t rc = utc__check_init(fn);
+    if (rc != UTC_OK)
+        return rc;
+    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
+    if (opts)
+        o = *opts;
+    utc_status_t args_rc = check_shared_args(writers, nwriters, readers, nreaders, mode, &o,
+                                             out);
+    /* every rank compares what it passed before anything collective (base/coll_check.h) */
+    utc__coll_desc_t d = {.call = UTC__CALL_SHARED_CREATE, .args_rc = args_rc,
+                          .part_name = {"writer tasks", "reader tasks", "mode and options"}};
+    if (args_rc == UTC_OK) {
+        uint64_t h = utc__digest_u64(UTC__DIGEST_INIT, (uint64_t)nwriters);
+        for (int i = 0; i < nwriters; i++)
+            h = utc__digest_u64(h, (uint64_t)utc_task_id(writers[i]));
+        d.part[0] = h;
+        h = utc__digest_u64(UTC__DIGEST_INIT, (uint64_t)nreaders);
+        for (int i = 0; i < nreaders; i++)
+            h = utc__digest_u64(h, (uint64_t)utc_task_id(readers[i]));
+        d.part[1] = h;
+        h = utc__digest_u64(UTC__DIGEST_INIT, (uint64_t)mode);
+        h = utc__digest_u64(h, o.inline_max);
+        d.part[2] = utc__digest_u64(h, o.ring_slots);
+    }
+    if ((rc = utc__coll_check(utc__world_comm(), utc__coll_world_seq(), NULL, fn, &d)) != UTC_OK)
+        return rc;
+    if (args_rc != UTC_OK)
+        return args_rc;
+
+    int n = nwriters + nreaders;
+    int *entry = NULL;
+    utc_conduit_t *c = conduit_alloc();
+    if (!c)
+        return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", fn);
+    pthread_mutex_lock(&reg_lock);
+    c->id = next_id++; /* every rank creates conduits in the same order: ids agree */
+    pthread_mutex_unlock(&reg_lock);
+    c->opts = o;
+    c->shared = true;
+    c->shared_mode = mode;
+    c->nwriters = nwriters;
+    if (!(c->ends = calloc((size_t)n, sizeof *c->ends)) ||
+        !(entry = malloc(sizeof(int) * (size_t)n))) {
+        rc = utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", fn);
+        goto fail;
+    }
+    for (int i = 0; i < n; i++, c->nends++) {
+        if ((rc = end_init(&c->ends[i], i < nwriters ? writers[i] : readers[i - nwriters])) !=
+            UTC_OK)
+            goto fail;
+        entry[i] = c->ends[i].entry_rank;
+    }
+    bool one_rank = true;
+    for (int i = 1; i < n; i++)
+        one_rank &= entry[i] == entry[0];
+    c->entry_transport = one_rank ? UTC_CONDUIT_INPROC : UTC_CONDUIT_MPI;
+    if ((rc = UTC__WAIT_CALL(UTC__WAIT_CONDUIT_SETUP, c->id, -1, -1, NULL,
+                             utc__shared_transport_create(c->id, mode, entry, nwriters, nreaders,
+                                                          &c->opts, &c->local))) != UTC_OK)
+        goto fail;
+    if (!transport_ok(c->local)) {
+        rc = utc__error(UTC_ERR_INTERNAL, "%s: the shared transport has an incomplete ops "
+                        "table", fn);
+        goto fail;
+    }
+    free(entry);
+    pthread_mutex_lock(&reg_lock);
+    c->self = c;
+    HASH_ADD_PTR(registry, self, c);
+    pthread_mutex_unlock(&reg_lock);
+    utc_log(UTC_LOG_DEBUG, "conduit %d: shared, %d writer(s) -> %d reader(s), %s mode, %s",
+            c->id, nwriters, nreaders, mode == UTC_SHARED_PUBLISH ? "publish" : "share",
+            one_rank ? "in-process" : "across ranks");
+    *out = utc__handle_make(c, c->gen);
+    return UTC_OK;
+fail:
+    free(entry);
+    conduit_free(c);
+    return rc;
+}
+
 /* End the conduit's life: refuse new operations, end the pending ones with
  * UTC_ERR_CANCELED, wait for the calls still inside; free it now, or leave that to the last
  * request (it stays on the closed list until then, for utc_finalize). */
@@ -368,16 +505,16 @@ static void conduit_close(utc_conduit_t *c)
     atomic_store(&c->dead, true);
     utc__fence_heavy(); /* pairs with the threads' utc__call_enter */
     /* a start past its look at c->dead finishes before the transports shut down */
-    for (int i = 0; i < 2; i++)
-        if (utc__task_check(c->end[i].task, "utc_conduit_destroy") == UTC_OK)
-            utc__task_wait_starts_left(c->end[i].task, c);
+    for (int i = 0; i < c->nends; i++)
+        if (utc__task_check(c->ends[i].task, "utc_conduit_destroy") == UTC_OK)
+            utc__task_wait_starts_left(c->ends[i].task, c);
     if (c->local)
         c->local->ops->shutdown(c->local, UTC_ERR_CANCELED);
     if (c->remote)
         c->remote->ops->shutdown(c->remote, UTC_ERR_CANCELED);
-    for (int i = 0; i < 2; i++)
-        if (utc__task_check(c->end[i].task, "utc_conduit_destroy") == UTC_OK)
-            utc__task_wait_calls_left(c->end[i].task, c);
+    for (int i = 0; i < c->nends; i++)
+        if (utc__task_check(c->ends[i].task, "utc_conduit_destroy") == UTC_OK)
+            utc__task_wait_calls_left(c->ends[i].task, c);
     unsigned out = atomic_load(&c->nreq[0].n) + atomic_load(&c->nreq[1].n);
     if (out)
         utc_log(UTC_LOG_DEBUG, "conduit %d: destroyed with %u request(s) not yet waited for; "
@@ -402,11 +539,12 @@ utc_status_t utc_conduit_destroy(utc_conduit_t *handle)
     if (rc != UTC_OK)
         return rc;
     utc_ctx_t *ctx = utc_ctx_self();
-    if (ctx && (ctx->task == conduit->end[0].task || ctx->task == conduit->end[1].task))
-        return utc__error(UTC_ERR_DEADLOCK,
-                          "utc_conduit_destroy: called from a thread of task '%s', an end of "
-                          "conduit %d (destroy it from the main thread)",
-                          utc_task_name(ctx->task), conduit->id);
+    for (int i = 0; ctx && i < conduit->nends; i++)
+        if (ctx->task == conduit->ends[i].task)
+            return utc__error(UTC_ERR_DEADLOCK,
+                              "utc_conduit_destroy: called from a thread of task '%s', an end "
+                              "of conduit %d (destroy it from the main thread)",
+                              utc_task_name(ctx->task), conduit->id);
     pthread_mutex_lock(&reg_lock);
     utc_conduit_t *found;
     HASH_FIND_PTR(registry, &conduit, found);
@@ -511,8 +649,11 @@ typedef struct xfer {
 /* Where an operation goes, once its arguments have been checked. */
 typedef struct route {
     utc_ctx_t *ctx;
-    int end;        /* the caller's end: 0 source task, 1 destination task */
-    int peer;       /* world rank of the other end */
+    int end;        /* the caller's role: 0 source task (a shared conduit's writer), 1
+                     * destination task (a reader) */
+    int member;     /* the caller's end in c->ends (= end, but in a shared conduit) */
+    utc__conduit_end_t *e; /* that end */
+    int peer;       /* world rank of the other end (a shared conduit: -1, several) */
     utc__transport_t *tp;
     bool skip;      /* *_by called by a thread other than the named one */
 } route_t;
@@ -521,6 +662,12 @@ static const char *task_label(const utc__conduit_end_t *e)
 {
     const char *n = e->task->ops->name;
     return n ? n : "(unnamed)";
+}
+
+/* End `i` of c (a failure's fail_end comes from another thread: kept in range). */
+static const utc__conduit_end_t *end_at(const utc_conduit_t *c, int i)
+{
+    return &c->ends[(unsigned)i % (unsigned)c->nends];
 }
 
 /* UTC_ERR_PEER_FAILED, naming the task that failed, its rank and its error; or
@@ -534,12 +681,41 @@ static utc_status_t peer_failed_error(const utc_conduit_t *c, utc__transport_t *
         return utc__error(UTC_ERR_CANCELED,
                           "%s: task '%s', an end of conduit %d, is destroyed (utc_task_destroy "
                           "on rank %d) with this operation in flight", fn,
-                          task_label(&c->end[end & 1]), c->id, rank);
+                          task_label(end_at(c, end)), c->id, rank);
     return utc__error(UTC_ERR_PEER_FAILED,
                       "%s: task '%s' at the other end of conduit %d failed on rank %d (its run "
                       "returned %d, %s); operations on the conduit fail until a run of that "
                       "task is queued on this rank", fn,
-                      task_label(&c->end[end & 1]), c->id, rank, rc, utc_status_string(rc));
+                      task_label(end_at(c, end)), c->id, rank, rc, utc_status_string(rc));
+}
+
+/* The calling thread's member index in shared conduit c (*member), or why it may not make
+ * this call: not a member, the wrong side, a call the shared conduit does not take. */
+static utc_status_t shared_role(const utc_conduit_t *c, const xfer_t *x, const utc_ctx_t *ctx,
+                                int *member)
+{
+    int m = -1;
+    for (int i = 0; ctx && i < c->nends && m < 0; i++)
+        if (c->ends[i].task == ctx->task)
+            m = i;
+    if (m < 0)
+        return utc__error(UTC_ERR_NOT_MEMBER, "%s: the calling thread is not a thread of a "
+                          "writer or reader task of shared conduit %d", x->fn, c->id);
+    bool writer = m < c->nwriters;
+    if (writer != (x->op == UTC__OP_SEND))
+        return utc__error(UTC_ERR_STATE, "%s: task '%s' is a %s of shared conduit %d: its "
+                          "writers write and close, its readers read", x->fn,
+                          task_label(&c->ends[m]), writer ? "writer" : "reader", c->id);
+    if (x->named_peer)
+        return utc__error(UTC_ERR_STATE, "%s: shared conduit %d is in single-entry mode; its "
+                          "members transfer on their entry ranks, without naming a peer",
+                          x->fn, c->id);
+    if (c->shared_mode == UTC_SHARED_SHARE && (x->probe || x->tag == UTC_ANY_TAG))
+        return utc__error(UTC_ERR_STATE, "%s: shared conduit %d is in share mode, where a read "
+                          "asks the writers for a message of its tag: read a tag (probes and "
+                          "any-tag reads are for publish mode)", x->fn, c->id);
+    *member = m;
+    return UTC_OK;
 }
 
 static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r)
@@ -553,16 +729,24 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
         return utc__error(UTC_ERR_INVALID_HANDLE, "%s: %p is not a live conduit (destroyed, "
                           "or never created)", x->fn, (void *)c);
     utc_ctx_t *ctx = utc_ctx_self();
-    int end = !ctx ? -1 : ctx->task == c->end[0].task ? 0 : ctx->task == c->end[1].task ? 1 : -1;
-    /* a task's conduit to itself (free mode): it writes as the source and reads as the
-     * destination, so its ranks' messages to each other all go one way */
-    if (end == 0 && c->end[1].task == c->end[0].task)
-        end = x->op == UTC__OP_SEND ? 0 : 1;
-    if (end < 0)
-        return utc__error(UTC_ERR_NOT_MEMBER,
-                          "%s: the calling thread is not a thread of task '%s' or '%s', the "
-                          "two ends of conduit %d", x->fn, task_label(&c->end[0]),
-                          task_label(&c->end[1]), c->id);
+    int end, member = -1;
+    if (c->shared) {
+        if ((rc = shared_role(c, x, ctx, &member)) != UTC_OK)
+            return rc;
+        end = member < c->nwriters ? 0 : 1;
+    } else {
+        end = !ctx ? -1 : ctx->task == c->end[0].task ? 0 : ctx->task == c->end[1].task ? 1 : -1;
+        /* a task's conduit to itself (free mode): it writes as the source and reads as the
+         * destination, so its ranks' messages to each other all go one way */
+        if (end == 0 && c->end[1].task == c->end[0].task)
+            end = x->op == UTC__OP_SEND ? 0 : 1;
+        if (end < 0)
+            return utc__error(UTC_ERR_NOT_MEMBER,
+                              "%s: the calling thread is not a thread of task '%s' or '%s', "
+                              "the two ends of conduit %d", x->fn, task_label(&c->end[0]),
+                              task_label(&c->end[1]), c->id);
+        member = end;
+    }
     if (x->tag < 0 && !(x->tag == UTC_ANY_TAG && x->any_tag))
         return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is negative (tags are 0..%d; "
                           "UTC_ANY_TAG is for utc_conduit_read_any and the probes)", x->fn,
@@ -592,7 +776,7 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
         if (x->thread < 0 || x->thread >= ctx->local_count)
             return utc__error(UTC_ERR_OUT_OF_RANGE,
                               "%s: thread %d is out of range: task '%s' has %d thread(s) on "
-                              "rank %d (0..%d)", x->fn, x->thread, task_label(&c->end[end]),
+                              "rank %d (0..%d)", x->fn, x->thread, task_label(&c->ends[member]),
                               ctx->local_count, ctx->world_rank, ctx->local_count - 1);
         if (ctx->local_id != x->thread) {
             r->skip = true;
@@ -600,9 +784,21 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
         }
     }
     r->skip = false;
-    const utc__conduit_end_t *mine = &c->end[end], *other = &c->end[1 - end];
+    utc__conduit_end_t *mine = &c->ends[member];
+    const utc__conduit_end_t *other = &c->end[1 - end];
     int me = ctx->world_rank, peer;
-    if (c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY) {
+    utc__transport_t *tp;
+    if (c->shared) {
+        /* single-entry: each member transfers on its entry rank, with every other member
+         * through the shared transport */
+        if (me != mine->entry_rank)
+            return utc__error(UTC_ERR_NOT_MEMBER,
+                              "%s: in shared conduit %d task '%s' transfers on its entry rank "
+                              "%d, and this is rank %d", x->fn, c->id, task_label(mine),
+                              mine->entry_rank, me);
+        peer = -1;
+        tp = c->local;
+    } else if (c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY) {
         if (x->named_peer)
             return utc__error(UTC_ERR_STATE,
                               "%s: conduit %d is in single-entry mode; naming a peer rank needs "
@@ -621,7 +817,8 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
                               "%s: rank %d holds no thread of task '%s', the other end of "
                               "conduit %d", x->fn, peer, task_label(other), c->id);
     }
-    utc__transport_t *tp = peer == me ? c->local : c->remote;
+    if (!c->shared)
+        tp = peer == me ? c->local : c->remote;
     if (!tp)
         return utc__error(UTC_ERR_INTERNAL, "%s: conduit %d has no transport from rank %d to %d",
                           x->fn, c->id, me, peer);
@@ -629,6 +826,8 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
         return peer_failed_error(c, tp, x->fn);
     r->ctx = ctx;
     r->end = end;
+    r->member = member;
+    r->e = mine;
     r->peer = peer;
     r->tp = tp;
     return UTC_OK;
@@ -636,32 +835,15 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
 
 static void req_init(utc_request_t *req, utc_conduit_t *c, const xfer_t *x, const route_t *r)
 {
-    /* every field before mpi_req, one by one (a memset of them was a library call per
-     * operation); the MPI transport sets its own part when it starts the request */
-    req->magic = UTC__REQ_MAGIC;
-    req->heap = false;
-    req->received = 0;
-    req->owned_buf = NULL;
-    req->status = UTC_OK;
-    req->mpi_err = 0;
-    req->next = NULL;
-    req->m = (utc__msg_desc_t){0};
-    req->posted = false;
-    req->canceled_by_user = false;
-    req->inflight = NULL;
-    req->op = x->op;
-    req->owned = x->owned;
     /* a writer at end e sends in direction e; a reader at end e takes direction 1 - e */
-    req->dir = x->op == UTC__OP_SEND ? r->end : 1 - r->end;
-    req->tag = x->tag;
-    req->peer = r->peer;
-    req->tp = r->tp;
+    utc__req_prepare(req, x->op, x->op == UTC__OP_SEND ? r->end : 1 - r->end, x->tag, r->peer,
+                     r->tp);
+    req->owned = x->owned;
     req->conduit = c;
+    req->member = r->member;
     req->sbuf = x->sbuf;
     req->rbuf = x->rbuf;
     req->size = x->size;
-    req->mpi_req = MPI_REQUEST_NULL;
-    atomic_init(&req->state, UTC__REQ_PENDING);
 }
 
 /* The status of a completed request, with the caller's error message. */
@@ -798,7 +980,7 @@ static utc_status_t perform_probe(utc_conduit_t *c, const xfer_t *x, const route
                                 : UTC__WAIT_CALL(UTC__WAIT_CONDUIT_READ, c->id, x->tag, r->peer,
                                                  NULL, probe_loop(x, r->tp, &req));
     if (rc == UTC_OK) {
-        *x->info = (utc_msg_info_t){.size = req.received, .tag = req.tag, .peer = r->peer};
+        *x->info = (utc_msg_info_t){.size = req.received, .tag = req.tag, .peer = req.peer};
         return UTC_OK;
     }
     if (rc == UTC_ERR_TIMEOUT) /* iprobe: none yet (not an error: no message) */
@@ -813,12 +995,11 @@ static utc_status_t perform_probe(utc_conduit_t *c, const xfer_t *x, const route
 static bool closed_for_writes(utc_conduit_t *c, const xfer_t *x, const route_t *r,
                               utc_status_t *rc)
 {
-    if (x->op != UTC__OP_SEND ||
-        !atomic_load_explicit(&c->wclosed[r->end], memory_order_relaxed))
+    if (x->op != UTC__OP_SEND || !atomic_load_explicit(&r->e->wclosed, memory_order_relaxed))
         return false;
     *rc = utc__error(x->close ? UTC_ERR_STATE : UTC_ERR_CLOSED,
                      "%s: task '%s' closed its writing side of conduit %d on this rank "
-                     "(utc_conduit_close)%s", x->fn, task_label(&c->end[r->end]), c->id,
+                     "(utc_conduit_close)%s", x->fn, task_label(r->e), c->id,
                      x->close ? " already" : "; nothing was sent");
     return true;
 }
@@ -829,7 +1010,7 @@ static bool closed_for_writes(utc_conduit_t *c, const xfer_t *x, const route_t *
  * destroy's drain marks, or not at all. */
 static utc_status_t perform_close(utc_conduit_t *c, const xfer_t *x, const route_t *r)
 {
-    atomic_store(&c->wclosed[r->end], true); /* writes from now on are refused */
+    atomic_store(&r->e->wclosed, true); /* writes from now on are refused */
     const utc__conduit_end_t *other = &c->end[1 - r->end];
     bool free_mode = c->opts.mode == UTC_CONDUIT_FREE;
     int n = free_mode ? other->ngroup : 1, me = r->ctx->world_rank;
@@ -837,6 +1018,8 @@ static utc_status_t perform_close(utc_conduit_t *c, const xfer_t *x, const route
     for (int i = 0; i < n && rc == UTC_OK; i++) {
         int peer = free_mode ? other->group_ranks[i] : r->peer;
         utc__transport_t *tp = peer == me ? c->local : c->remote;
+        if (c->shared) /* the shared transport ends this writer's stream to every reader */
+            peer = r->member, tp = c->local;
         utc__call_starting(r->ctx, c);
         rc = atomic_load(&c->dead) ? UTC_ERR_CANCELED
                                    : tp ? tp->ops->close(tp, r->end, peer) : UTC_ERR_INTERNAL;
@@ -884,7 +1067,7 @@ static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
     if (rc == UTC_OK)
         rc = req_result(x->fn, &req, received, obuf);
     if (x->info && (rc == UTC_OK || rc == UTC_ERR_TRUNCATE))
-        *x->info = (utc_msg_info_t){.size = req.received, .tag = req.tag, .peer = r->peer};
+        *x->info = (utc_msg_info_t){.size = req.received, .tag = req.tag, .peer = req.peer};
     if (x->owned && x->op == UTC__OP_SEND && rc != UTC_OK)
         utc__buf_hand_back(x->sbuf); /* still the caller's (unless the transport freed it) */
     else if (x->owned && rc == UTC_OK && obuf && *obuf)
@@ -927,7 +1110,7 @@ static utc_status_t run_op_marked(utc_conduit_t *h, const xfer_t *x, size_t *rec
             *received = 0;
         return UTC_OK;
     }
-    utc__conduit_end_t *e = &c->end[r.end];
+    utc__conduit_end_t *e = r.e;
     if (!x->all || e->nlocal <= 1)
         return perform(c, x, &r, received, obuf);
     /* every local thread is here; thread 0 transfers, the others sleep in the barrier.
@@ -1189,10 +1372,10 @@ static void req_release(utc_request_t *r)
 /* An asynchronous operation of a multi-threaded end: recorded in the end's in-flight set,
  * or refused when a sibling thread has the same one in flight (inflight.h). *entry: the
  * record, or NULL. */
-static utc_status_t inflight_check(utc_conduit_t *c, const xfer_t *x, const route_t *r,
+static utc_status_t inflight_check(const xfer_t *x, const route_t *r,
                                    utc__inflight_entry_t **entry)
 {
-    utc__conduit_end_t *e = &c->end[r->end];
+    utc__conduit_end_t *e = r->e;
     *entry = NULL;
     if (e->nlocal <= 1)
         return UTC_OK;
@@ -1219,15 +1402,15 @@ static utc_status_t start_marked(utc_conduit_t *h, const xfer_t *x, utc_request_
     utc_conduit_t *c = utc__handle_ptr(h);
     utc__inflight_entry_t *entry = NULL;
     if (rc != UTC_OK || closed_for_writes(c, x, &r, &rc) ||
-        (rc = inflight_check(c, x, &r, &entry)) != UTC_OK)
+        (rc = inflight_check(x, &r, &entry)) != UTC_OK)
         return rc;
     if ((rc = req_ref(c, r.end, x->fn)) != UTC_OK) {
-        utc__inflight_remove(&c->end[r.end].inflight, entry);
+        utc__inflight_remove(&r.e->inflight, entry);
         return rc;
     }
     utc_request_t *req = req_alloc();
     if (!req) {
-        utc__inflight_remove(&c->end[r.end].inflight, entry);
+        utc__inflight_remove(&r.e->inflight, entry);
         req_unref(c, r.end);
         return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", x->fn);
     }
@@ -1240,7 +1423,7 @@ static utc_status_t start_marked(utc_conduit_t *h, const xfer_t *x, utc_request_
             utc__req_handle_retire(rh);
         else
             rc = utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", x->fn);
-        utc__inflight_remove(&c->end[r.end].inflight, entry);
+        utc__inflight_remove(&r.e->inflight, entry);
         req->magic = 0;
         req_release(req);
         req_unref(c, r.end);
@@ -1334,7 +1517,7 @@ static utc_status_t complete_async(utc_request_t **req, utc_request_t *r, const 
     utc_status_t rc = req_result(fn, r, received, NULL);
     utc_conduit_t *c = r->conduit;
     int e = req_end(r);
-    utc__inflight_remove(&c->end[e].inflight, r->inflight);
+    utc__inflight_remove(&c->ends[r->member].inflight, r->inflight);
     utc__req_handle_retire(*req);
     *req = NULL;
     r->magic = 0;
@@ -1406,8 +1589,8 @@ static void mark_task_failed(utc_task_t *task, utc_status_t rc, utc_status_t sta
     pthread_mutex_lock(&reg_lock);
     utc_conduit_t *c, *tmp;
     HASH_ITER(hh, registry, c, tmp) {
-        for (int e = 0; e < 2; e++) {
-            if (c->end[e].task != task)
+        for (int e = 0; e < c->nends; e++) {
+            if (c->ends[e].task != task)
                 continue;
             utc__transport_t *tps[2] = {c->local, c->remote};
             bool told = false;
@@ -1423,7 +1606,7 @@ static void mark_task_failed(utc_task_t *task, utc_status_t rc, utc_status_t sta
             if (told && global_thread >= 0)
                 utc_log(UTC_LOG_INFO, "conduit %d: task '%s' failed here (thread %d: %s); "
                         "operations on the conduit end with UTC_ERR_PEER_FAILED", c->id,
-                        task_label(&c->end[e]), global_thread, utc_status_string(rc));
+                        task_label(&c->ends[e]), global_thread, utc_status_string(rc));
         }
     }
     pthread_mutex_unlock(&reg_lock);
@@ -1442,7 +1625,7 @@ void utc__conduits_run_queued(utc_task_t *task)
         utc__transport_t *tps[2] = {c->local, c->remote};
         for (int i = 0; i < 2; i++)
             if (tps[i] && atomic_load(&tps[i]->failed) &&
-                c->end[atomic_load(&tps[i]->fail_end) & 1].task == task)
+                end_at(c, atomic_load(&tps[i]->fail_end))->task == task)
                 atomic_store(&tps[i]->failed, 0); /* the failed task runs again */
     }
     pthread_mutex_unlock(&reg_lock);

@@ -53,18 +53,26 @@ typedef struct utc__conduit_end {
     /* asynchronous operations in flight (only when nlocal > 1): a sibling thread's second
      * start of the same one is refused */
     utc__inflight_t inflight;
+    /* its threads on this rank closed their writing (utc_conduit_close) */
+    atomic_bool wclosed;
 } utc__conduit_end_t;
 
 struct utc_conduit {
     int id;
     utc_conduit_options_t opts;
     utc__conduit_end_t end[2];           /* 0: source task, 1: destination task */
-    utc__transport_t *local;             /* in-process rings, or NULL */
+    /* Its ends: `end` (2) for a conduit between two tasks; for a shared conduit its
+     * members, the `nwriters` writers first, then the readers. A request's and a failure's
+     * end is an index here; a writer sends in direction 0, a reader reads it. */
+    utc__conduit_end_t *ends;
+    int nends, nwriters;
+    bool shared;                         /* made by utc_conduit_create_shared */
+    utc_shared_mode_t shared_mode;
+    utc__transport_t *local;             /* in-process rings (a shared conduit: its shared
+                                          * transport), or NULL */
     utc__transport_t *remote;            /* MPI, or NULL */
     utc_conduit_transport_t entry_transport;
     utc_conduit_t *self;                 /* registry key: the handle itself */
-    /* per end: its threads on this rank closed their writing (utc_conduit_close) */
-    atomic_bool wclosed[2];
     UT_hash_handle hh;                   /* registry of live conduits */
     /*
      * Lifetime (doc/guide/lifetimes.md). A blocking call marks its thread (utc__call_enter)

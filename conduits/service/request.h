@@ -82,6 +82,9 @@ struct utc_request {
     bool canceled_by_user; /* UTC_ERR_CANCELED came from utc_request_cancel */
     void *inflight;        /* iwrite/iread of a multi-threaded end: its service/inflight.h
                             * entry, or NULL */
+    int member;            /* the caller's end: 0 or 1, or its member index in a shared
+                            * conduit */
+    void *sub;             /* the shared transport's state of the request, or NULL */
     /* MPI's part: from here on, set by req_init (mpi_req) and the MPI transport only, so
      * that a request is made without zeroing it. (A field added above must be set in
      * conduit.c's req_init.) */
@@ -94,6 +97,41 @@ struct utc_request {
     /* MPI: a large message's first part (send), or where a read's first part lands */
     alignas(16) unsigned char mpi_wire[UTC__MPI_WIRE_BYTES];
 };
+
+/* Set every field of `req` a transport reads, for an operation `op` in direction `dir`
+ * with `tag`, to or from world rank `peer`, on transport `tp`: buffers empty, state
+ * PENDING. conduit.c's requests and the shared transport's inner ones start here. */
+static inline void utc__req_prepare(utc_request_t *req, utc__op_t op, int dir, int tag, int peer,
+                                    utc__transport_t *tp)
+{
+    /* every field before mpi_req, one by one (a memset of them was a library call per
+     * operation); the MPI transport sets its own part when it starts the request */
+    req->magic = UTC__REQ_MAGIC;
+    req->op = op;
+    req->owned = false;
+    req->heap = false;
+    req->dir = dir;
+    req->tag = tag;
+    req->peer = peer;
+    req->tp = tp;
+    req->conduit = NULL;
+    req->sbuf = NULL;
+    req->rbuf = NULL;
+    req->size = 0;
+    req->received = 0;
+    req->owned_buf = NULL;
+    req->status = UTC_OK;
+    req->mpi_err = 0;
+    req->next = NULL;
+    req->m = (utc__msg_desc_t){0};
+    req->posted = false;
+    req->canceled_by_user = false;
+    req->inflight = NULL;
+    req->member = 0;
+    req->sub = NULL;
+    req->mpi_req = MPI_REQUEST_NULL;
+    atomic_init(&req->state, UTC__REQ_PENDING);
+}
 
 /* Mark `req` DONE with `status`; release: publishes the request's results to its owner. */
 static inline void utc__req_finish(utc_request_t *req, utc_status_t status)

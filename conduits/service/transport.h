@@ -37,7 +37,9 @@ typedef struct utc__transport_ops {
     utc_status_t (*probe)(utc__transport_t *tp, utc_request_t *req);
     /* The writers of direction `dir` on this rank are done: after their messages to world
      * rank `peer` (in-process: this rank), an end of stream, so that reads there with
-     * nothing left end with UTC_ERR_CLOSED. Blocks until it is sent. */
+     * nothing left end with UTC_ERR_CLOSED. Blocks until it is sent. (The shared
+     * transport: `peer` is the closing writer's member index, and its stream to every
+     * reader ends.) */
     utc_status_t (*close)(utc__transport_t *tp, int dir, int peer);
     /* End every operation pending on the transport with `status` (its blocked callers
      * return, its requests complete), wake every waiter, and from then on finish every
@@ -95,5 +97,15 @@ utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options
  * take part (ascending); *out is NULL on the others. */
 utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int nmembers,
                                        utc__transport_t **out);
+
+/* A shared conduit's transport (conduits/shared/): one inner transport (in-process or MPI)
+ * per pair of a writer and a reader. Collective over all ranks. `entry[i]` is the entry
+ * rank of member i (the `nwriters` writers first, then the `nreaders` readers). Requests
+ * carry their caller's member index (req->member); close's `peer` is the closing writer's
+ * member index; its reads fill in req->peer, the world rank of the writer. */
+utc_status_t utc__shared_transport_create(int conduit_id, utc_shared_mode_t mode,
+                                          const int *entry, int nwriters, int nreaders,
+                                          const utc_conduit_options_t *opts,
+                                          utc__transport_t **out);
 
 #endif /* UTC_CONDUITS_TRANSPORT_H */

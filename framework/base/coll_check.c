@@ -20,6 +20,7 @@ static const char *const call_names[UTC__CALL_COUNT] = {
     [UTC__CALL_TASK_CREATE] = "utc_task_create",
     [UTC__CALL_CONDUIT_CREATE] = "utc_conduit_create",
     [UTC__CALL_GDATA_CREATE] = "utc_gdata_create",
+    [UTC__CALL_SHARED_CREATE] = "utc_conduit_create_shared",
     [UTC__CALL_TASK_BCAST] = "utc_task_bcast",
     [UTC__CALL_TASK_GATHER] = "utc_task_gather",
     [UTC__CALL_TASK_SCATTER] = "utc_task_scatter",

@@ -31,6 +31,7 @@ typedef enum utc__coll_call {
     UTC__CALL_TASK_CREATE = 1,
     UTC__CALL_CONDUIT_CREATE,
     UTC__CALL_GDATA_CREATE,
+    UTC__CALL_SHARED_CREATE,
     /* the task collectives (gshared/ops/collectives.c): the plain and _by forms of a kind
      * are one call, since either may meet the other across ranks */
     UTC__CALL_TASK_BCAST,

@@ -592,6 +592,53 @@ utc_status_t utc_conduit_read_any(utc_conduit_t *conduit, void *buf, size_t capa
 utc_status_t utc_conduit_read_any_from(utc_conduit_t *conduit, int peer, void *buf,
                                        size_t capacity, utc_msg_info_t *info);
 
+/* ---- shared conduits ---- */
+
+/** How a shared conduit hands out its writers' messages. */
+typedef enum utc_shared_mode {
+    /** Every message any writer writes reaches every reader. */
+    UTC_SHARED_PUBLISH = 1,
+    /** Each message reaches exactly one reader: one that asked for it (work sharing, demand
+     * driven: a reader asks when it reads, so a slow reader takes fewer). */
+    UTC_SHARED_SHARE = 2
+} utc_shared_mode_t;
+
+/**
+ * @brief Create a shared conduit: a set of writer tasks joined to a set of reader tasks.
+ *
+ * Collective over all ranks, in the same order with the same arguments (as
+ * utc_conduit_create). The result is a utc_conduit_t and takes the same calls, by role:
+ * writers write (utc_conduit_write, _by, _owned, iwrite, utc_conduit_close), readers read
+ * (utc_conduit_read, _timeout, _by, _owned, iread; in publish mode also read_any and the
+ * probes). Each task transfers on its entry rank (single-entry mode; the _to / _from forms
+ * are refused). For each writer and tag, a reader gets that writer's messages in write
+ * order; messages of different writers interleave as they come.
+ * - publish: every reader gets every message.
+ * - share: each message goes to one reader. A read asks each writer that has no ask of
+ *   this reader and tag pending; a writer's write waits for an ask and hands its message
+ *   to that reader. So a reader holds at most one message per writer that it has not read
+ *   yet, and a slow reader takes fewer.
+ * End of stream: once every writer has called utc_conduit_close and every message to a
+ * reader is read, that reader's reads return UTC_ERR_CLOSED.
+ * Members on one rank exchange through in-process rings, members on different ranks
+ * through MPI; a group may mix both.
+ * @param writers  the writer tasks
+ * @param nwriters how many (>= 1)
+ * @param readers  the reader tasks
+ * @param nreaders how many (>= 1)
+ * @param mode     UTC_SHARED_PUBLISH or UTC_SHARED_SHARE
+ * @param opts     options (single-entry mode only), or NULL for UTC_CONDUIT_OPTIONS_INIT
+ * @param[out] out the conduit, set only on success
+ * @return UTC_OK; UTC_ERR_NOT_INITIALIZED; UTC_ERR_INVALID_ARG (NULL argument, empty set,
+ *         a task listed twice or in both sets, unknown mode, free mode, bad option);
+ *         UTC_ERR_INVALID_HANDLE (a task is not live); UTC_ERR_MISMATCH (ranks passed
+ *         different arguments); UTC_ERR_NO_MEMORY; UTC_ERR_MPI.
+ */
+utc_status_t utc_conduit_create_shared(utc_task_t *const *writers, int nwriters,
+                                       utc_task_t *const *readers, int nreaders,
+                                       utc_shared_mode_t mode,
+                                       const utc_conduit_options_t *opts, utc_conduit_t **out);
+
 #ifdef __cplusplus
 }
 #endif
