@@ -39,6 +39,8 @@ void ryr_options_defaults(ryr_options_t *opt)
     opt->yuv_repeat = 1;
     opt->fps_num = 24;
     opt->fps_den = 1;
+    opt->slow_rank = -1;
+    opt->slow_factor = 1.0;
 }
 
 void ryr_options_usage(FILE *f, const char *prog)
@@ -68,6 +70,10 @@ void ryr_options_usage(FILE *f, const char *prog)
             "  --memtype M           pageable|pinned|unified GPU buffers (default pageable)\n"
             "  --place STAGE=RANKS,...  ranks of a stage, e.g. raytrace=0,1,2,yuv=1 or\n"
             "                        raytrace=0-3 (stages: raytrace, yuv, rotate, output)\n"
+            "  --farm N              N raytrace tasks, 1..%d, each on one raytrace rank\n"
+            "                        (round robin), taking whole frames as they get free\n"
+            "                        (a share-mode shared conduit); with the GPU, task 0\n"
+            "                        renders on it and the others on CPU threads\n"
             "\n"
             "Output:\n"
             "  --out DIR             output folder (default ryr-out)\n"
@@ -81,9 +87,12 @@ void ryr_options_usage(FILE *f, const char *prog)
             "Diagnostics:\n"
             "  --verify              compare every plane with the sequential path\n"
             "  --json                print the summary as JSON on the last line of stdout\n"
+            "  --slow-rank R=F       benchmarks only: raytrace work on rank R takes F times\n"
+            "                        as long (1..%g; it sleeps F-1 times each render)\n"
             "  -h, --help            this text\n"
             "  --version             the version of UTC this was built with\n",
-            prog, RYR_MAX_SIDE, RYR_MAX_FRAMES, RYR_MAX_YUV_REPEAT, RYR_MAX_FPS);
+            prog, RYR_MAX_SIDE, RYR_MAX_FRAMES, RYR_MAX_YUV_REPEAT, RYR_MAX_FARM, RYR_MAX_FPS,
+            RYR_MAX_SLOW);
 }
 
 /* A whole-string decimal integer in [min, max]. */
@@ -182,6 +191,35 @@ static int parse_fps(const char *s, int *num, int *den, ryr_err_t *err)
                            RYR_MAX_FPS);
     *num = n;
     *den = d;
+    return 0;
+}
+
+/* "R=F": a rank whose raytrace work takes F times as long (a benchmark's slow node). */
+static int parse_slow_rank(const char *s, ryr_options_t *opt, ryr_err_t *err)
+{
+    const char *eq = strchr(s, '=');
+    char buf[32];
+    size_t len = eq ? (size_t)(eq - s) : 0;
+    if (!eq || len == 0 || eq[1] == '\0')
+        return ryr_err_set(err, "--slow-rank: '%s': expected R=F, e.g. 1=4 (rank 1's raytrace "
+                           "work takes 4 times as long)", s);
+    if (len >= sizeof buf)
+        return ryr_err_set(err, "--slow-rank: '%s': the rank is too long", s);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    int rank;
+    double factor = 0;
+    if (buf[0] < '0' || buf[0] > '9')
+        return ryr_err_set(err, "--slow-rank: '%s': the rank '%s' is not a rank (a number)",
+                           s, buf);
+    if (parse_int("--slow-rank", buf, 0, RYR_MAX_RANK, &rank, err) ||
+        parse_double("--slow-rank", eq + 1, &factor, err))
+        return -1;
+    if (factor < 1.0 || factor > RYR_MAX_SLOW)
+        return ryr_err_set(err, "--slow-rank: '%s': the factor %s is out of range (1..%g)", s,
+                           eq + 1, RYR_MAX_SLOW);
+    opt->slow_rank = rank;
+    opt->slow_factor = factor;
     return 0;
 }
 
@@ -297,7 +335,8 @@ static int parse_enum(const char *opt, const char *s, const char *const *names, 
 enum opt_id {
     O_SCENE, O_SIZE, O_FRAMES, O_OUT, O_ANGLE, O_ORBIT, O_PRESET, O_RAY_THREADS,
     O_YUV_THREADS, O_ROTATE_TASKS, O_ROTATE_THREADS, O_GPU, O_MEMTYPE, O_PLACE, O_VERIFY,
-    O_JSON, O_NO_OUTPUT, O_RGB, O_YUV_REPEAT, O_VIDEO, O_FPS, O_HELP, O_VERSION
+    O_JSON, O_NO_OUTPUT, O_RGB, O_YUV_REPEAT, O_VIDEO, O_FPS, O_FARM, O_SLOW_RANK, O_HELP,
+    O_VERSION
 };
 
 static const struct {
@@ -325,6 +364,8 @@ static const struct {
     [O_YUV_REPEAT] = {"--yuv-repeat", 1},
     [O_VIDEO] = {"--video", 1},
     [O_FPS] = {"--fps", 1},
+    [O_FARM] = {"--farm", 1},
+    [O_SLOW_RANK] = {"--slow-rank", 1},
     [O_HELP] = {"--help", 0},
     [O_VERSION] = {"--version", 0},
 };
@@ -384,6 +425,10 @@ static int apply(int id, const char *name, const char *v, ryr_options_t *opt, ry
         return parse_place(v, opt, err);
     case O_YUV_REPEAT:
         return parse_int(name, v, 1, RYR_MAX_YUV_REPEAT, &opt->yuv_repeat, err);
+    case O_FARM:
+        return parse_int(name, v, 1, RYR_MAX_FARM, &opt->farm, err);
+    case O_SLOW_RANK:
+        return parse_slow_rank(v, opt, err);
     case O_GPU:
         opt->gpu = 1;
         return 0;
@@ -474,12 +519,14 @@ int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_pla
 
     if (opt->preset == RYR_PRESET_SEQ) {
         static const char *what[] = {"--ray-threads", "--yuv-threads", "--rotate-tasks",
-                                     "--rotate-threads", "--gpu", "--memtype", "--place"};
+                                     "--rotate-threads", "--gpu", "--memtype", "--place",
+                                     "--farm", "--slow-rank"};
         int given[] = {opt->ray_threads, opt->yuv_threads, opt->rotate_tasks,
-                       opt->rotate_threads, opt->gpu, opt->memtype_given, 0};
+                       opt->rotate_threads, opt->gpu, opt->memtype_given, 0,
+                       opt->farm, opt->slow_rank >= 0};
         for (int s = 0; s < RYR_NSTAGES; s++)
             given[6] |= opt->place[s].nranks > 0;
-        for (int k = 0; k < 7; k++)
+        for (int k = 0; k < 9; k++)
             if (given[k])
                 return ryr_err_set(err, "%s does not apply to --preset seq (a plain "
                                    "sequential loop with no tasks)", what[k]);
@@ -529,6 +576,14 @@ int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_pla
         p.rotate_threads = opt->rotate_threads;
     p.output_tasks = p.rotate_tasks;
     p.output_threads = 1;
+    if (opt->farm) {
+        /* A farm mixes devices simply: one GPU member (the plan's GPU threads) when the
+         * plan renders on the GPU, the others on CPU threads; each takes frames at its own
+         * pace, so the GPU member just takes more. */
+        p.farm = opt->farm;
+        p.farm_gpu = p.ray_gpu;
+        p.farm_cpu_threads = p.ray_gpu ? ncores : p.ray_threads;
+    }
     if (opt->video && p.output_tasks > 1 && opt->place[RYR_STAGE_OUTPUT].nranks > 1)
         return ryr_err_set(err, "--video: the output tasks must share a rank to put each "
                            "frame's planes together (give --place output=R with one rank)");
@@ -549,6 +604,9 @@ FILE *ryr_options_report_stream(const ryr_options_t *opt)
 
 int ryr_options_check_ranks(const ryr_options_t *opt, int nranks, ryr_err_t *err)
 {
+    if (opt->slow_rank >= nranks)
+        return ryr_err_set(err, "--slow-rank: rank %d does not exist (ranks 0..%d)",
+                           opt->slow_rank, nranks - 1);
     for (int s = 0; s < RYR_NSTAGES; s++)
         for (int i = 0; i < opt->place[s].nranks; i++)
             if (opt->place[s].ranks[i] >= nranks)

@@ -20,6 +20,8 @@
 #define RYR_MAX_RANK 4095       /**< largest rank --place accepts */
 #define RYR_MAX_PLACE_RANKS 64  /**< most ranks one stage can be placed on */
 #define RYR_MAX_FPS 1000        /**< largest --fps */
+#define RYR_MAX_FARM 64         /**< most raytrace tasks of --farm */
+#define RYR_MAX_SLOW 100.0      /**< largest factor of --slow-rank */
 
 /** --preset */
 typedef enum ryr_preset {
@@ -82,6 +84,9 @@ typedef struct ryr_options {
     const char *video;      /**< --video FILE ("-": standard output); NULL: no video */
     int fps_num, fps_den;   /**< --fps N or N/D (default 24/1) */
     int fps_given;          /**< --fps was on the command line */
+    int farm;               /**< --farm N: N raytrace tasks sharing the frames; 0: off */
+    int slow_rank;          /**< --slow-rank R=F: the rank R; -1: not given */
+    double slow_factor;     /**< ... and F (>= 1): raytrace work on R takes F times as long */
 } ryr_options_t;
 
 /** The shape of the pipeline: a preset with the command line's overrides applied. */
@@ -94,6 +99,9 @@ typedef struct ryr_plan {
     int rotate_threads;   /**< threads of each rotate task */
     int output_tasks;     /**< one per rotate task */
     int output_threads;   /**< threads of each output task (1) */
+    int farm;             /**< raytrace tasks of a farm (--farm); 0: one raytrace task */
+    int farm_gpu;         /**< farm member 0 is a GPU task (ray_threads GPU threads) */
+    int farm_cpu_threads; /**< threads of each CPU member of the farm */
 } ryr_plan_t;
 
 /** @brief Set every option to its default. */
@@ -119,7 +127,8 @@ void ryr_options_usage(FILE *f, const char *prog);
  * `auto` takes @p ncores and @p have_gpu into account. Fails when the GPU is asked for
  * (--gpu, v4, v5) and @p have_gpu is 0, for pipeline options given with `seq`, and for
  * --video when --place spreads several output tasks over ranks (a frame's planes must
- * meet on one rank).
+ * meet on one rank). With --farm, a plan that puts raytrace on the GPU makes farm member 0
+ * a GPU task and the others CPU tasks of @p ncores threads.
  * @param ncores cores of the machine (>= 1)
  * @param have_gpu whether a usable GPU is present
  * @return 0 or -1
@@ -128,8 +137,8 @@ int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_pla
                      ryr_err_t *err) __attribute__((warn_unused_result));
 
 /**
- * @brief Check that every rank named by --place exists (is below @p nranks).
- * @return 0 or -1 ("--place: rank 3 of yuv does not exist (2 ranks)")
+ * @brief Check that every rank named by --place and --slow-rank exists (is below @p nranks).
+ * @return 0 or -1 ("--place: rank 3 of yuv does not exist (ranks 0..1)")
  */
 int ryr_options_check_ranks(const ryr_options_t *opt, int nranks, ryr_err_t *err)
     __attribute__((warn_unused_result));

@@ -2,7 +2,12 @@
  * Building and running the RYR pipeline: placement of the stages on ranks, task and
  * conduit creation (collective, same order on every rank), the run, the summary, and
  * --verify against the sequential path.
+ *
+ * --farm N replaces the one raytrace task with N (each on one of the raytrace ranks), a
+ * dispatcher handing them frame numbers on a share-mode shared conduit, and a publish-mode
+ * shared conduit from all of them to yuv (one reader: a fan-in).
  */
+#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,14 +23,30 @@
 
 typedef struct pipeline {
     ryr_pipe_t pipe;
-    ryr_ray_task_t *ray;
+    ryr_ray_task_t *ray;                  /* the one raytrace task; NULL with --farm */
+    ryr_ray_task_t *farm[RYR_MAX_FARM];   /* --farm: the raytrace tasks */
+    int nfarm;
+    ryr_dispatch_task_t *dispatch;        /* --farm: hands out the frame numbers */
     ryr_yuv_task_t *yuv;
     ryr_rotate_task_t *rotate[MAX_TASKS_PER_STAGE];
     ryr_output_task_t *output[MAX_TASKS_PER_STAGE];
     int nrotate;
-    utc_conduit_t *conduits[1 + 2 * MAX_TASKS_PER_STAGE];
+    utc_conduit_t *conduits[2 + 2 * MAX_TASKS_PER_STAGE];
     int nconduits;
 } pipeline_t;
+
+void ryr_slow_down(const ryr_pipe_t *p, double t0)
+{
+    if (p->slow <= 1.0)
+        return;
+    /* sleeping, not spinning: the slow rank's cores stay free, as on a slower node */
+    double s = (p->slow - 1.0) * (utc_wtime() - t0);
+    if (s <= 0)
+        return;
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}
 
 /* Ranks of a stage: --place, else raytrace on every rank and the rest on rank 0. */
 static int stage_ranks(const ryr_options_t *opt, ryr_stage_t stage, int nranks, int *ranks)
@@ -63,15 +84,38 @@ static utc_status_t create_stage_task(const utc_task_ops_t *ops, const int *rank
     return utc_task_create(ops, procs, threads, &o, out);
 }
 
-static int create_tasks(pipeline_t *pl)
+/* --farm: member i on the raytrace stage's rank i (round robin), all its threads there;
+ * member 0 on the GPU when the plan says so. */
+static int create_farm(pipeline_t *pl)
 {
     const ryr_plan_t *plan = pl->pipe.plan;
     const ryr_options_t *opt = pl->pipe.opt;
-    int nranks = utc_nranks(), ranks[RYR_MAX_PLACE_RANKS];
-    utc_task_t *t;
+    int ranks[RYR_MAX_PLACE_RANKS], procs[RYR_MAX_THREADS];
+    int n = stage_ranks(opt, RYR_STAGE_RAYTRACE, utc_nranks(), ranks);
+    for (int i = 0; i < plan->farm; i++) {
+        int gpu = plan->farm_gpu && i == 0;
+        int threads = gpu ? plan->ray_threads : plan->farm_cpu_threads;
+        for (int k = 0; k < threads; k++)
+            procs[k] = ranks[i % n];
+        utc_task_options_t o = UTC_TASK_OPTIONS_INIT;
+        o.kind = gpu ? UTC_TASK_GPU : UTC_TASK_CPU;
+        o.mem_kind = (utc_mem_kind_t)opt->memtype;
+        o.window_size = 0; /* a member renders on one rank: no global shared data */
+        utc_task_t *t;
+        if (utc_task_create(gpu ? &ryr_ray_gpu_ops : &ryr_ray_cpu_ops, procs, threads, &o, &t))
+            return fail("creating a raytrace task of the farm");
+        pl->farm[pl->nfarm++] = (ryr_ray_task_t *)t;
+    }
+    return 0;
+}
 
-    /* raytrace: ray_threads threads on each of its ranks */
-    int n = stage_ranks(opt, RYR_STAGE_RAYTRACE, nranks, ranks);
+/* The one raytrace task: ray_threads threads on each of its ranks. */
+static int create_ray(pipeline_t *pl)
+{
+    const ryr_plan_t *plan = pl->pipe.plan;
+    const ryr_options_t *opt = pl->pipe.opt;
+    int ranks[RYR_MAX_PLACE_RANKS];
+    int n = stage_ranks(opt, RYR_STAGE_RAYTRACE, utc_nranks(), ranks);
     int *procs = malloc(sizeof(int) * (size_t)n * (size_t)plan->ray_threads);
     if (!procs)
         return fail("out of memory");
@@ -84,12 +128,35 @@ static int create_tasks(pipeline_t *pl)
     o.mem_kind = (utc_mem_kind_t)opt->memtype;
     /* a task spread over ranks gathers its rows in its window on the entry rank */
     o.window_size = n > 1 ? (size_t)pl->pipe.w * (size_t)pl->pipe.h * 3 + (64 << 10) : 0;
+    utc_task_t *t;
     utc_status_t rc = utc_task_create(plan->ray_gpu ? &ryr_ray_gpu_ops : &ryr_ray_cpu_ops, procs,
                                       np, &o, &t);
     free(procs);
     if (rc)
         return fail("creating the raytrace task");
     pl->ray = (ryr_ray_task_t *)t;
+    return 0;
+}
+
+static int create_tasks(pipeline_t *pl)
+{
+    const ryr_plan_t *plan = pl->pipe.plan;
+    const ryr_options_t *opt = pl->pipe.opt;
+    int nranks = utc_nranks(), ranks[RYR_MAX_PLACE_RANKS];
+    utc_task_t *t;
+    int n;
+
+    if (plan->farm) {
+        if (create_farm(pl))
+            return 1;
+        /* the dispatcher: one thread beside yuv, where the frames come back */
+        n = stage_ranks(opt, RYR_STAGE_YUV, nranks, ranks);
+        if (create_stage_task(&ryr_dispatch_ops, ranks, n, 0, 1, &t))
+            return fail("creating the farm's dispatcher task");
+        pl->dispatch = (ryr_dispatch_task_t *)t;
+    } else if (create_ray(pl)) {
+        return 1;
+    }
 
     n = stage_ranks(opt, RYR_STAGE_YUV, nranks, ranks);
     if (create_stage_task(&ryr_yuv_ops, ranks, n, 0, plan->yuv_threads, &t))
@@ -120,15 +187,45 @@ static int connect(pipeline_t *pl, utc_task_t *a, utc_task_t *b, utc_conduit_t *
     return 0;
 }
 
+/* --farm: dispatcher -> members (share mode: each frame number to one member, the first
+ * to ask) and members -> yuv (publish mode with one reader: every frame reaches yuv). */
+static int connect_farm(pipeline_t *pl)
+{
+    utc_task_t *members[RYR_MAX_FARM], *dispatch = &pl->dispatch->base, *yuv = &pl->yuv->base;
+    utc_conduit_t *jobs, *frames;
+    for (int i = 0; i < pl->nfarm; i++)
+        members[i] = &pl->farm[i]->base;
+    if (utc_conduit_create_shared(&dispatch, 1, members, pl->nfarm, UTC_SHARED_SHARE, NULL,
+                                  &jobs))
+        return fail("creating the farm's jobs conduit");
+    pl->conduits[pl->nconduits++] = jobs;
+    if (utc_conduit_create_shared(members, pl->nfarm, &yuv, 1, UTC_SHARED_PUBLISH, NULL,
+                                  &frames))
+        return fail("creating the farm's conduit to yuv");
+    pl->conduits[pl->nconduits++] = frames;
+    pl->dispatch->jobs = jobs;
+    for (int i = 0; i < pl->nfarm; i++) {
+        pl->farm[i]->jobs = jobs;
+        pl->farm[i]->out = frames;
+    }
+    pl->yuv->in = frames;
+    return 0;
+}
+
 /* Conduits: raytrace -> yuv -> rotate i -> output i. One rotate task takes the three
  * planes on one conduit with tags 0, 1, 2; three take one plane each on their own. */
 static int connect_stages(pipeline_t *pl)
 {
     utc_conduit_t *c;
-    if (connect(pl, &pl->ray->base, &pl->yuv->base, &c))
-        return 1;
-    pl->ray->out = c;
-    pl->yuv->in = c;
+    if (pl->nfarm) {
+        if (connect_farm(pl))
+            return 1;
+    } else {
+        if (connect(pl, &pl->ray->base, &pl->yuv->base, &c))
+            return 1;
+        pl->ray->out = c;
+        pl->yuv->in = c;
+    }
     ryr_plane_links_t *yl = &pl->yuv->links;
     yl->nplanes = RYR_NPLANES;
     for (int i = 0; i < pl->nrotate; i++) {
@@ -154,7 +251,13 @@ static int connect_stages(pipeline_t *pl)
 
 static void set_pipe(pipeline_t *pl)
 {
-    pl->ray->pipe = pl->yuv->pipe = &pl->pipe;
+    if (pl->ray)
+        pl->ray->pipe = &pl->pipe;
+    for (int i = 0; i < pl->nfarm; i++)
+        pl->farm[i]->pipe = &pl->pipe;
+    if (pl->dispatch)
+        pl->dispatch->pipe = &pl->pipe;
+    pl->yuv->pipe = &pl->pipe;
     for (int i = 0; i < pl->nrotate; i++)
         pl->rotate[i]->pipe = pl->output[i]->pipe = &pl->pipe;
 }
@@ -229,6 +332,10 @@ static void destroy_all(pipeline_t *pl)
     }
     if (pl->yuv)
         (void)utc_task_destroy(&pl->yuv->base);
+    if (pl->dispatch)
+        (void)utc_task_destroy(&pl->dispatch->base);
+    for (int i = pl->nfarm - 1; i >= 0; i--)
+        (void)utc_task_destroy(&pl->farm[i]->base);
     if (pl->ray)
         (void)utc_task_destroy(&pl->ray->base);
 }
@@ -236,16 +343,26 @@ static void destroy_all(pipeline_t *pl)
 /* Run every task and wait; rank 0 shows progress from its output tasks' busy counters. */
 static int run_all(pipeline_t *pl)
 {
-    utc_task_t *tasks[2 + 2 * MAX_TASKS_PER_STAGE];
+    utc_task_t *tasks[RYR_MAX_FARM + 2 + 2 * MAX_TASKS_PER_STAGE];
     int n = 0, status = 0;
-    tasks[n++] = &pl->ray->base;
+    if (pl->ray)
+        tasks[n++] = &pl->ray->base;
+    for (int i = 0; i < pl->nfarm; i++)
+        tasks[n++] = &pl->farm[i]->base;
+    if (pl->dispatch)
+        tasks[n++] = &pl->dispatch->base;
     tasks[n++] = &pl->yuv->base;
     for (int i = 0; i < pl->nrotate; i++) {
         tasks[n++] = &pl->rotate[i]->base;
         tasks[n++] = &pl->output[i]->base;
     }
-    if (utc_task_init(&pl->ray->base, NULL))
+    /* the one raytrace task makes its global shared data (farm members, on one rank each,
+     * make none, but CPU ones have the init function all the same) */
+    if (pl->ray && utc_task_init(&pl->ray->base, NULL))
         return fail("initializing the raytrace task");
+    for (int i = 0; i < pl->nfarm; i++)
+        if (!(pl->pipe.plan->farm_gpu && i == 0) && utc_task_init(&pl->farm[i]->base, NULL))
+            return fail("initializing a raytrace task of the farm");
     for (int i = 0; i < n; i++)
         if (utc_task_run(tasks[i], NULL))
             return fail("starting a task");
@@ -281,7 +398,12 @@ static double stage_busy(pipeline_t *pl, ryr_stage_t s)
 {
     double b = 0;
     switch (s) {
-    case RYR_STAGE_RAYTRACE: b = pl->ray->busy; break;
+    case RYR_STAGE_RAYTRACE:
+        if (pl->ray)
+            b = pl->ray->busy;
+        for (int i = 0; i < pl->nfarm; i++) /* farm: the busiest member */
+            b = pl->farm[i]->busy > b ? pl->farm[i]->busy : b;
+        break;
     case RYR_STAGE_YUV: b = pl->yuv->busy; break;
     case RYR_STAGE_ROTATE:
         for (int i = 0; i < pl->nrotate; i++)
@@ -304,7 +426,8 @@ int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr
     ryr_err_t err;
     pl.pipe = (ryr_pipe_t){.opt = opt, .plan = plan, .scene = scene,
                            .w = opt->width, .h = opt->height, .frames = opt->frames,
-                           .video = video};
+                           .video = video,
+                           .slow = opt->slow_rank == utc_rank() ? opt->slow_factor : 1.0};
     if (ryr_rotation_init(&pl.pipe.rot, opt->width, opt->height, opt->angle, &err)) {
         fprintf(stderr, "ryr: %s\n", err.msg);
         return 2;
@@ -344,9 +467,12 @@ int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr
         rep.seconds = seconds;
         rep.verified = opt->verify && !any_bad;
         rep.gpu = plan->ray_gpu;
-        int threads[RYR_NSTAGES] = {utc_task_nthreads(&pl.ray->base), plan->yuv_threads,
+        int ray_threads = pl.ray ? utc_task_nthreads(&pl.ray->base) : 0;
+        for (int i = 0; i < pl.nfarm; i++)
+            ray_threads += utc_task_nthreads(&pl.farm[i]->base);
+        int threads[RYR_NSTAGES] = {ray_threads, plan->yuv_threads,
                                     plan->rotate_threads * pl.nrotate, plan->output_threads * pl.nrotate};
-        int tasks[RYR_NSTAGES] = {1, 1, pl.nrotate, pl.nrotate};
+        int tasks[RYR_NSTAGES] = {pl.ray ? 1 : pl.nfarm, 1, pl.nrotate, pl.nrotate};
         for (int s = 0; s < RYR_NSTAGES; s++)
             rep.stages[s] = (ryr_stage_report_t){tasks[s], threads[s], max_busy[s]};
         ryr_report_print(ryr_options_report_stream(opt), &rep);

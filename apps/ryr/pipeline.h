@@ -27,6 +27,7 @@ typedef struct ryr_pipe {
     atomic_int stopped;     /* an output task of this rank stopped early */
     _Atomic double t_end;   /* when this rank's last output task finished (utc_wtime) */
     ryr_video_t *video;     /* --video on the rank of the output tasks, else NULL */
+    double slow;            /* --slow-rank: this rank's factor of raytrace work (1: none) */
 } ryr_pipe_t;
 
 /* Conduit ends of a stage that handles planes: per plane, the conduit and the tag. */
@@ -42,7 +43,9 @@ typedef struct ryr_plane_links {
 typedef struct ryr_ray_task {
     utc_task_t base;
     const ryr_pipe_t *pipe;
-    utc_conduit_t *out;      /* to yuv */
+    utc_conduit_t *out;      /* to yuv; in a farm shared by the members, tag = frame */
+    utc_conduit_t *jobs;     /* farm: frame numbers from the dispatcher (share mode) */
+    int job;                 /* farm: the frame number read (thread 0 reads for all) */
     double busy;             /* seconds rendering (entry rank, thread 0) */
     /* one rank: threads take row chunks from a shared counter */
     atomic_int next_row;
@@ -50,6 +53,14 @@ typedef struct ryr_ray_task {
     /* several ranks: rows gathered in global shared data on the entry rank */
     utc_gdata_t *gframe, *gcounter;
 } ryr_ray_task_t;
+
+/* --farm: hands frame numbers 0, 1, ... to the raytrace tasks, each to the first that asks,
+ * then closes the stream. One thread, on the yuv task's rank. */
+typedef struct ryr_dispatch_task {
+    utc_task_t base;
+    const ryr_pipe_t *pipe;
+    utc_conduit_t *jobs;
+} ryr_dispatch_task_t;
 
 typedef struct ryr_yuv_task {
     utc_task_t base;
@@ -79,10 +90,31 @@ typedef struct ryr_output_task {
 } ryr_output_task_t;
 
 extern const utc_task_ops_t ryr_ray_cpu_ops;
+extern const utc_task_ops_t ryr_dispatch_ops;
 extern const utc_task_ops_t ryr_ray_gpu_ops;
 extern const utc_task_ops_t ryr_yuv_ops;
 extern const utc_task_ops_t ryr_rotate_ops;
 extern const utc_task_ops_t ryr_output_ops;
+
+/*
+ * The next frame a raytrace task renders. Called by every local thread of the task with
+ * its own `*f` (-1 before the first frame). One raytrace task: every frame in order. A
+ * farm member: the next frame number handed out on its jobs conduit. Returns 1 with `*f`
+ * set, 0 when there is no frame left (the farm's stream is closed), or a negative status.
+ */
+int ryr_ray_next_frame(ryr_ray_task_t *t, int *f);
+
+/* Hand frame `f` (an owned buffer) to yuv: tag 0 from the one raytrace task, tag f from a
+ * farm member (yuv reads the farm's frames by tag, so in order). Every local thread. */
+utc_status_t ryr_ray_send(ryr_ray_task_t *t, void *frame, size_t bytes, int f);
+
+/* After the last frame: a farm member closes its side of the conduit to yuv (nothing to do
+ * for the one raytrace task). Every local thread. */
+utc_status_t ryr_ray_done(ryr_ray_task_t *t);
+
+/* --slow-rank: on the slow rank, sleep (factor - 1) times the work done since `t0`
+ * (utc_wtime), so that work seems to take factor times as long. No-op elsewhere. */
+void ryr_slow_down(const ryr_pipe_t *p, double t0);
 
 /* Whether this build can raytrace on a GPU (CUDA built in and a device visible). */
 int ryr_gpu_available(void);

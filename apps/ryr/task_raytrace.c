@@ -3,6 +3,11 @@
  * shared counter and render into one frame buffer. When the task spans several ranks, the
  * counter and the frame live in global shared data on the entry rank: threads of every
  * rank take chunks with an atomic fetch-add and store their rows there remotely.
+ *
+ * With --farm there are several raytrace tasks, each on one rank, and each renders whole
+ * frames: it asks the dispatcher for a frame number on a share-mode shared conduit (so a
+ * fast task asks, and gets, more often), renders it with its threads and sends it to yuv
+ * on a shared conduit of all the members, tagged with its frame number.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +40,45 @@ static int alloc_frame(utc_ctx_t *ctx, void *arg)
     return t->frame ? 0 : UTC_ERR_NO_MEMORY;
 }
 
+int ryr_ray_next_frame(ryr_ray_task_t *t, int *f)
+{
+    if (!t->jobs) {
+        ++*f;
+        return *f < t->pipe->frames;
+    }
+    /* every thread passes the same buffer: thread 0 receives into it, and the read's
+     * barrier makes the number visible to the others before they return */
+    size_t got = 0;
+    utc_status_t rc = utc_conduit_read(t->jobs, &t->job, sizeof t->job, 0, &got);
+    if (rc == UTC_ERR_CLOSED)
+        return 0;
+    if (rc)
+        return rc;
+    if (got != sizeof t->job || t->job < 0 || t->job >= t->pipe->frames)
+        return UTC_ERR_INVALID_ARG; /* not a frame number of this run: a bug */
+    *f = t->job;
+    return 1;
+}
+
+utc_status_t ryr_ray_send(ryr_ray_task_t *t, void *frame, size_t bytes, int f)
+{
+    return utc_conduit_write_owned(t->out, frame, bytes, t->jobs ? f : 0);
+}
+
+utc_status_t ryr_ray_done(ryr_ray_task_t *t)
+{
+    /* yuv counts its frames, so this is for the conduit's sake: once every member has
+     * closed, a yuv read that found nothing left would end instead of waiting */
+    return t->jobs ? utc_conduit_close(t->out) : UTC_OK;
+}
+
 /* One rank: render into an owned buffer and hand it over. */
 static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx)
 {
     const ryr_pipe_t *p = t->pipe;
     size_t bytes = (size_t)p->w * (size_t)p->h * 3;
-    for (int f = 0; f < p->frames; f++) {
+    int f = -1, more;
+    while ((more = ryr_ray_next_frame(t, &f)) > 0) {
         double t0 = utc_wtime();
         int rc = utc_ctx_single(ctx, 0, alloc_frame, t);
         if (rc)
@@ -50,16 +88,18 @@ static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx)
         int y0;
         while ((y0 = atomic_fetch_add(&t->next_row, ROWS_PER_CHUNK)) < p->h) {
             int y1 = y0 + ROWS_PER_CHUNK < p->h ? y0 + ROWS_PER_CHUNK : p->h;
+            double c0 = utc_wtime();
             ryr_render_rows(p->scene, &view, p->w, p->h, y0, y1, t->frame + (size_t)y0 * p->w * 3);
+            ryr_slow_down(p, c0);
         }
         if ((rc = utc_ctx_barrier_local(ctx)))
             return rc;
         if (ctx->local_id == 0)
             t->busy += utc_wtime() - t0;
-        if ((rc = utc_conduit_write_owned(t->out, t->frame, bytes, 0)))
+        if ((rc = ryr_ray_send(t, t->frame, bytes, f)))
             return rc;
     }
-    return 0;
+    return more < 0 ? more : ryr_ray_done(t);
 }
 
 /* Several ranks: rows go to the entry rank (group rank 0) through global shared data. */
@@ -80,12 +120,14 @@ static int ray_run_spread(ryr_ray_task_t *t, utc_ctx_t *ctx)
             int y0 = (int)k * ROWS_PER_CHUNK;
             int y1 = y0 + ROWS_PER_CHUNK < p->h ? y0 + ROWS_PER_CHUNK : p->h;
             size_t off = (size_t)y0 * row_bytes, n = (size_t)(y1 - y0) * row_bytes;
+            double c0 = utc_wtime();
             if (ctx->group_rank == 0) {
                 ryr_render_rows(p->scene, &view, p->w, p->h, y0, y1, entry_frame + off);
             } else {
                 ryr_render_rows(p->scene, &view, p->w, p->h, y0, y1, rows);
                 rc = utc_gdata_rstore_block(t->gframe, 0, off, n, rows);
             }
+            ryr_slow_down(p, c0);
         }
         /* every row has arrived once every thread of every rank is past this */
         int brc = utc_gdata_barrier(t->gframe);

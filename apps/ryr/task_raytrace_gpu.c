@@ -2,7 +2,8 @@
  * The raytrace stage on a GPU task (presets v4, v5, --gpu): each GPU thread renders its
  * share of the rows with a CUDA kernel on its own stream into a utc_gpu_data_t buffer of
  * the task's memory kind (--memtype), then fetches it to the host frame. The task runs on
- * one rank.
+ * one rank. With --farm it is one member of the farm (task_raytrace.c), taking frames from
+ * the dispatcher like the CPU members.
  */
 #include <stdlib.h>
 
@@ -38,7 +39,8 @@ static int ray_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     int rc = ryr_gpu_scene_upload(p->scene, &st.scene);
     if (!rc && y1 > y0)
         rc = utc_gpu_data_create_default(1, row_bytes * (size_t)(y1 - y0), 1, 1, &st.rows);
-    for (int f = 0; f < p->frames && !rc; f++) {
+    int f = -1, more = 1;
+    while (!rc && (more = ryr_ray_next_frame(t, &f)) > 0) {
         double t0 = utc_wtime();
         if ((rc = utc_ctx_single(ctx, 0, alloc_frame, t)))
             break;
@@ -51,6 +53,7 @@ static int ray_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
                 rc = utc_gpu_data_mark_device(st.rows);
             if (!rc) /* copies to the host frame and waits for the stream */
                 rc = utc_gpu_data_fetch_host(st.rows, t->frame + (size_t)y0 * row_bytes);
+            ryr_slow_down(p, t0);
         }
         int brc = utc_ctx_barrier_local(ctx);
         rc = rc ? rc : brc;
@@ -58,8 +61,10 @@ static int ray_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
             break;
         if (ctx->local_id == 0)
             t->busy += utc_wtime() - t0;
-        rc = utc_conduit_write_owned(t->out, t->frame, bytes, 0);
+        rc = ryr_ray_send(t, t->frame, bytes, f);
     }
+    if (!rc)
+        rc = more < 0 ? more : ryr_ray_done(t);
     if (st.rows)
         utc_gpu_data_destroy(st.rows);
     ryr_gpu_scene_free(st.scene);

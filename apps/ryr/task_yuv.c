@@ -1,7 +1,9 @@
 /*
  * The yuv stage: RGB frame in, Y, U and V planes out. The task's threads split the pixels;
  * --yuv-repeat N converts N times per frame. With --rgb, thread 0 also writes the frame as
- * a PPM.
+ * a PPM. With --farm the frames come from several raytrace tasks, out of order; each is
+ * tagged with its frame number and yuv reads tag f for frame f, so the conduit holds the
+ * early arrivals and the frames leave here in order.
  */
 #include <stdio.h>
 
@@ -29,7 +31,7 @@ static int yuv_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     size_t end = npix * (size_t)(ctx->local_id + 1) / (size_t)ctx->local_count;
     for (int f = 0; f < p->frames; f++) {
         void *rgb;
-        int rc = utc_conduit_read_owned(t->in, 0, &rgb, NULL);
+        int rc = utc_conduit_read_owned(t->in, p->plan->farm ? f : 0, &rgb, NULL);
         if (rc)
             return rc;
         double t0 = utc_wtime();

@@ -183,11 +183,11 @@ static void test_presets(void)
         const char *preset;
         ryr_plan_t want;
     } table[] = {
-        {"v1", {RYR_PRESET_V1, 0, 1, 1, 1, 1, 1, 1}},
-        {"v2", {RYR_PRESET_V2, 0, 10, 1, 1, 1, 1, 1}},
-        {"v3", {RYR_PRESET_V3, 0, 10, 1, 3, 1, 3, 1}},
-        {"v4", {RYR_PRESET_V4, 1, 1, 1, 3, 1, 3, 1}},
-        {"v5", {RYR_PRESET_V5, 1, 1, 3, 3, 3, 3, 1}},
+        {"v1", {RYR_PRESET_V1, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0}},
+        {"v2", {RYR_PRESET_V2, 0, 10, 1, 1, 1, 1, 1, 0, 0, 0}},
+        {"v3", {RYR_PRESET_V3, 0, 10, 1, 3, 1, 3, 1, 0, 0, 0}},
+        {"v4", {RYR_PRESET_V4, 1, 1, 1, 3, 1, 3, 1, 0, 0, 0}},
+        {"v5", {RYR_PRESET_V5, 1, 1, 3, 3, 3, 3, 1, 0, 0, 0}},
     };
     for (int i = 0; i < 5; i++) {
         UTC_ASSERT_OK(PARSE(&o, &err, "--preset", table[i].preset));
@@ -287,6 +287,57 @@ static void test_video(void)
     CU_ASSERT_EQUAL(ryr_options_video_rank(&o), 1);
 }
 
+/* --farm N and the benchmark knob --slow-rank R=F: values, plans, ranks, bad values. */
+static void test_farm(void)
+{
+    ryr_options_t o;
+    ryr_err_t err;
+    ryr_plan_t p;
+    UTC_ASSERT_OK(PARSE(&o, &err, "--size", "8x8"));
+    CU_ASSERT(o.farm == 0 && o.slow_rank == -1 && o.slow_factor == 1.0);
+    UTC_ASSERT_OK(ryr_options_plan(&o, 4, 0, &p, &err));
+    CU_ASSERT(p.farm == 0 && p.farm_gpu == 0 && p.farm_cpu_threads == 0);
+
+    UTC_ASSERT_OK(PARSE(&o, &err, "--farm", "3", "--slow-rank", "1=4", "--ray-threads", "2"));
+    CU_ASSERT(o.farm == 3 && o.slow_rank == 1 && o.slow_factor == 4.0);
+    UTC_ASSERT_OK(ryr_options_plan(&o, 4, 0, &p, &err));
+    CU_ASSERT(p.farm == 3 && !p.farm_gpu && p.farm_cpu_threads == 2 && p.ray_threads == 2);
+    UTC_ASSERT_OK(ryr_options_check_ranks(&o, 2, &err));
+    CU_ASSERT_EQUAL(ryr_options_check_ranks(&o, 1, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--slow-rank: rank 1 does not exist (ranks 0..0)"));
+    UTC_ASSERT_OK(PARSE(&o, &err, "--farm=64", "--slow-rank=0=1.5"));
+    CU_ASSERT(o.farm == 64 && o.slow_rank == 0 && o.slow_factor == 1.5);
+    /* with the GPU: member 0 on it, the others on the cores */
+    UTC_ASSERT_OK(PARSE(&o, &err, "--farm", "2", "--gpu"));
+    UTC_ASSERT_OK(ryr_options_plan(&o, 6, 1, &p, &err));
+    CU_ASSERT(p.farm == 2 && p.farm_gpu && p.ray_gpu && p.ray_threads == 1 &&
+              p.farm_cpu_threads == 6);
+    /* a plain sequential loop has no raytrace tasks to farm or slow down */
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "seq", "--farm", "2"));
+    CU_ASSERT_EQUAL(ryr_options_plan(&o, 2, 0, &p, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--farm does not apply to --preset seq"));
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "seq", "--slow-rank", "0=2"));
+    CU_ASSERT_EQUAL(ryr_options_plan(&o, 2, 0, &p, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--slow-rank does not apply to --preset seq"));
+
+    expect_bad("--farm: 0 is out of range (1..64)", "--farm", "0");
+    expect_bad("--farm: 65 is out of range (1..64)", "--farm", "65");
+    expect_bad("--farm: 'two' is not an integer", "--farm", "two");
+    expect_bad("--farm: '' is not an integer", "--farm=", NULL);
+    expect_bad("--farm needs a value", "--farm", NULL);
+    expect_bad("expected R=F, e.g. 1=4", "--slow-rank", "1");
+    expect_bad("expected R=F", "--slow-rank", "=4");
+    expect_bad("expected R=F", "--slow-rank", "1=");
+    expect_bad("the rank 'x' is not a rank", "--slow-rank", "x=2");
+    expect_bad("the rank '-1' is not a rank", "--slow-rank", "-1=2");
+    expect_bad("--slow-rank: 4096 is out of range (0..4095)", "--slow-rank", "4096=2");
+    expect_bad("--slow-rank: 'fast' is not a number", "--slow-rank", "1=fast");
+    expect_bad("not a finite number", "--slow-rank", "1=inf");
+    expect_bad("the factor 0.5 is out of range (1..100)", "--slow-rank", "1=0.5");
+    expect_bad("the factor 101 is out of range (1..100)", "--slow-rank", "1=101");
+    expect_bad("--slow-rank needs a value", "--slow-rank", NULL);
+}
+
 int main(int argc, char **argv)
 {
     static const utc_test_case_t cases[] = {
@@ -296,6 +347,7 @@ int main(int argc, char **argv)
         {"--place", test_place},
         {"presets (table 4.6)", test_presets},
         {"--video, --fps", test_video},
+        {"--farm, --slow-rank", test_farm},
         UTC_TEST_END,
     };
     return utc_test_main(argc, argv, "ryr_options", cases);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run_ryr.sh UTCRUN NP RYR ARGS...: run ryr and check its JSON summary says verified.
+# run_ryr.sh UTCRUN NP RYR ARGS...: run ryr and check its JSON summary says verified, with
+# the frames, size (default 3 frames of 96x64) and raytrace tasks (--farm) asked for.
 # Exits 77 (skipped) when the preset needs a GPU and there is none (1, failed, under
 # UTC_REQUIRE_GPU=1; then `--preset auto` must also have put raytrace on the GPU).
 set -u
@@ -25,7 +26,13 @@ gpu_preset = "--gpu" in args or any(args[i:i + 2] in (["--preset", "v4"], ["--pr
                                     for i in range(len(args)))
 if gpu_preset or (os.environ.get("UTC_REQUIRE_GPU") == "1" and "auto" in args):
     assert r["gpu"] is True, "raytrace did not run on the GPU: %s" % r
-assert r["frames"] == 3 and r["width"] == 96 and r["height"] == 64, r
+def arg(name, default):
+    return args[args.index(name) + 1] if name in args else default
+w, h = (int(v) for v in arg("--size", "96x64").split("x"))
+assert r["frames"] == int(arg("--frames", "3")) and r["width"] == w and r["height"] == h, r
 assert set(r["stages"]) == {"raytrace", "yuv", "rotate", "output"}, r["stages"]
+# --farm N: N raytrace tasks
+if "--farm" in args:
+    assert r["stages"]["raytrace"]["tasks"] == int(arg("--farm", "0")), r["stages"]
 print("1 passed, 0 failed")
 PY
