@@ -1063,6 +1063,26 @@ static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
     return removed;
 }
 
+/* Under the lock: the queue whose next message a probe like `req` reports, or NULL;
+ * `may_pull`: take the next one of its tag out of MPI when none is stashed. */
+static mpi_rxq_t *probe_look(mpi_transport_t *t, const utc_request_t *req, int source,
+                             bool may_pull)
+{
+    mpi_rxq_t *q;
+    if (req->tag == UTC_ANY_TAG) {
+        /* an any-tag read started earlier takes the next one */
+        for (utc_request_t *r = t->anyq.phead; r; r = r->next)
+            if (r->peer == req->peer && r->dir == req->dir)
+                return NULL;
+        return next_any(t, source, req->dir);
+    }
+    if ((q = rxq_get(t, source, mpi_tag(req), false)) && q->phead)
+        return NULL; /* reads of the tag started earlier take the next one */
+    if (q && q->shead)
+        return q;
+    return may_pull ? pull(t, source, mpi_tag(req)) : NULL;
+}
+
 static utc_status_t mpi_probe(utc__transport_t *tp, utc_request_t *req)
 {
     mpi_transport_t *t = (mpi_transport_t *)tp;
@@ -1072,27 +1092,19 @@ static utc_status_t mpi_probe(utc__transport_t *tp, utc_request_t *req)
     utc_status_t cl = closed_status(t);
     if (!cl) {
         ctl_poll(t);
-        if (req->tag == UTC_ANY_TAG) {
-            bool waiting = false; /* an any-tag read started earlier takes the next one */
-            for (utc_request_t *r = t->anyq.phead; r && !waiting; r = r->next)
-                waiting = r->peer == req->peer && r->dir == req->dir;
-            if (!waiting)
-                q = next_any(t, source, req->dir);
-        } else if (!(q = rxq_get(t, source, mpi_tag(req), false)) || !q->phead) {
-            if (!q || !q->shead)
-                q = pull(t, source, mpi_tag(req));
-        } else {
-            q = NULL; /* reads of the tag started earlier take the next one */
-        }
-    }
-    if (q && q->shead) {
-        req->received = q->shead->size;
-        req->tag = q->mpi_tag >> 1;
+        q = probe_look(t, req, source, true);
     }
     bool over = false;
     if (!q && !cl) {
         settle_eos(t);
-        over = stream_over(t, source, req->dir);
+        /* settle_eos takes out of MPI what came before an end of stream, this tag's
+         * message among them: look again before calling the stream over */
+        if (!(q = probe_look(t, req, source, false)))
+            over = stream_over(t, source, req->dir);
+    }
+    if (q && q->shead) {
+        req->received = q->shead->size;
+        req->tag = q->mpi_tag >> 1;
     }
     pthread_mutex_unlock(&t->lock);
     if (q)
