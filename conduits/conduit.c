@@ -874,6 +874,11 @@ static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t 
                               req->tag);
         return utc__mpi_error(req->mpi_err, fn);
     case UTC_ERR_CLOSED:
+        if (req->conduit->shared)
+            return utc__error(UTC_ERR_CLOSED, "%s: end of stream: every writer of shared "
+                              "conduit %d closed its side (utc_conduit_close) and no message "
+                              "%s is left for this reader", fn, req->conduit->id,
+                              req->tag == UTC_ANY_TAG ? "of any tag" : "of this tag");
         return utc__error(UTC_ERR_CLOSED, "%s: end of stream: the writers of conduit %d on rank "
                           "%d closed their side (utc_conduit_close) and no message %s is left",
                           fn, req->conduit->id, req->peer,

@@ -107,6 +107,8 @@ static int reader(utc_ctx_t *ctx, void *data)
     }
     CT_CHECK(rc == UTC_ERR_CLOSED, "reader %d: tag 0 ended with %s: %s", j->index,
              utc_status_string(rc), utc_last_error());
+    CT_CHECK(strstr(utc_last_error(), "every writer of shared conduit") != NULL, "message: %s",
+             utc_last_error());
     CT_EXPECT(utc_conduit_read(j->c, buf, MAXSZ, 1, &n), UTC_ERR_CLOSED); /* no tag 1 */
     /* and it stays ended */
     CT_EXPECT(utc_conduit_read_timeout(j->c, buf, MAXSZ, 0, &n, 5.0), UTC_ERR_CLOSED);
