@@ -357,6 +357,46 @@ static void test_timeout(void)
     CT_END();
 }
 
+/* ---- a failed writer releases the readers ---- */
+
+static int failing_writer(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx, (void)data;
+    return UTC_ERR_IO; /* fails before it writes */
+}
+
+static int released_reader(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    member_job_t *j = data;
+    int v = 0;
+    CT_EXPECT(utc_conduit_read(j->c, &v, sizeof v, 0, NULL), UTC_ERR_PEER_FAILED);
+    return 0;
+}
+
+static void test_failed_writer(void)
+{
+    ct_begin();
+    for (int mode = UTC_SHARED_PUBLISH; mode <= UTC_SHARED_SHARE; mode++) {
+        group_t g;
+        group_open(&g, 2, 2, (utc_shared_mode_t)mode);
+        ct_job_t w0 = {failing_writer, NULL}, w1 = {ct_idle, NULL};
+        ct_job_t r0 = {released_reader, &g.rj[0]}, r1 = {released_reader, &g.rj[1]};
+        UTC_ASSERT_OK(utc_task_run(g.w[0], &w0));
+        UTC_ASSERT_OK(utc_task_run(g.w[1], &w1));
+        UTC_ASSERT_OK(utc_task_run(g.r[0], &r0));
+        UTC_ASSERT_OK(utc_task_run(g.r[1], &r1));
+        int rc = utc_task_wait(g.w[0]);
+        CU_ASSERT(rc == (utc_task_is_local(g.w[0]) ? UTC_ERR_IO : UTC_OK));
+        UTC_ASSERT_OK(utc_task_wait(g.w[1]));
+        UTC_ASSERT_OK(utc_task_wait(g.r[0]));
+        UTC_ASSERT_OK(utc_task_wait(g.r[1]));
+        UTC_ASSERT_OK(utc_barrier());
+        group_close(&g, 2, 2);
+    }
+    CT_END();
+}
+
 /* ---- misuse ---- */
 
 static int wrong_side_writer(utc_ctx_t *ctx, void *data)
@@ -447,6 +487,7 @@ static const utc_test_case_t cases[] = {
     {"share: a slow reader takes fewer", test_share_balance},
     {"async, _by, owned, probes and any-tag reads on a shared conduit", test_calls},
     {"a timed read runs out, and the conduit works on", test_timeout},
+    {"a failed writer ends the readers' reads with UTC_ERR_PEER_FAILED", test_failed_writer},
     {"misuse: bad sets, the wrong side, outsiders, after close", test_errors},
     UTC_TEST_END};
 
