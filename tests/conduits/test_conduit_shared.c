@@ -18,10 +18,15 @@
 #define NMSG 24
 #define MAXSZ ((1 << 20) + 8)
 
+/* Only small messages (the balance test: the writer must not be the slow one). */
+static bool small_msgs;
+
 /* The size of writer w's message seq: mostly small, one in five up to 1 MiB. */
 static size_t msg_size(int w, int seq)
 {
     uint64_t h = ct_mix((uint64_t)w * 7919 + (uint64_t)seq + 1);
+    if (small_msgs)
+        return 8 + (size_t)(h >> 8) % 64;
     return h % 5 == 0 ? 8 + (size_t)(h >> 8) % (1 << 20) : 8 + (size_t)(h >> 8) % 2000;
 }
 
@@ -216,10 +221,13 @@ static void test_share(void)
     CT_END();
 }
 
-/* One writer, two readers, one of them 10 ms slow per message: the fast one takes most. */
+/* One writer, two readers, one of them 10 ms slow per message: the fast one takes most.
+ * (Demand decides only while the readers are slower than the writer: small messages,
+ * so the writer, filling 1 MiB messages under a sanitizer, never is the slow one.) */
 static void test_share_balance(void)
 {
     ct_begin();
+    small_msgs = true;
     group_t g;
     group_open(&g, 1, 2, UTC_SHARED_SHARE);
     g.wj[0].nmsg = NMSG;
@@ -233,6 +241,7 @@ static void test_share_balance(void)
         printf("\n  share mode, %d messages: fast reader %d, slow reader %d\n", NMSG, all[0],
                all[1]);
     group_close(&g, 1, 2);
+    small_msgs = false;
     CT_END();
 }
 
