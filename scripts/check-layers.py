@@ -24,7 +24,8 @@ LAYERS = [
     ("conduits/service/", "conduits", 0),
     ("conduits/shm/", "conduits", 1),
     ("conduits/mpi/", "conduits", 1),
-    ("conduits/", "conduits", 2),
+    ("conduits/shared/", "conduits", 2),  # a transport made of the two above
+    ("conduits/", "conduits", 3),
     ("gshared/core/", "gshared", 0),
     ("gshared/data/", "gshared", 1),
     ("gshared/ops/", "gshared", 2),
