@@ -109,7 +109,7 @@ examples)
     step "configure the installed examples ($src)"
     "$CMAKE" -S "$src" -B "$work" -DCMAKE_PREFIX_PATH="$prefix" || fail "configure failed"
     "$CMAKE" --build "$work" -j2 || fail "build failed"
-    for ex in first_task first_conduit pipeline global_data jacobi gpu_task; do
+    for ex in first_task first_conduit pipeline global_data jacobi farm gpu_task; do
         [ -x "$work/example_$ex" ] || fail "example_$ex not built"
         "$work/example_$ex" --version | grep "(UTC)" > /dev/null || fail "example_$ex --version"
         "$work/example_$ex" --help | grep "usage" > /dev/null || fail "example_$ex --help"
@@ -118,6 +118,7 @@ examples)
     "$prefix/bin/utcrun" -np 2 "$work/example_first_conduit" --count 50 \
         || fail "example_first_conduit"
     "$prefix/bin/utcrun" -np 1 "$work/example_pipeline" --frames 5 || fail "example_pipeline"
+    "$prefix/bin/utcrun" -np 2 "$work/example_farm" --jobs 20 || fail "example_farm"
     ;;
 *)
     fail "unknown mode '$mode'"
