@@ -582,7 +582,8 @@ int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_pla
          * pace, so the GPU member just takes more. */
         p.farm = opt->farm;
         p.farm_gpu = p.ray_gpu;
-        p.farm_cpu_threads = p.ray_gpu ? ncores : p.ray_threads;
+        p.farm_cpu_threads = !p.ray_gpu ? p.ray_threads
+                             : ncores < RYR_MAX_THREADS ? ncores : RYR_MAX_THREADS;
     }
     if (opt->video && p.output_tasks > 1 && opt->place[RYR_STAGE_OUTPUT].nranks > 1)
         return ryr_err_set(err, "--video: the output tasks must share a rank to put each "
