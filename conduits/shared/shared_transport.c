@@ -301,12 +301,13 @@ static utc_status_t shared_start(utc__transport_t *tp, utc_request_t *req)
     }
     bool writer = is_writer(t, req->member);
     int ninner = writer && t->mode == UTC_SHARED_PUBLISH ? t->nr : 1;
-    sub_t *s = calloc(1, sizeof *s + sizeof(utc_request_t) * (size_t)ninner);
+    /* not zeroed: every inner request is prepared before use (a request is ~1 KiB) */
+    sub_t *s = malloc(sizeof *s + sizeof(utc_request_t) * (size_t)ninner);
     if (!s)
         return utc__error(UTC_ERR_NO_MEMORY, "shared conduit %d: out of memory",
                           t->base.conduit_id);
     req->sub = s;
-    s->phase = PH_CHOOSE;
+    *s = (sub_t){.phase = PH_CHOOSE};
     utc_status_t rc = UTC_OK;
     if (writer && t->mode == UTC_SHARED_PUBLISH) {
         rc = start_publish_write(t, req, s);
