@@ -787,7 +787,7 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
     utc__conduit_end_t *mine = &c->ends[member];
     const utc__conduit_end_t *other = &c->end[1 - end];
     int me = ctx->world_rank, peer;
-    utc__transport_t *tp;
+    utc__transport_t *tp = c->local;
     if (c->shared) {
         /* single-entry: each member transfers on its entry rank, with every other member
          * through the shared transport */
@@ -797,7 +797,6 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
                               "%d, and this is rank %d", x->fn, c->id, task_label(mine),
                               mine->entry_rank, me);
         peer = -1;
-        tp = c->local;
     } else if (c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY) {
         if (x->named_peer)
             return utc__error(UTC_ERR_STATE,
@@ -817,13 +816,11 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
                               "%s: rank %d holds no thread of task '%s', the other end of "
                               "conduit %d", x->fn, peer, task_label(other), c->id);
     }
-    if (!c->shared)
-        tp = peer == me ? c->local : c->remote;
+    if (!c->shared && peer != me)
+        tp = c->remote;
     if (!tp)
         return utc__error(UTC_ERR_INTERNAL, "%s: conduit %d has no transport from rank %d to %d",
                           x->fn, c->id, me, peer);
-    if (atomic_load_explicit(&tp->failed, memory_order_relaxed))
-        return peer_failed_error(c, tp, x->fn);
     r->ctx = ctx;
     r->end = end;
     r->member = member;
@@ -1036,10 +1033,16 @@ static utc_status_t perform_close(utc_conduit_t *c, const xfer_t *x, const route
     return UTC_OK;
 }
 
-/* Run one operation to completion on the calling thread. Blocks. */
+/* Run one operation to completion on the calling thread. Blocks. A failed task at the
+ * other end is checked here, by the thread that transfers, not in route_op: checked by
+ * each sibling of an all-threads call, a failure marked between two siblings' looks split
+ * them (one returned, the other waited in the barrier for it); they get its status
+ * through the barrier. */
 static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
                             size_t *received, void **obuf)
 {
+    if (atomic_load_explicit(&r->tp->failed, memory_order_relaxed))
+        return peer_failed_error(c, r->tp, x->fn);
     if (x->probe)
         return perform_probe(c, x, r);
     utc_status_t crc;
@@ -1406,6 +1409,8 @@ static utc_status_t start_marked(utc_conduit_t *h, const xfer_t *x, utc_request_
     utc_status_t rc = route_op(h, x, &r);
     utc_conduit_t *c = utc__handle_ptr(h);
     utc__inflight_entry_t *entry = NULL;
+    if (rc == UTC_OK && atomic_load_explicit(&r.tp->failed, memory_order_relaxed))
+        rc = peer_failed_error(c, r.tp, x->fn);
     if (rc != UTC_OK || closed_for_writes(c, x, &r, &rc) ||
         (rc = inflight_check(x, &r, &entry)) != UTC_OK)
         return rc;
