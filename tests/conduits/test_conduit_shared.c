@@ -146,23 +146,31 @@ static void group_open(group_t *g, int nw, int nr, utc_shared_mode_t mode)
         g->rj[i] = (member_job_t){.c = g->c, .index = i};
 }
 
-static void group_run(group_t *g, int nw, int nr)
+/* Run the members: writer i runs wfn[i] (NULL: `writer`) on its job, reader i rfn[i]
+ * (NULL: `reader`); every run must succeed but writer `failing`'s (-1: none), whose run
+ * returns UTC_ERR_IO where it runs. */
+static void group_run_fns(group_t *g, int nw, const ct_fn_t *wfn, int nr, const ct_fn_t *rfn,
+                          int failing)
 {
     ct_job_t wjob[NW], rjob[NR];
     for (int i = 0; i < nw; i++) {
-        wjob[i] = (ct_job_t){writer, &g->wj[i]};
+        wjob[i] = (ct_job_t){wfn && wfn[i] ? wfn[i] : writer, &g->wj[i]};
         UTC_ASSERT_OK(utc_task_run(g->w[i], &wjob[i]));
     }
     for (int i = 0; i < nr; i++) {
-        rjob[i] = (ct_job_t){reader, &g->rj[i]};
+        rjob[i] = (ct_job_t){rfn && rfn[i] ? rfn[i] : reader, &g->rj[i]};
         UTC_ASSERT_OK(utc_task_run(g->r[i], &rjob[i]));
     }
-    for (int i = 0; i < nw; i++)
-        UTC_ASSERT_OK(utc_task_wait(g->w[i]));
+    for (int i = 0; i < nw; i++) {
+        int rc = utc_task_wait(g->w[i]);
+        CU_ASSERT(rc == (i == failing && utc_task_is_local(g->w[i]) ? UTC_ERR_IO : UTC_OK));
+    }
     for (int i = 0; i < nr; i++)
         UTC_ASSERT_OK(utc_task_wait(g->r[i]));
     UTC_ASSERT_OK(utc_barrier());
 }
+
+static void group_run(group_t *g, int nw, int nr) { group_run_fns(g, nw, NULL, nr, NULL, -1); }
 
 static void group_close(group_t *g, int nw, int nr)
 {
@@ -311,16 +319,8 @@ static void test_calls(void)
     w0_threads = 1; /* its owned write is made by one thread */
     group_open(&g, 1, NR, UTC_SHARED_PUBLISH);
     w0_threads = 2;
-    ct_job_t wj = {calls_writer, &g.wj[0]}, rj[NR];
-    UTC_ASSERT_OK(utc_task_run(g.w[0], &wj));
-    for (int i = 0; i < NR; i++) {
-        rj[i] = (ct_job_t){calls_reader, &g.rj[i]};
-        UTC_ASSERT_OK(utc_task_run(g.r[i], &rj[i]));
-    }
-    UTC_ASSERT_OK(utc_task_wait(g.w[0]));
-    for (int i = 0; i < NR; i++)
-        UTC_ASSERT_OK(utc_task_wait(g.r[i]));
-    UTC_ASSERT_OK(utc_barrier());
+    const ct_fn_t wfn[1] = {calls_writer}, rfn[NR] = {calls_reader, calls_reader, calls_reader};
+    group_run_fns(&g, 1, wfn, NR, rfn, -1);
     group_close(&g, 1, NR);
     CT_END();
 }
@@ -352,15 +352,8 @@ static void test_timeout(void)
     for (int mode = UTC_SHARED_PUBLISH; mode <= UTC_SHARED_SHARE; mode++) {
         group_t g;
         group_open(&g, 2, 1, (utc_shared_mode_t)mode);
-        ct_job_t w0 = {timeout_writer, &g.wj[0]}, w1 = {ct_idle, NULL};
-        ct_job_t r0 = {timeout_reader, &g.rj[0]};
-        UTC_ASSERT_OK(utc_task_run(g.w[0], &w0));
-        UTC_ASSERT_OK(utc_task_run(g.w[1], &w1));
-        UTC_ASSERT_OK(utc_task_run(g.r[0], &r0));
-        UTC_ASSERT_OK(utc_task_wait(g.w[0]));
-        UTC_ASSERT_OK(utc_task_wait(g.w[1]));
-        UTC_ASSERT_OK(utc_task_wait(g.r[0]));
-        UTC_ASSERT_OK(utc_barrier());
+        const ct_fn_t wfn[2] = {timeout_writer, ct_idle}, rfn[1] = {timeout_reader};
+        group_run_fns(&g, 2, wfn, 1, rfn, -1);
         group_close(&g, 2, 1);
     }
     CT_END();
@@ -389,18 +382,9 @@ static void test_failed_writer(void)
     for (int mode = UTC_SHARED_PUBLISH; mode <= UTC_SHARED_SHARE; mode++) {
         group_t g;
         group_open(&g, 2, 2, (utc_shared_mode_t)mode);
-        ct_job_t w0 = {failing_writer, NULL}, w1 = {ct_idle, NULL};
-        ct_job_t r0 = {released_reader, &g.rj[0]}, r1 = {released_reader, &g.rj[1]};
-        UTC_ASSERT_OK(utc_task_run(g.w[0], &w0));
-        UTC_ASSERT_OK(utc_task_run(g.w[1], &w1));
-        UTC_ASSERT_OK(utc_task_run(g.r[0], &r0));
-        UTC_ASSERT_OK(utc_task_run(g.r[1], &r1));
-        int rc = utc_task_wait(g.w[0]);
-        CU_ASSERT(rc == (utc_task_is_local(g.w[0]) ? UTC_ERR_IO : UTC_OK));
-        UTC_ASSERT_OK(utc_task_wait(g.w[1]));
-        UTC_ASSERT_OK(utc_task_wait(g.r[0]));
-        UTC_ASSERT_OK(utc_task_wait(g.r[1]));
-        UTC_ASSERT_OK(utc_barrier());
+        const ct_fn_t wfn[2] = {failing_writer, ct_idle};
+        const ct_fn_t rfn[2] = {released_reader, released_reader};
+        group_run_fns(&g, 2, wfn, 2, rfn, 0);
         group_close(&g, 2, 2);
     }
     CT_END();
