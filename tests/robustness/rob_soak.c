@@ -15,7 +15,11 @@
  * buffers without bound), and at the end every conduit and tag must be empty.
  *
  * The main thread samples this rank's resident memory (VmRSS) while the tasks run: after
- * warm-up (20% of this rank's messages) it must not grow by 10% or more.
+ * warm-up (20% of this rank's messages) it must not grow by 10% or more when that is 4 MiB
+ * or more. (Over TCP, between network namespaces, Open MPI's buffers grow once by 2-3 MiB
+ * in about one run in five, when a burst comes after a rank's warm-up: a step, not a leak.
+ * A leak of 80 bytes per message after warm-up, 53,000 messages per rank in the multi-host
+ * run, is 4 MiB.)
  * Exit 0 on success on every rank; 1 otherwise (the reasons on stderr).
  */
 #define _GNU_SOURCE
@@ -457,9 +461,10 @@ int main(int argc, char **argv)
            "KiB, max %ld KiB (%+.1f%%)\n",
            me, expected, THREADS, inproc, THREADS - inproc, nconduits, ntags, secs,
            (double)expected / secs, rss_start, rss_warm, rss_max, growth * 100);
-    if (rss_warm <= 0 || growth >= 0.10) {
+    if (rss_warm <= 0 || (growth >= 0.10 && rss_max - rss_warm >= 4096)) {
         fprintf(stderr, "rob_soak: rank %d: resident memory grew %.1f%% after warm-up "
-                "(%ld -> %ld KiB); the limit is 10%%\n", me, growth * 100, rss_warm, rss_max);
+                "(%ld -> %ld KiB); the limit is 10%% or 4 MiB, whichever is more\n", me,
+                growth * 100, rss_warm, rss_max);
         bad = 1;
     }
     if (atomic_load(&failures) != 0)
