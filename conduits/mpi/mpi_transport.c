@@ -168,12 +168,7 @@ static void rxq_trim(mpi_transport_t *t, mpi_rxq_t *q)
 /* Put read r last in q's line. */
 static void rxq_append(mpi_rxq_t *q, utc_request_t *r)
 {
-    r->next = NULL;
-    if (q->ptail)
-        q->ptail->next = r;
-    else
-        q->phead = r;
-    q->ptail = r;
+    utc__req_append(&q->phead, &q->ptail, r);
 }
 
 /* Take the read at *link (after `prev`, NULL when first) out of q's line. */

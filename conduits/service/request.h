@@ -133,6 +133,19 @@ static inline void utc__req_prepare(utc_request_t *req, utc__op_t op, int dir, i
     atomic_init(&req->state, UTC__REQ_PENDING);
 }
 
+/* Put `req` last in the line *head .. *tail of requests linked by `next` (a transport's
+ * queue of posted reads or waiting writes; the caller holds its lock). */
+static inline void utc__req_append(utc_request_t **head, utc_request_t **tail,
+                                   utc_request_t *req)
+{
+    req->next = NULL;
+    if (*tail)
+        (*tail)->next = req;
+    else
+        *head = req;
+    *tail = req;
+}
+
 /* Mark `req` DONE with `status`; release: publishes the request's results to its owner. */
 static inline void utc__req_finish(utc_request_t *req, utc_status_t status)
 {

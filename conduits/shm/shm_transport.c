@@ -698,12 +698,7 @@ static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke, bool lazy)
         utc__req_finish(r, UTC_ERR_NO_MEMORY);
         return 0;
     }
-    r->next = NULL;
-    if (q->ptail)
-        q->ptail->next = r;
-    else
-        q->phead = r;
-    q->ptail = r;
+    utc__req_append(&q->phead, &q->ptail, r);
     r->posted = true;
     d->nqueued++;
     return drain(d, r, woke);
@@ -825,12 +820,7 @@ static utc_status_t shm_start(utc__transport_t *tp, utc_request_t *req)
         return UTC_OK;
     }
     pthread_mutex_lock(&d->tx_lock);
-    req->next = NULL;
-    if (d->btail)
-        d->btail->next = req;
-    else
-        d->bhead = req;
-    d->btail = req;
+    utc__req_append(&d->bhead, &d->btail, req);
     atomic_fetch_add(&d->backlog_n, 1); /* seq_cst: see flush */
     pthread_mutex_unlock(&d->tx_lock);
     flush(d);
@@ -1085,15 +1075,8 @@ static utc_status_t shm_probe(utc__transport_t *tp, utc_request_t *req)
  * writers of `dir` started before it. */
 static utc_status_t shm_close(utc__transport_t *tp, int dir, int peer)
 {
-    (void)peer;
     utc_request_t req;
-    memset(&req, 0, offsetof(utc_request_t, mpi_req));
-    req.magic = UTC__REQ_MAGIC;
-    req.op = UTC__OP_SEND;
-    req.dir = dir;
-    req.tag = UTC__TAG_EOS;
-    req.tp = tp;
-    atomic_init(&req.state, UTC__REQ_PENDING);
+    utc__req_prepare(&req, UTC__OP_SEND, dir, UTC__TAG_EOS, peer, tp);
     utc_status_t rc = shm_start(tp, &req);
     if (rc == UTC_OK && !shm_wait(tp, &req, -1))
         rc = UTC_ERR_INTERNAL;
