@@ -191,61 +191,67 @@ static void ask_answered(shared_tp_t *t, int r, int w, int tag)
 /* ---- choosing a pair ---- */
 
 /*
- * Look once, without blocking, for the pair the operation goes to: for a read, one whose
- * writer has a message of the tag for this reader; for a share-mode write, one whose
- * reader has an ask of the tag pending. Found: the inner request is started there
- * (PH_INNER). UTC_ERR_TIMEOUT: none yet. UTC_ERR_CLOSED: a read with every stream ended
- * and nothing left. Else the status that ends the operation.
+ * Under the caller's member lock: look once, without blocking, at the caller's pairs in
+ * turn (from where its last choice left off, so none starves) for what its operation
+ * waits for: for a read, a message of its tag (or any tag) from a writer; for a share-mode
+ * write, an ask of its tag from a reader. UTC_OK: *pair is that pair's index and `look`
+ * the probe of it (size and tag). UTC_ERR_TIMEOUT: none yet. UTC_ERR_CLOSED: a read with
+ * every stream ended and nothing of the tag left (a write never gets it: readers do not
+ * close). Else the status that ends the operation.
  */
+static utc_status_t look_pairs(shared_tp_t *t, const utc_request_t *req, utc_request_t *look,
+                               int *pair)
+{
+    bool writer = is_writer(t, req->member);
+    int me = writer ? req->member : req->member - t->nw;
+    int n = writer ? t->nr : t->nw;
+    unsigned next = t->m[req->member].next;
+    utc_status_t rc = UTC_ERR_CLOSED;
+    for (int k = 0; k < n; k++) {
+        int other = (int)((next + (unsigned)k) % (unsigned)n);
+        *pair = writer ? me * t->nr + other : other * t->nr + me;
+        pair_t *p = &t->pairs[*pair];
+        inner_prepare(look, p, UTC__OP_RECV, writer ? UTC__DIR_BACK : UTC__DIR_FWD, req->tag,
+                      writer);
+        utc_status_t prc = p->tp->ops->probe(p->tp, look);
+        if (prc == UTC_OK || (prc != UTC_ERR_CLOSED && prc != UTC_ERR_TIMEOUT))
+            return prc;
+        if (prc == UTC_ERR_TIMEOUT)
+            rc = UTC_ERR_TIMEOUT;
+        else if (!writer)
+            atomic_store(&p->ended, true);
+    }
+    return rc;
+}
+
+/* Look once for the pair the operation goes to (look_pairs); found, the inner request is
+ * started there (PH_INNER): the probe's tag, so an any-tag read gets that very message. */
 static utc_status_t choose(shared_tp_t *t, utc_request_t *req)
 {
     sub_t *s = req->sub;
     bool writer = is_writer(t, req->member);
-    int me = writer ? req->member : req->member - t->nw;
-    int n = writer ? t->nr : t->nw;
     member_t *mm = &t->m[req->member];
-    utc_status_t rc = UTC_ERR_CLOSED;
+    utc_request_t look;
+    int pair;
     pthread_mutex_lock(&mm->lock); /* two of its threads never take the same one */
-    for (int k = 0; k < n; k++) {
-        int other = (int)((mm->next + (unsigned)k) % (unsigned)n);
-        pair_t *p = writer ? pair_at(t, me, other) : pair_at(t, other, me);
-        utc_request_t look;
-        inner_prepare(&look, p, UTC__OP_RECV, writer ? UTC__DIR_BACK : UTC__DIR_FWD, req->tag,
-                      writer);
-        utc_status_t prc = p->tp->ops->probe(p->tp, &look);
-        if (prc == UTC_ERR_CLOSED) {
-            if (!writer)
-                atomic_store(&p->ended, true);
-            continue;
-        }
-        if (prc == UTC_ERR_TIMEOUT) {
-            rc = UTC_ERR_TIMEOUT;
-            continue;
-        }
-        if (prc != UTC_OK) {
-            rc = prc;
-            break;
-        }
-        /* there is one: take it (the probe's tag, so an any-tag read gets that message) */
+    utc_status_t rc = look_pairs(t, req, &look, &pair);
+    if (rc == UTC_OK) {
         utc_request_t *q = &s->inner[0];
-        inner_prepare(q, p, UTC__OP_RECV, look.dir, look.tag, writer);
+        inner_prepare(q, &t->pairs[pair], UTC__OP_RECV, look.dir, look.tag, writer);
         if (!writer) {
             q->rbuf = req->rbuf;
             q->size = req->size;
             q->owned = req->owned;
         }
         inner_start(q);
-        s->pair = writer ? me * t->nr + other : other * t->nr + me;
+        s->pair = pair;
         s->phase = PH_INNER;
         s->n = 1;
         s->ask_taken = writer; /* a write took an ask; its message goes next */
-        mm->next = (unsigned)other + 1;
-        rc = UTC_OK;
-        break;
+        /* the other member of the pair is its writer (a read) or reader (a write) */
+        mm->next = (unsigned)(writer ? pair % t->nr : pair / t->nr) + 1;
     }
     pthread_mutex_unlock(&mm->lock);
-    /* UTC_ERR_CLOSED: every stream ended, with nothing of the tag left (a write never
-     * gets it: readers do not close) */
     return rc;
 }
 
@@ -475,38 +481,24 @@ static bool shared_cancel(utc__transport_t *tp, utc_request_t *req)
 }
 
 /* Publish mode (conduit.c refuses probes in share mode): the next message of the tag from
- * any writer, as choose() would find it. */
+ * any writer, as choose() would find it; nothing is taken. */
 static utc_status_t shared_probe(utc__transport_t *tp, utc_request_t *req)
 {
     shared_tp_t *t = st_of(tp);
     utc_status_t rc = stopped(t);
     if (rc)
         return rc;
-    int r = req->member - t->nw;
     member_t *rm = &t->m[req->member];
-    rc = UTC_ERR_CLOSED;
+    utc_request_t look;
+    int pair;
     pthread_mutex_lock(&rm->lock);
-    for (int k = 0; k < t->nw; k++) {
-        int w = (int)((rm->next + (unsigned)k) % (unsigned)t->nw);
-        pair_t *p = pair_at(t, w, r);
-        utc_request_t look;
-        inner_prepare(&look, p, UTC__OP_RECV, UTC__DIR_FWD, req->tag, false);
-        utc_status_t prc = p->tp->ops->probe(p->tp, &look);
-        if (prc == UTC_OK) {
-            req->received = look.received;
-            req->tag = look.tag;
-            req->peer = p->wrank;
-            rc = UTC_OK;
-            break;
-        }
-        if (prc == UTC_ERR_TIMEOUT)
-            rc = UTC_ERR_TIMEOUT;
-        else if (prc != UTC_ERR_CLOSED) {
-            rc = prc;
-            break;
-        }
-    }
+    rc = look_pairs(t, req, &look, &pair);
     pthread_mutex_unlock(&rm->lock);
+    if (rc == UTC_OK) {
+        req->received = look.received;
+        req->tag = look.tag;
+        req->peer = t->pairs[pair].wrank;
+    }
     return rc;
 }
 
