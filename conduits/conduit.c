@@ -497,6 +497,15 @@ fail:
     return rc;
 }
 
+/* The index in c->ends of `task`'s end (the first), or -1. */
+static int end_of_task(const utc_conduit_t *c, const utc_task_t *task)
+{
+    for (int i = 0; i < c->nends; i++)
+        if (c->ends[i].task == task)
+            return i;
+    return -1;
+}
+
 /* End the conduit's life: refuse new operations, end the pending ones with
  * UTC_ERR_CANCELED, wait for the calls still inside; free it now, or leave that to the last
  * request (it stays on the closed list until then, for utc_finalize). */
@@ -539,12 +548,11 @@ utc_status_t utc_conduit_destroy(utc_conduit_t *handle)
     if (rc != UTC_OK)
         return rc;
     utc_ctx_t *ctx = utc_ctx_self();
-    for (int i = 0; ctx && i < conduit->nends; i++)
-        if (ctx->task == conduit->ends[i].task)
-            return utc__error(UTC_ERR_DEADLOCK,
-                              "utc_conduit_destroy: called from a thread of task '%s', an end "
-                              "of conduit %d (destroy it from the main thread)",
-                              utc_task_name(ctx->task), conduit->id);
+    if (ctx && end_of_task(conduit, ctx->task) >= 0)
+        return utc__error(UTC_ERR_DEADLOCK,
+                          "utc_conduit_destroy: called from a thread of task '%s', an end of "
+                          "conduit %d (destroy it from the main thread)",
+                          utc_task_name(ctx->task), conduit->id);
     pthread_mutex_lock(&reg_lock);
     utc_conduit_t *found;
     HASH_FIND_PTR(registry, &conduit, found);
@@ -694,10 +702,7 @@ static utc_status_t peer_failed_error(const utc_conduit_t *c, utc__transport_t *
 static utc_status_t shared_role(const utc_conduit_t *c, const xfer_t *x, const utc_ctx_t *ctx,
                                 int *member)
 {
-    int m = -1;
-    for (int i = 0; ctx && i < c->nends && m < 0; i++)
-        if (c->ends[i].task == ctx->task)
-            m = i;
+    int m = ctx ? end_of_task(c, ctx->task) : -1;
     if (m < 0)
         return utc__error(UTC_ERR_NOT_MEMBER, "%s: the calling thread is not a thread of a "
                           "writer or reader task of shared conduit %d", x->fn, c->id);
