@@ -723,35 +723,10 @@ static utc_status_t shared_role(const utc_conduit_t *c, const xfer_t *x, const u
     return UTC_OK;
 }
 
-static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r)
+/* The checks of an operation's own arguments (tag, buffer, size, timeout): made on every
+ * call, whether its route comes from the memo or not. */
+static utc_status_t check_args(const xfer_t *x)
 {
-    utc_conduit_t *c;
-    utc_status_t rc = conduit_get(h, x->fn, &c);
-    if (rc != UTC_OK)
-        return rc;
-    /* after the caller's utc__call_enter (see conduit_close) */
-    if (atomic_load_explicit(&c->dead, memory_order_relaxed))
-        return utc__error(UTC_ERR_INVALID_HANDLE, "%s: %p is not a live conduit (destroyed, "
-                          "or never created)", x->fn, (void *)c);
-    utc_ctx_t *ctx = utc_ctx_self();
-    int end, member = -1;
-    if (c->shared) {
-        if ((rc = shared_role(c, x, ctx, &member)) != UTC_OK)
-            return rc;
-        end = member < c->nwriters ? 0 : 1;
-    } else {
-        end = !ctx ? -1 : ctx->task == c->end[0].task ? 0 : ctx->task == c->end[1].task ? 1 : -1;
-        /* a task's conduit to itself (free mode): it writes as the source and reads as the
-         * destination, so its ranks' messages to each other all go one way */
-        if (end == 0 && c->end[1].task == c->end[0].task)
-            end = x->op == UTC__OP_SEND ? 0 : 1;
-        if (end < 0)
-            return utc__error(UTC_ERR_NOT_MEMBER,
-                              "%s: the calling thread is not a thread of task '%s' or '%s', "
-                              "the two ends of conduit %d", x->fn, task_label(&c->end[0]),
-                              task_label(&c->end[1]), c->id);
-        member = end;
-    }
     if (x->tag < 0 && !(x->tag == UTC_ANY_TAG && x->any_tag))
         return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is negative (tags are 0..%d; "
                           "UTC_ANY_TAG is for utc_conduit_read_any and the probes)", x->fn,
@@ -777,6 +752,97 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
     if (x->timeout != x->timeout) /* NaN: neither a limit nor "for ever" */
         return utc__error(UTC_ERR_INVALID_ARG, "%s: the timeout is NaN (give seconds >= 0, or "
                           "a negative value to wait for ever)", x->fn);
+    return UTC_OK;
+}
+
+/*
+ * A thread's last route of a plain operation (no _by, no named peer) on a two-task conduit,
+ * one per kind (write, read): a fine-grained exchange makes the same call on the same
+ * conduit over and over, and finding the caller's end and peer again each time was most of
+ * a call's own cost. It holds while the handle is current (reg_epoch moves on every destroy
+ * of a conduit or task) and the caller is the same thread context of the same task.
+ */
+typedef struct route_memo {
+    const utc_conduit_t *h;
+    unsigned epoch;
+    const utc_ctx_t *ctx;
+    const utc_task_t *task;
+    route_t r;
+} route_memo_t;
+
+static _Thread_local route_memo_t route_memo[2]; /* [x->op == UTC__OP_SEND] */
+
+static bool route_memo_find(const utc_conduit_t *h, const xfer_t *x, route_t *r)
+{
+    const route_memo_t *m = &route_memo[x->op == UTC__OP_SEND];
+    if (!h || m->h != h || x->by || x->named_peer)
+        return false;
+    /* acquire: as in conduit_get; a destroy after this load changes what the memo holds */
+    if (m->epoch != atomic_load_explicit(&reg_epoch, memory_order_acquire))
+        return false;
+    const utc_ctx_t *ctx = utc_ctx_self();
+    if (ctx != m->ctx || ctx->task != m->task)
+        return false;
+    *r = m->r;
+    return true;
+}
+
+static void route_memo_keep(const utc_conduit_t *h, const utc_conduit_t *c, const xfer_t *x,
+                            unsigned epoch, const route_t *r)
+{
+    if (x->by || x->named_peer || c->shared)
+        return;
+    route_memo_t *m = &route_memo[x->op == UTC__OP_SEND];
+    m->h = h;
+    m->epoch = epoch;
+    m->ctx = r->ctx;
+    m->task = r->ctx->task;
+    m->r = *r;
+}
+
+static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r)
+{
+    utc_status_t rc = utc__check_init(x->fn);
+    if (rc != UTC_OK)
+        return rc;
+    if (route_memo_find(h, x, r)) {
+        /* after the caller's utc__call_enter (see conduit_close) */
+        if (atomic_load_explicit(&((utc_conduit_t *)utc__handle_ptr(h))->dead,
+                                 memory_order_relaxed))
+            return utc__error(UTC_ERR_INVALID_HANDLE, "%s: %p is not a live conduit "
+                              "(destroyed, or never created)", x->fn, utc__handle_ptr(h));
+        r->skip = false;
+        return check_args(x);
+    }
+    unsigned epoch = atomic_load_explicit(&reg_epoch, memory_order_acquire);
+    utc_conduit_t *c;
+    if ((rc = conduit_get(h, x->fn, &c)) != UTC_OK)
+        return rc;
+    /* after the caller's utc__call_enter (see conduit_close) */
+    if (atomic_load_explicit(&c->dead, memory_order_relaxed))
+        return utc__error(UTC_ERR_INVALID_HANDLE, "%s: %p is not a live conduit (destroyed, "
+                          "or never created)", x->fn, (void *)c);
+    utc_ctx_t *ctx = utc_ctx_self();
+    int end, member = -1;
+    if (c->shared) {
+        if ((rc = shared_role(c, x, ctx, &member)) != UTC_OK)
+            return rc;
+        end = member < c->nwriters ? 0 : 1;
+    } else {
+        end = !ctx ? -1 : ctx->task == c->end[0].task ? 0 : ctx->task == c->end[1].task ? 1 : -1;
+        /* a task's conduit to itself (free mode): it writes as the source and reads as the
+         * destination, so its ranks' messages to each other all go one way */
+        if (end == 0 && c->end[1].task == c->end[0].task)
+            end = x->op == UTC__OP_SEND ? 0 : 1;
+        if (end < 0)
+            return utc__error(UTC_ERR_NOT_MEMBER,
+                              "%s: the calling thread is not a thread of task '%s' or '%s', "
+                              "the two ends of conduit %d", x->fn, task_label(&c->end[0]),
+                              task_label(&c->end[1]), c->id);
+        member = end;
+    }
+    if ((rc = check_args(x)) != UTC_OK)
+        return rc;
     if (x->by) {
         if (x->thread < 0 || x->thread >= ctx->local_count)
             return utc__error(UTC_ERR_OUT_OF_RANGE,
@@ -832,6 +898,7 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
     r->e = mine;
     r->peer = peer;
     r->tp = tp;
+    route_memo_keep(h, c, x, epoch, r);
     return UTC_OK;
 }
 
@@ -1648,6 +1715,8 @@ void utc__conduits_run_queued(utc_task_t *task)
 
 void utc__conduits_task_destroyed(utc_task_t *task)
 {
+    /* the threads' route memos name the task: a new task at its address is another */
+    atomic_fetch_add_explicit(&reg_epoch, 1, memory_order_release);
     /* the conduits joined to it end the operations pending on them (a run blocked on one
      * returns), here; every rank destroys the task, so no notice is sent */
     mark_task_failed(task, UTC_OK, UTC_ERR_CANCELED, -1);

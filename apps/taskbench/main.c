@@ -35,12 +35,15 @@
  *   receiver pre-posts the read (iread) for step t+1 as soon as its inputs of step t have
  *   come, and reads the inputs in place in the receive slot.
  * - Timestep of one thread: wait for the local producers and the posted reads of step t;
- *   check slot reuse against the local consumers; post the reads of step t+1 (before
- *   anything is sent, so the answers land in posted receives, as in Task Bench's MPI
- *   version); run the kernel of each owned active point; send the batched outputs to other
- *   ranks; publish progress; retire the sends of step t-1 that are done. Graphs (`-and`) run one after
- *   the other on each thread; each has its own slots and tags, so a thread may start graph
- *   g+1 while others finish graph g.
+ *   check slot reuse against the local consumers; run the kernel of each owned active
+ *   point; send the batched outputs to other ranks; publish progress; post the reads of
+ *   step t+1; retire the sends of step t-1 that are done. The reads are posted after the
+ *   sends, off the path from an input's arrival to the outputs that depend on it, and
+ *   still before their messages come: a rank that feeds this thread at t+1 needs what this
+ *   thread just sent (where it does not, its message waits in MPI's queue until the read is
+ *   posted, correct and only a copy slower). Graphs (`-and`) run one after the other on
+ *   each thread; each has its own slots and tags, so a thread may start graph g+1 while
+ *   others finish graph g.
  * - Timing, as Task Bench's MPI version: two runs, each between two barriers of all ranks,
  *   the second reported by rank 0.
  */
@@ -234,24 +237,6 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                 if ((rc = tb_wait(tk, &tk->progress[pl->cons[k]], now - TB_SLOTS + 2)) != UTC_OK)
                     return rc;
 
-        if (t + 1 < gr.timesteps) {
-            /* the inputs of step t+1 from other ranks: post the reads now, before
-             * this step's kernels and sends, so their messages land in posted receives */
-            for (int i = 0; i < pl->nin; i++) {
-                tb_stream_t *st = &pl->in[i];
-                const long *L = st->pts + st->off[dn];
-                long m = st->off[dn + 1] - st->off[dn];
-                long lo = tb_lower_bound(L, m, off), hi = tb_lower_bound(L, m, off + wid);
-                st->lo[s] = lo;
-                st->n[s] = hi - lo;
-                if (hi == lo)
-                    continue;
-                if ((rc = utc_conduit_iread(st->link, st->buf + s * st->slot_bytes,
-                                            (size_t)(hi - lo) * ob, st->tag, &st->req[s])) !=
-                    UTC_OK)
-                    return report(tk, ctx, "utc_conduit_iread", rc);
-            }
-        }
         for (long j = 0; j < np; j++) {
             long q = pl->points[j];
             if (q < off || q >= off + wid)
@@ -295,6 +280,22 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
         }
         tb_publish(mine, now + 1);
         if (t + 1 < gr.timesteps) {
+            /* the inputs of step t+1 from other ranks: post the reads now, after this
+             * step's sends (see the opening comment) */
+            for (int i = 0; i < pl->nin; i++) {
+                tb_stream_t *st = &pl->in[i];
+                const long *L = st->pts + st->off[dn];
+                long m = st->off[dn + 1] - st->off[dn];
+                long lo = tb_lower_bound(L, m, off), hi = tb_lower_bound(L, m, off + wid);
+                st->lo[s] = lo;
+                st->n[s] = hi - lo;
+                if (hi == lo)
+                    continue;
+                if ((rc = utc_conduit_iread(st->link, st->buf + s * st->slot_bytes,
+                                            (size_t)(hi - lo) * ob, st->tag, &st->req[s])) !=
+                    UTC_OK)
+                    return report(tk, ctx, "utc_conduit_iread", rc);
+            }
             /* retire the previous step's sends while the next inputs are in flight, so the
              * slot-reuse check before a send (on the critical path) rarely has one to wait */
             for (int i = 0; i < pl->nout; i++) {

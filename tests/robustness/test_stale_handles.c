@@ -53,6 +53,65 @@ static void test_conduits(void)
     UTC_ASSERT_OK(utc_task_destroy(a));
 }
 
+/* A task thread keeps the route of its last write and read on a conduit (conduit.c's
+ * route memo): after that conduit is destroyed and a new one takes its pooled object, the
+ * old handle from the same thread is still refused, and the new conduit carries the next
+ * message. `data`: {old, fresh}; phase 0 uses old, phase 1 expects it stale. */
+static int memo_phase;
+
+static int memo_writer(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    utc_conduit_t **c = data;
+    int v = 7 + memo_phase;
+    if (memo_phase == 0)
+    {
+        CT_OK(utc_conduit_write(c[0], &v, sizeof v, 0));
+        return 0;
+    }
+    utc_request_t *r = NULL;
+    CT_EXPECT(utc_conduit_write(c[0], &v, sizeof v, 0), UTC_ERR_INVALID_HANDLE);
+    CT_EXPECT(utc_conduit_iwrite(c[0], &v, sizeof v, 0, &r), UTC_ERR_INVALID_HANDLE);
+    CT_CHECK(r == NULL, "a request was made on a stale handle");
+    CT_OK(utc_conduit_write(c[1], &v, sizeof v, 0));
+    return 0;
+}
+
+static int memo_reader(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    utc_conduit_t **c = data;
+    int v = 0;
+    size_t got = 0;
+    if (memo_phase == 1) {
+        utc_request_t *r = NULL;
+        CT_EXPECT(utc_conduit_iread(c[0], &v, sizeof v, 0, &r), UTC_ERR_INVALID_HANDLE);
+    }
+    CT_OK(utc_conduit_read(c[memo_phase], &v, sizeof v, 0, &got));
+    CT_CHECK(v == 7 + memo_phase && got == sizeof v, "got %d, expected %d", v, 7 + memo_phase);
+    return 0;
+}
+
+static void test_conduit_memo(void)
+{
+    ct_begin();
+    int ra, rb;
+    ct_pair_ranks(&ra, &rb);
+    utc_task_t *a = ct_task(&ct_ops_a, ra, 1), *b = ct_task(&ct_ops_b, rb, 1);
+    utc_conduit_t *c[2] = {NULL, NULL};
+    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c[0]));
+    memo_phase = 0;
+    ct_run2(a, memo_writer, c, b, memo_reader, c);
+    UTC_ASSERT_OK(utc_conduit_destroy(c[0]));
+    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c[1])); /* takes the pooled object */
+    memo_phase = 1;
+    ct_run2(a, memo_writer, c, b, memo_reader, c);
+    UTC_ASSERT_OK(utc_conduit_destroy(c[1]));
+    UTC_ASSERT_OK(utc_task_destroy(b));
+    UTC_ASSERT_OK(utc_task_destroy(a));
+    CT_END();
+}
+
 /* writer: a request waited for, then its handle (a kept copy) used again while a newer
  * request holds the same cell */
 static int stale_writer(utc_ctx_t *ctx, void *data)
@@ -126,6 +185,7 @@ static void test_gdata(void)
 static const utc_test_case_t cases[] = {
     {"tasks: destroyed handles refused, addresses not reused", test_tasks},
     {"conduits: a stale handle to a reused object", test_conduits},
+    {"conduits: a stale handle from a thread that used it", test_conduit_memo},
     {"requests: a kept copy after the wait, its cell reused", test_requests},
     {"global shared data: a destroyed object's handle", test_gdata},
     UTC_TEST_END};
