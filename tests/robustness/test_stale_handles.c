@@ -64,8 +64,7 @@ static int memo_writer(utc_ctx_t *ctx, void *data)
     (void)ctx;
     utc_conduit_t **c = data;
     int v = 7 + memo_phase;
-    if (memo_phase == 0)
-    {
+    if (memo_phase == 0) {
         CT_OK(utc_conduit_write(c[0], &v, sizeof v, 0));
         return 0;
     }
