@@ -240,9 +240,11 @@ static utc_status_t start_threads(struct utc__task *t, int *nstarted)
 
 /*
  * A destroyed task's struct (the handle users hold) is not given back to malloc before
- * utc_finalize: shrunk to the runtime's part, it keeps its address, so a stale handle can
- * never name a task created later at the same address (it is refused with
- * UTC_ERR_INVALID_HANDLE on every rank). A few dozen bytes per task created.
+ * utc_finalize: it keeps its address, so a stale handle can never name a task created
+ * later at the same address (it is refused with UTC_ERR_INVALID_HANDLE on every rank). The
+ * whole struct stays (ops->size bytes per task destroyed): shrinking it with realloc would
+ * keep the address only where the allocator shrinks in place, which glibc does and the
+ * sanitizers' allocators (and others) do not.
  */
 static utc_task_t *tombs; /* linked through impl, under registry_lock */
 
@@ -250,13 +252,10 @@ static void bury(utc_task_t *self)
 {
     if (!self)
         return;
-    utc_task_t *tomb = realloc(self, sizeof *tomb); /* shrinks in place */
-    if (!tomb)
-        tomb = self;
-    tomb->ops = NULL;
+    self->ops = NULL;
     pthread_mutex_lock(&registry_lock);
-    tomb->impl = (struct utc__task *)tombs;
-    tombs = tomb;
+    self->impl = (struct utc__task *)tombs;
+    tombs = self;
     pthread_mutex_unlock(&registry_lock);
 }
 
