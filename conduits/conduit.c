@@ -760,7 +760,8 @@ static utc_status_t check_args(const xfer_t *x)
  * one per kind (write, read): a fine-grained exchange makes the same call on the same
  * conduit over and over, and finding the caller's end and peer again each time was most of
  * a call's own cost. It holds while the handle is current (reg_epoch moves on every destroy
- * of a conduit or task) and the caller is the same thread context of the same task.
+ * of a conduit) and the caller is the same thread context of the same task (a destroyed
+ * task's address is never another task's before utc_finalize: task.c's tombs).
  */
 typedef struct route_memo {
     const utc_conduit_t *h;
@@ -805,23 +806,22 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
     utc_status_t rc = utc__check_init(x->fn);
     if (rc != UTC_OK)
         return rc;
-    if (route_memo_find(h, x, r)) {
-        /* after the caller's utc__call_enter (see conduit_close) */
-        if (atomic_load_explicit(&((utc_conduit_t *)utc__handle_ptr(h))->dead,
-                                 memory_order_relaxed))
-            return utc__error(UTC_ERR_INVALID_HANDLE, "%s: %p is not a live conduit "
-                              "(destroyed, or never created)", x->fn, utc__handle_ptr(h));
-        r->skip = false;
-        return check_args(x);
+    bool memo = route_memo_find(h, x, r);
+    unsigned epoch = 0;
+    utc_conduit_t *c = utc__handle_ptr(h);
+    if (!memo) {
+        epoch = atomic_load_explicit(&reg_epoch, memory_order_acquire);
+        if ((rc = conduit_get(h, x->fn, &c)) != UTC_OK)
+            return rc;
     }
-    unsigned epoch = atomic_load_explicit(&reg_epoch, memory_order_acquire);
-    utc_conduit_t *c;
-    if ((rc = conduit_get(h, x->fn, &c)) != UTC_OK)
-        return rc;
     /* after the caller's utc__call_enter (see conduit_close) */
     if (atomic_load_explicit(&c->dead, memory_order_relaxed))
         return utc__error(UTC_ERR_INVALID_HANDLE, "%s: %p is not a live conduit (destroyed, "
                           "or never created)", x->fn, (void *)c);
+    if (memo) {
+        r->skip = false;
+        return check_args(x);
+    }
     utc_ctx_t *ctx = utc_ctx_self();
     int end, member = -1;
     if (c->shared) {
@@ -1715,8 +1715,6 @@ void utc__conduits_run_queued(utc_task_t *task)
 
 void utc__conduits_task_destroyed(utc_task_t *task)
 {
-    /* the threads' route memos name the task: a new task at its address is another */
-    atomic_fetch_add_explicit(&reg_epoch, 1, memory_order_release);
     /* the conduits joined to it end the operations pending on them (a run blocked on one
      * returns), here; every rank destroys the task, so no notice is sent */
     mark_task_failed(task, UTC_OK, UTC_ERR_CANCELED, -1);
