@@ -19,12 +19,12 @@
 # point. Prints a table (and --json FILE, '-' for stdout) and draws efficiency against
 # granularity, one line per system, into --chart (default doc/img/taskbench-metg.png).
 #
-# Systems: utc (1 rank, cores task threads), utc_ranks (cores ranks, 1 thread each),
-# mpi (nonblock, cores ranks), mpi_mt (the same nonblock binary with MPI initialised at
-# MPI_THREAD_MULTIPLE through Open MPI's OMPI_MPI_THREAD_LEVEL=3: the thread level every
-# program whose threads call MPI needs, UTC's included), mpi_openmp (forall, 1 rank, cores
-# threads),
-# openmp (tasks, -worker cores), starpu (1 rank, -core cores).
+# Systems: utc (1 rank, cores task threads), utc_ranks (cores ranks, 1 thread each,
+# conduits between them), utc_gshared (the same ranks, global shared data between them:
+# --comm gshared), mpi (nonblock, cores ranks), mpi_mt (the same nonblock binary with MPI
+# initialised at MPI_THREAD_MULTIPLE through Open MPI's OMPI_MPI_THREAD_LEVEL=3: the thread
+# level every program whose threads call MPI needs, UTC's included), mpi_openmp (forall,
+# 1 rank, cores threads), openmp (tasks, -worker cores), starpu (1 rank, -core cores).
 # Patterns: stencil_1d, nearest, spread (default), or any Task Bench -type (spread and
 # random_nearest: -radix min(3, width), -period min(3, width / radix), as Task Bench allows).
 # --quick: stencil_1d, 500 steps, -iter 4096 down to 1 by factors of 4, 1 repetition.
@@ -35,7 +35,7 @@ usage() { sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
 die() { echo "bench-taskbench: $*" >&2; exit 2; }
 
 reps=3 steps=1000 patterns=stencil_1d,nearest,spread
-systems=utc,utc_ranks,mpi,mpi_mt,mpi_openmp,openmp,starpu
+systems=utc,utc_ranks,utc_gshared,mpi,mpi_mt,mpi_openmp,openmp,starpu
 max_iter=32768 min_iter=1 factor=2 cores=$(nproc)
 build=$root/build-bench taskbench=$root/../shared/third_party/task-bench
 json="" chart=$root/doc/img/taskbench-metg.png install=1 quick=0
@@ -79,8 +79,9 @@ build=$(mkdir -p "$build" && cd "$build" && pwd)
 IFS=, read -r -a pattern_list <<<"$patterns"
 IFS=, read -r -a system_list <<<"$systems"
 for s in "${system_list[@]}"; do
-    case "$s" in utc|utc_ranks|mpi|mpi_mt|mpi_openmp|openmp|starpu) ;;
-        *) die "unknown system '$s' (utc, utc_ranks, mpi, mpi_mt, mpi_openmp, openmp, starpu)" ;;
+    case "$s" in utc|utc_ranks|utc_gshared|mpi|mpi_mt|mpi_openmp|openmp|starpu) ;;
+        *) die "unknown system '$s' (utc, utc_ranks, utc_gshared, mpi, mpi_mt, mpi_openmp," \
+               "openmp, starpu)" ;;
     esac
 done
 for p in "${pattern_list[@]}"; do
@@ -142,7 +143,7 @@ mk() { env -u MAKEFLAGS -u MAKELEVEL make -s "$@" >>"$peers/build.log" 2>&1; }
 : >"$peers/build.log"
 mk -C "$peers/core" libcore.a || die "building Task Bench's core failed ($peers/build.log)"
 ln -sf libcore.a "$peers/core/libcore_s.a"
-declare -A bin=([utc]=$utc_bin [utc_ranks]=$utc_bin)
+declare -A bin=([utc]=$utc_bin [utc_ranks]=$utc_bin [utc_gshared]=$utc_bin)
 if has mpi || has mpi_mt; then
     mk -C "$peers/mpi" nonblock || die "building mpi/nonblock failed ($peers/build.log)"
     bin[mpi]=$peers/mpi/nonblock
@@ -187,6 +188,8 @@ command_for() { # system pattern iter -> the command in the array cmd
     case "$s" in
         utc) cmd=("$utcrun" -np 1 "${bin[utc]}" "${args[@]}" --threads "$cores") ;;
         utc_ranks) cmd=("$utcrun" -np "$cores" "${bin[utc]}" "${args[@]}" --threads 1) ;;
+        utc_gshared) cmd=("$utcrun" -np "$cores" "${bin[utc]}" "${args[@]}" --threads 1
+                          --comm gshared) ;;
         mpi) cmd=("$utcrun" -np "$cores" "${bin[mpi]}" "${args[@]}") ;;
         mpi_mt) cmd=(env OMPI_MPI_THREAD_LEVEL=3 "$utcrun" -np "$cores" "${bin[mpi]}"
                      "${args[@]}") ;;
@@ -265,7 +268,7 @@ def metg(rows):
         t = interp(threshold, [eff[min_i + 1], eff[min_i]], [tpt[min_i + 1], tpt[min_i]])
     return t, None
 
-systems = sorted({k[0] for k in best}, key=lambda s: ['utc', 'utc_ranks', 'mpi', 'mpi_mt', 'mpi_openmp', 'openmp', 'starpu'].index(s))
+systems = sorted({k[0] for k in best}, key=lambda s: ['utc', 'utc_ranks', 'utc_gshared', 'mpi', 'mpi_mt', 'mpi_openmp', 'openmp', 'starpu'].index(s))
 patterns = list(dict.fromkeys(k[1] for k in best))
 out = {'machine': {'cores': cores, 'load_average_start': load0, 'load_average_end': load1},
        'date': day, 'steps': steps, 'width': cores, 'reps': reps, 'kernel': 'compute_bound',

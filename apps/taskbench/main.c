@@ -53,6 +53,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,55 @@ static int report(tb_task_t *tk, utc_ctx_t *ctx, const char *what, int rc)
     return rc;
 }
 
+/* ---- --comm gshared: flags and acks in this rank's part of the global shared data ---- */
+
+/* Wait until element idx of this rank's part, a step count, reaches target; *seen gets
+ * it. Spins ~50 us (yielding after ~5 us), then sleeps in steps of 1/16 of the time
+ * waited, at most 1 ms. Gives up when a thread of this rank failed, or one of another rank
+ * raised the failure flag (element 0). */
+static int gs_wait(tb_task_t *tk, utc_gdata_t *gd, long idx, uint32_t target, uint32_t *seen)
+{
+    int me = tk->world->rank, rc;
+    double t0 = 0, waited = 0;
+    for (unsigned i = 1;; i++) {
+        int64_t v, failed = 0;
+        if ((rc = utc_gdata_rload(gd, me, idx, &v)) != UTC_OK)
+            return rc;
+        if ((int32_t)((uint32_t)v - target) >= 0) {
+            *seen = (uint32_t)v;
+            return UTC_OK;
+        }
+        if (waited < 50e-6 && (i & 63) != 0) {
+            cpu_relax();
+            continue;
+        }
+        if ((rc = utc_gdata_rload(gd, me, 0, &failed)) != UTC_OK)
+            return rc;
+        if (failed || atomic_load(&tk->failed))
+            return UTC_ERR_TASK_FAILED;
+        double t = now_s();
+        if (t0 == 0)
+            t0 = t;
+        waited = t - t0;
+        if (waited >= 50e-6) {
+            double d = waited / 16 < 1e-3 ? waited / 16 : 1e-3;
+            struct timespec ts = {0, (long)(d * 1e9)};
+            nanosleep(&ts, NULL);
+        } else if (waited > 5e-6) {
+            sched_yield();
+        }
+    }
+}
+
+/* A thread failed: raise the failure flag on every rank, so their waits end. */
+static void gs_fail_all(const tb_world_t *w, utc_gdata_t *gd)
+{
+    int64_t one = 1;
+    for (int r = 0; r < w->nranks; r++)
+        (void)utc_gdata_rstore(gd, r, 0, &one);
+    (void)utc_gdata_quiet(gd);
+}
+
 /* ---- the task ---- */
 
 static int tb_init(utc_task_t *self, utc_ctx_t *ctx, void *arg)
@@ -177,6 +227,14 @@ static int tb_init(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     for (long g = 0; g < w->ngraphs; g++)
         if ((rc = tb_plan_links(&pl[g], w, g, me)) != UTC_OK)
             return rc;
+    if (w->comm == TB_COMM_GSHARED) {
+        /* collective over the task's threads on every rank; freed with the task */
+        utc_gdata_t *gd;
+        if ((rc = utc_gdata_create(ctx, 8, (size_t)w->gs_count, &gd)) != UTC_OK)
+            return rc;
+        for (long g = 0; g < w->ngraphs; g++)
+            pl[g].gd = gd;
+    }
     return UTC_OK;
 }
 
@@ -186,6 +244,48 @@ static void tb_fini(utc_task_t *self, utc_ctx_t *ctx)
     tb_plan_t *pl = tk->plan[ctx->local_id];
     for (long g = 0; g < tk->world->ngraphs; g++)
         tb_plan_fini(&pl[g]);
+}
+
+/* Reads a reader acks at once (gs_publish): at most this many steps after the last ack of
+ * the stream, so a writer that reuses a slot TB_SLOTS steps after writing it finds it
+ * acked without waiting, and the reader stores an ack every few steps, not every step. */
+#define GS_ACK_EVERY 4
+
+/* gshared, at the end of step `now` (slot s): ack the reads due, then complete them and
+ * this step's stores into readers' slots; then store the step flag of each stream written
+ * this step, and complete those. `last`: the graph's last step, after which every read is
+ * acked (the next run's writers reuse the slots). */
+static int gs_publish(tb_plan_t *pl, uint32_t now, unsigned s, bool last)
+{
+    bool wrote = false, acked = false;
+    int rc;
+    for (int i = 0; i < pl->nin; i++) {
+        tb_stream_t *st = &pl->in[i];
+        if (st->gs_read == st->gs_acked ||
+            (!last && (int32_t)(now - st->gs_acked) < GS_ACK_EVERY))
+            continue;
+        int64_t ack = st->gs_read;
+        if ((rc = utc_gdata_rstore(pl->gd, st->gs_rank, (size_t)st->gs_ackidx, &ack)) != UTC_OK)
+            return rc;
+        st->gs_acked = st->gs_read;
+        acked = true;
+    }
+    for (int i = 0; i < pl->nout && !wrote; i++)
+        wrote = pl->outs[i].gs_last[s] == now + 1;
+    if (!wrote && !acked)
+        return UTC_OK;
+    if ((rc = utc_gdata_quiet(pl->gd)) != UTC_OK)
+        return rc;
+    if (!wrote)
+        return UTC_OK;
+    int64_t flag = (int64_t)now + 1;
+    for (int i = 0; i < pl->nout; i++) {
+        tb_stream_t *st = &pl->outs[i];
+        if (st->gs_last[s] == now + 1 &&
+            (rc = utc_gdata_rstore(pl->gd, st->gs_rank, (size_t)st->gs_flag, &flag)) != UTC_OK)
+            return rc;
+    }
+    return utc_gdata_quiet(pl->gd);
 }
 
 /* One graph on one thread. `base` is the progress value at the graph's first timestep. */
@@ -198,6 +298,7 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
     size_t stride = (ob + 63) & ~(size_t)63;
     long np = pl->npoints;
     int rc;
+    bool gs = w->comm == TB_COMM_GSHARED;
 
     /* the core's per-timestep queries, each asked once: step t's values carry over to t+1 */
     long d = task_graph_dependence_set_at_timestep(gr, 0);
@@ -214,7 +315,22 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                 if ((rc = tb_wait(tk, &tk->progress[pl->prod[k]], now)) != UTC_OK)
                     return rc;
             /* inputs from other ranks: the reads posted after step t-1 */
-            for (int i = 0; i < pl->nin; i++) {
+            for (int i = 0; i < pl->nin && gs; i++) {
+                tb_stream_t *st = &pl->in[i];
+                if (!st->n[ps])
+                    continue;
+                /* the writer stored the slot, then (after a quiet) the flag: once the flag
+                 * says step t-1, the slot is complete here */
+                uint32_t seen;
+                size_t nel = ((size_t)st->n[ps] * ob + 7) / 8;
+                if ((rc = gs_wait(tk, pl->gd, st->gs_flag, now, &seen)) != UTC_OK ||
+                    (rc = utc_gdata_rload_block(pl->gd, w->rank,
+                                                (size_t)(st->gs_flag + 1 + ps * st->gs_slot), nel,
+                                                st->buf + ps * st->slot_bytes)) != UTC_OK)
+                    return report(tk, ctx, "reading inputs from global shared data", rc);
+                st->gs_read = now; /* acked at a step's end (gs_publish) */
+            }
+            for (int i = 0; i < pl->nin && !gs; i++) {
                 tb_stream_t *st = &pl->in[i];
                 if (!st->req[ps])
                     continue;
@@ -268,16 +384,33 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                 long lo = tb_lower_bound(L, m, off), hi = tb_lower_bound(L, m, off + wid);
                 if (hi == lo)
                     continue;
-                if (st->req[s] && (rc = utc_request_wait(&st->req[s], NULL)) != UTC_OK)
+                if (gs) {
+                    /* the reader's copy of this slot's last message must be done */
+                    uint32_t need = st->gs_last[s];
+                    if (need && (int32_t)(st->gs_acked - need) < 0 &&
+                        (rc = gs_wait(tk, pl->gd, st->gs_ackidx, need, &st->gs_acked)) != UTC_OK)
+                        return report(tk, ctx, "waiting for a reader's ack", rc);
+                } else if (st->req[s] && (rc = utc_request_wait(&st->req[s], NULL)) != UTC_OK) {
                     return report(tk, ctx, "sending a message", rc);
+                }
                 char *buf = st->buf + s * st->slot_bytes;
                 for (long k = lo; k < hi; k++)
                     memcpy(buf + (size_t)(k - lo) * ob, w->ring[g][L[k]] + s * stride, ob);
-                if ((rc = utc_conduit_iwrite(st->link, buf, (size_t)(hi - lo) * ob, st->tag,
-                                             &st->req[s])) != UTC_OK)
+                if (gs) {
+                    size_t nel = ((size_t)(hi - lo) * ob + 7) / 8;
+                    if ((rc = utc_gdata_rstore_block(pl->gd, st->gs_rank,
+                                                     (size_t)(st->gs_flag + 1 + s * st->gs_slot),
+                                                     nel, buf)) != UTC_OK)
+                        return report(tk, ctx, "utc_gdata_rstore_block", rc);
+                    st->gs_last[s] = now + 1;
+                } else if ((rc = utc_conduit_iwrite(st->link, buf, (size_t)(hi - lo) * ob,
+                                                    st->tag, &st->req[s])) != UTC_OK) {
                     return report(tk, ctx, "utc_conduit_iwrite", rc);
+                }
             }
         }
+        if (gs && (rc = gs_publish(pl, now, s, t + 1 == gr.timesteps)) != UTC_OK)
+            return report(tk, ctx, "storing into global shared data", rc);
         tb_publish(mine, now + 1);
         if (t + 1 < gr.timesteps) {
             /* the inputs of step t+1 from other ranks: post the reads now, after this
@@ -289,7 +422,7 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                 long lo = tb_lower_bound(L, m, off), hi = tb_lower_bound(L, m, off + wid);
                 st->lo[s] = lo;
                 st->n[s] = hi - lo;
-                if (hi == lo)
+                if (hi == lo || gs)
                     continue;
                 if ((rc = utc_conduit_iread(st->link, st->buf + s * st->slot_bytes,
                                             (size_t)(hi - lo) * ob, st->tag, &st->req[s])) !=
@@ -298,7 +431,7 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
             }
             /* retire the previous step's sends while the next inputs are in flight, so the
              * slot-reuse check before a send (on the critical path) rarely has one to wait */
-            for (int i = 0; i < pl->nout; i++) {
+            for (int i = 0; i < pl->nout && !gs; i++) {
                 int done;
                 if (pl->outs[i].req[ps] &&
                     (rc = utc_request_test(&pl->outs[i].req[ps], &done, NULL)) != UTC_OK)
@@ -329,6 +462,8 @@ static int tb_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
                            run * w->steps_per_run + w->step_base[g]);
         if (rc != UTC_OK) {
             tb_fail(tk);
+            if (w->comm == TB_COMM_GSHARED)
+                gs_fail_all(w, tk->plan[ctx->local_id][g].gd);
             return rc;
         }
     }
@@ -346,6 +481,7 @@ static const utc_task_ops_t tb_ops = {.name = "taskbench",
 typedef struct options {
     int threads; /* 0: default */
     tb_layout_t layout;
+    tb_comm_t comm;
     int bind; /* a utc_bind_mode_t, or -1: default */
 } options_t;
 
@@ -353,7 +489,8 @@ static void usage(FILE *f, const char *prog)
 {
     fprintf(f,
             "usage: utcrun -np R %s [TASK BENCH FLAGS] [OPTIONS]\n"
-            "Task Bench on UTC: one task per rank, T threads each, conduits between ranks.\n"
+            "Task Bench on UTC: T task threads per rank, conduits (or global shared data)\n"
+            "between ranks.\n"
             "Task Bench's flags (-steps, -width, -type, -kernel, -iter, -and, ...): see %s -h.\n"
             "With them alone, the points of each graph are spread evenly over the R ranks.\n"
             "\n"
@@ -362,6 +499,9 @@ static void usage(FILE *f, const char *prog)
             "                         holds, at most the CPUs this process may use)\n"
             "  --layout block|cyclic  points to threads in contiguous blocks (default) or\n"
             "                         round robin over all ranks' threads\n"
+            "  --comm conduit|gshared between ranks, outputs travel as messages on conduits\n"
+            "                         (default) or as one-sided stores into global shared\n"
+            "                         data of one task spanning all ranks\n"
             "  --bind none|core|pu|package\n"
             "                         pinning of the task threads (default: core when this\n"
             "                         node's ranks x threads fit in its CPUs, else none)\n"
@@ -404,7 +544,8 @@ static int parse(int argc, char **argv, options_t *o, int *tb_argc, char **tb_ar
             return -1;
         if (!strncmp(a, "--", 2)) {
             const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-            if (strcmp(a, "--threads") && strcmp(a, "--layout") && strcmp(a, "--bind"))
+            if (strcmp(a, "--threads") && strcmp(a, "--layout") && strcmp(a, "--bind") &&
+                strcmp(a, "--comm"))
                 return bad("unknown option '%s'%s", a, "");
             if (!v)
                 return bad("option %s needs a value%s", a, "");
@@ -423,6 +564,13 @@ static int parse(int argc, char **argv, options_t *o, int *tb_argc, char **tb_ar
                     o->layout = TB_LAYOUT_CYCLIC;
                 else
                     return bad("unknown --layout '%s' (block or cyclic)%s", v, "");
+            } else if (!strcmp(a, "--comm")) {
+                if (!strcmp(v, "conduit"))
+                    o->comm = TB_COMM_CONDUIT;
+                else if (!strcmp(v, "gshared"))
+                    o->comm = TB_COMM_GSHARED;
+                else
+                    return bad("unknown --comm '%s' (conduit or gshared)%s", v, "");
             } else {
                 if (!strcmp(v, "none"))
                     o->bind = UTC_BIND_NONE;
@@ -475,7 +623,7 @@ static void die(const char *what, utc_status_t rc)
 
 int main(int argc, char **argv)
 {
-    options_t o = {0, TB_LAYOUT_BLOCK, -1};
+    options_t o = {0, TB_LAYOUT_BLOCK, TB_COMM_CONDUIT, -1};
     int tb_argc;
     char **tb_argv = calloc((size_t)argc + 1, sizeof *tb_argv);
     if (!tb_argv)
@@ -572,9 +720,12 @@ int main(int argc, char **argv)
             }
     }
 
-    /* one task per rank (collective: every rank creates all of them, in order) */
+    /* conduit: one task per rank (collective: every rank creates all of them, in order).
+     * gshared: one task over all ranks, T threads on each, with a window for the object */
+    w.comm = o.comm;
+    int ntasks = o.comm == TB_COMM_GSHARED ? 1 : R;
     utc_task_t **tasks = calloc((size_t)R, sizeof *tasks);
-    int *procs = malloc(sizeof(int) * (size_t)T);
+    int *procs = malloc(sizeof(int) * (size_t)R * (size_t)T);
     if (!tasks || !procs)
         die("setup", UTC_ERR_NO_MEMORY);
     utc_task_options_t topts = UTC_TASK_OPTIONS_INIT;
@@ -587,8 +738,28 @@ int main(int argc, char **argv)
         o.bind = local * T <= cpus_allowed() ? UTC_BIND_CORE : UTC_BIND_NONE;
     }
     topts.bind = (utc_bind_mode_t)o.bind;
-    topts.window_size = 0; /* no global shared data: outputs move by memory and conduits */
-    for (int r = 0; r < R; r++) {
+    topts.window_size = 0; /* conduit: outputs move by memory and conduits */
+    if (o.comm == TB_COMM_GSHARED) {
+        if (tb_gs_layout(&w) != UTC_OK)
+            die("setup", UTC_ERR_NO_MEMORY);
+        if (w.gs_count > (1L << 27)) { /* 1 GiB */
+            if (rank == 0)
+                fprintf(stderr, "utc_taskbench: --comm gshared needs %ld MiB of global shared "
+                        "data per rank for these graphs (at most 1024): use --comm conduit\n",
+                        w.gs_count >> 17);
+            utc_finalize();
+            return 2;
+        }
+        /* the object, and room for the window's own bookkeeping */
+        topts.window_size = (size_t)w.gs_count * 8 + ((size_t)64 << 10);
+        for (int r = 0; r < R; r++)
+            for (int i = 0; i < T; i++)
+                procs[r * T + i] = r;
+        if ((rc = utc_task_create(&tb_ops, procs, R * T, &topts, &tasks[0])) != UTC_OK)
+            die("utc_task_create", rc);
+        tasks[rank] = tasks[0]; /* this rank's instance */
+    }
+    for (int r = 0; r < ntasks && o.comm == TB_COMM_CONDUIT; r++) {
         for (int i = 0; i < T; i++)
             procs[i] = r;
         if ((rc = utc_task_create(&tb_ops, procs, T, &topts, &tasks[r])) != UTC_OK)
@@ -600,7 +771,7 @@ int main(int argc, char **argv)
         die("setup", UTC_ERR_NO_MEMORY);
     for (int a = 0; a < R; a++)
         for (int b = a + 1; b < R; b++) {
-            if (!pair[a * R + b])
+            if (!pair[a * R + b] || o.comm == TB_COMM_GSHARED)
                 continue;
             if ((rc = utc_conduit_create(tasks[a], tasks[b], NULL, &links[a * R + b])) != UTC_OK)
                 die("utc_conduit_create", rc);
@@ -632,9 +803,14 @@ int main(int argc, char **argv)
             nlinks += links[i] != NULL;
         app_display(app);
         static const char *const binds[] = {"none", "package", "core", "pu"};
-        printf("UTC: %d rank(s) x %d task thread(s), layout %s, bind %s, %d conduit(s) between "
-               "ranks\n",
-               R, T, o.layout ? "cyclic" : "block", binds[o.bind], nlinks);
+        if (o.comm == TB_COMM_GSHARED)
+            printf("UTC: %d rank(s) x %d task thread(s), layout %s, bind %s, global shared "
+                   "data between ranks (%ld KiB per rank)\n",
+                   R, T, o.layout ? "cyclic" : "block", binds[o.bind], w.gs_count / 128);
+        else
+            printf("UTC: %d rank(s) x %d task thread(s), layout %s, bind %s, %d conduit(s) "
+                   "between ranks\n",
+                   R, T, o.layout ? "cyclic" : "block", binds[o.bind], nlinks);
     }
 
     double elapsed = 0;
@@ -662,7 +838,7 @@ int main(int argc, char **argv)
                 utc_conduit_destroy(links[a * R + b]);
     tb_progress_t *progress = tk->progress;
     tb_plan_t **plans = tk->plan;
-    for (int r = 0; r < R; r++) /* fini frees the plans; the rank instance goes */
+    for (int r = 0; r < ntasks; r++) /* fini frees the plans; the rank instance goes */
         utc_task_destroy(tasks[r]);
     utc_finalize();
 
@@ -679,6 +855,9 @@ int main(int argc, char **argv)
     free(w.owner);
     free(w.ring);
     free(w.link);
+    free(w.gs_in);
+    free(w.gs_ack);
+    free(w.gs_slot);
     free(links);
     free(pair);
     free(procs);

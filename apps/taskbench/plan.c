@@ -162,7 +162,15 @@ static int finish_streams(sbuild_t *b, int n, tb_stream_t **out, const tb_world_
             if (l->n)
                 memcpy(st->pts + st->off[d], l->v, sizeof(long) * (size_t)l->n);
         }
-        st->slot_bytes = (size_t)most * ob;
+        /* rounded to 8 bytes: a slot is read whole from the global shared data */
+        st->slot_bytes = ((size_t)most * ob + 7) & ~(size_t)7;
+        if (w->comm == TB_COMM_GSHARED) {
+            int rt = w->nranks * T;
+            st->gs_rank = st->peer / T;
+            st->gs_slot = w->gs_slot[g];
+            st->gs_flag = w->gs_in[g] + ((long)from * T + to % T) * (1 + TB_SLOTS * w->gs_slot[g]);
+            st->gs_ackidx = w->gs_ack[g] + (long)(from % T) * rt + to;
+        }
         if (!(st->buf = malloc(st->slot_bytes * TB_SLOTS + 1)))
             return UTC_ERR_NO_MEMORY;
     }
@@ -177,6 +185,28 @@ static void free_build(sbuild_t *b, int n, long ndsets)
         free(b[i].per_dset);
     }
     free(b);
+}
+
+int tb_gs_layout(tb_world_t *w)
+{
+    long n = w->ngraphs, rt = (long)w->nranks * w->threads, T = w->threads;
+    if (!(w->gs_in = xcalloc((size_t)n, sizeof(long))) ||
+        !(w->gs_ack = xcalloc((size_t)n, sizeof(long))) ||
+        !(w->gs_slot = xcalloc((size_t)n, sizeof(long))))
+        return UTC_ERR_NO_MEMORY;
+    long at = 1; /* element 0: the failure flag */
+    for (long g = 0; g < n; g++) {
+        task_graph_t gr = w->graphs[g];
+        /* a message holds outputs of its writer's points: at most ceil(W / RT) of them */
+        long most = (gr.max_width + rt - 1) / rt;
+        w->gs_slot[g] = (long)((most * (long)gr.output_bytes_per_task + 7) / 8);
+        w->gs_in[g] = at;
+        at += rt * T * (1 + TB_SLOTS * w->gs_slot[g]);
+        w->gs_ack[g] = at;
+        at += T * rt;
+    }
+    w->gs_count = at;
+    return UTC_OK;
 }
 
 long tb_lower_bound(const long *v, long n, long x)

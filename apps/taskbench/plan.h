@@ -23,6 +23,12 @@ typedef enum tb_layout {
     TB_LAYOUT_CYCLIC = 1 /**< point p to thread p % (ranks * threads) */
 } tb_layout_t;
 
+/** How outputs move between ranks. */
+typedef enum tb_comm {
+    TB_COMM_CONDUIT = 0, /**< one conduit per pair of ranks: a message per stream and step */
+    TB_COMM_GSHARED = 1  /**< global shared data: one-sided stores into the reader's slots */
+} tb_comm_t;
+
 /** What every rank knows: the graphs and where each point lives. Read-only in the run. */
 typedef struct tb_world {
     long ngraphs;
@@ -36,6 +42,14 @@ typedef struct tb_world {
     uint32_t *step_base;    /**< step_base[g]: timesteps of the graphs before g */
     uint32_t steps_per_run; /**< timesteps of all graphs */
     char ***ring;           /**< ring[g][p]: output slots of a point of this rank (else NULL) */
+    tb_comm_t comm;
+    /* --comm gshared: the layout of each rank's part of the global shared data object, in
+     * 8-byte elements (tb_gs_layout): element 0 is the failure flag; per graph g, gs_in[g]
+     * starts the reader blocks, one per (writer global thread, reader local thread), each
+     * a step flag and TB_SLOTS slots of gs_slot[g] elements; gs_ack[g] starts the acks, one
+     * per (writer local thread, reader global thread): the reader's last step consumed. */
+    long *gs_in, *gs_ack, *gs_slot;
+    long gs_count; /**< elements of each rank's part */
 } tb_world_t;
 
 /** A stream of batched outputs between two threads on different ranks, for one graph: one
@@ -51,6 +65,14 @@ typedef struct tb_stream {
     utc_request_t *req[TB_SLOTS];
     long lo[TB_SLOTS]; /**< index in pts of the slot's first point (receive side) */
     long n[TB_SLOTS];  /**< points in the slot's message */
+    /* --comm gshared */
+    int gs_rank;      /**< the reader's rank (a writer's stream) or the writer's (a reader's) */
+    long gs_flag;     /**< the reader block's step flag, on the reader's rank; slots follow */
+    long gs_ackidx;   /**< the ack, on the writer's rank */
+    long gs_slot;     /**< elements per slot */
+    uint32_t gs_last[TB_SLOTS]; /**< writer: the ack each slot's last message needs (0: none) */
+    uint32_t gs_acked;          /**< writer: the last ack seen; reader: the last ack stored */
+    uint32_t gs_read;           /**< reader: the step of its last read (acked by gs_publish) */
 } tb_stream_t;
 
 /** Where one input of a point comes from. */
@@ -64,6 +86,7 @@ typedef struct tb_dep {
 /** One thread's plan for one graph. */
 typedef struct tb_plan {
     task_graph_t graph;
+    utc_gdata_t *gd; /**< --comm gshared: the task's object (set by the task's init) */
     long ndsets;
     long npoints;
     long *points;  /**< owned points, ascending */
@@ -82,6 +105,9 @@ typedef struct tb_plan {
     const char **in_ptr; /**< room for one point's inputs */
     size_t *in_bytes;
 } tb_plan_t;
+
+/** --comm gshared: fill w's gs_* layout (graphs, ranks, threads set). UTC_ERR_NO_MEMORY. */
+int tb_gs_layout(tb_world_t *w);
 
 /** Global thread that owns point p of a graph of width w. */
 int tb_owner(tb_layout_t layout, long w, int nthreads_total, long p);
