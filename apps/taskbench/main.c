@@ -44,6 +44,18 @@
  *   posted, correct and only a copy slower). Graphs (`-and`) run one after the other on
  *   each thread; each has its own slots and tags, so a thread may start graph g+1 while
  *   others finish graph g.
+ * - Global shared data instead (--comm gshared). One UTC task spans all ranks (T threads on
+ *   each; threads of one rank share outputs as above) and owns one global shared data
+ *   object of 8-byte elements. Each stream (writer thread, reader thread on another rank)
+ *   has, in the reader rank's part, a step flag and TB_SLOTS slots (tb_gs_layout). The
+ *   writer stores its batched outputs of step t into slot t % TB_SLOTS and then the flag,
+ *   t + 1, in one utc_gdata_rstore_signal (on one node: a copy into the reader's memory and
+ *   a release store); the reader waits for the flag (utc_gdata_wait_until, local loads)
+ *   and runs its kernels on the slot in place: no message, no copy on the reader's side.
+ *   Slots are reused only once the reader has acked them: at a step's end, at most every
+ *   GS_ACK_EVERY steps, it stores the last step it read into an ack element on the
+ *   writer's rank, which the writer waits on when it comes back to a slot (rarely: it has
+ *   TB_SLOTS slots). A failing thread raises a flag on every rank so waits end.
  * - Timing, as Task Bench's MPI version: two runs, each between two barriers of all ranks,
  *   the second reported by rank 0.
  */
@@ -161,41 +173,25 @@ static int report(tb_task_t *tk, utc_ctx_t *ctx, const char *what, int rc)
 
 /* ---- --comm gshared: flags and acks in this rank's part of the global shared data ---- */
 
-/* Wait until element idx of this rank's part, a step count, reaches target; *seen gets
- * it. Spins ~50 us (yielding after ~5 us), then sleeps in steps of 1/16 of the time
- * waited, at most 1 ms. Gives up when a thread of this rank failed, or one of another rank
- * raised the failure flag (element 0). */
+/* Wait until element idx of this rank's part, a step count, reaches target (*seen gets
+ * it): utc_gdata_wait_until, which spins briefly and then sleeps. Every 0.1 s it looks
+ * whether a thread of this rank failed, or one of another rank raised the failure flag
+ * (element 0), and gives up if so. */
 static int gs_wait(tb_task_t *tk, utc_gdata_t *gd, long idx, uint32_t target, uint32_t *seen)
 {
-    int me = tk->world->rank, rc;
-    double t0 = 0, waited = 0;
-    for (unsigned i = 1;; i++) {
-        int64_t v, failed = 0;
-        if ((rc = utc_gdata_rload(gd, me, idx, &v)) != UTC_OK)
-            return rc;
-        if ((int32_t)((uint32_t)v - target) >= 0) {
+    for (;;) {
+        int64_t v = 0;
+        /* a step count of 32 bits (it wraps), stored as an int64_t */
+        int rc = utc_gdata_wait_until(gd, (size_t)idx, UTC_CMP_GE, (int64_t)target, 0.1, &v);
+        if (rc == UTC_OK) {
             *seen = (uint32_t)v;
             return UTC_OK;
         }
-        if (waited < 50e-6 && (i & 63) != 0) {
-            cpu_relax();
-            continue;
-        }
-        if ((rc = utc_gdata_rload(gd, me, 0, &failed)) != UTC_OK)
+        if (rc != UTC_ERR_TIMEOUT)
             return rc;
-        if (failed || atomic_load(&tk->failed))
+        if (atomic_load(&tk->failed) ||
+            utc_gdata_wait_until(gd, 0, UTC_CMP_NE, 0, 0, NULL) == UTC_OK)
             return UTC_ERR_TASK_FAILED;
-        double t = now_s();
-        if (t0 == 0)
-            t0 = t;
-        waited = t - t0;
-        if (waited >= 50e-6) {
-            double d = waited / 16 < 1e-3 ? waited / 16 : 1e-3;
-            struct timespec ts = {0, (long)(d * 1e9)};
-            nanosleep(&ts, NULL);
-        } else if (waited > 5e-6) {
-            sched_yield();
-        }
     }
 }
 
@@ -232,8 +228,12 @@ static int tb_init(utc_task_t *self, utc_ctx_t *ctx, void *arg)
         utc_gdata_t *gd;
         if ((rc = utc_gdata_create(ctx, 8, (size_t)w->gs_count, &gd)) != UTC_OK)
             return rc;
-        for (long g = 0; g < w->ngraphs; g++)
+        int64_t *part = utc_gdata_ptr(gd);
+        for (long g = 0; g < w->ngraphs; g++) {
             pl[g].gd = gd;
+            for (int i = 0; i < pl[g].nin; i++) /* the slots follow the flag */
+                pl[g].in[i].gs_in = (const char *)(part + pl[g].in[i].gs_flag + 1);
+        }
     }
     return UTC_OK;
 }
@@ -246,46 +246,28 @@ static void tb_fini(utc_task_t *self, utc_ctx_t *ctx)
         tb_plan_fini(&pl[g]);
 }
 
-/* Reads a reader acks at once (gs_publish): at most this many steps after the last ack of
- * the stream, so a writer that reuses a slot TB_SLOTS steps after writing it finds it
- * acked without waiting, and the reader stores an ack every few steps, not every step. */
+/* A reader acks its reads of a stream at a step's end (gs_ack) at most this many steps
+ * after its last ack, so a writer that reuses a slot TB_SLOTS steps after writing it finds
+ * it acked without waiting, and an ack is stored every few steps, not every step. */
 #define GS_ACK_EVERY 4
 
-/* gshared, at the end of step `now` (slot s): ack the reads due, then complete them and
- * this step's stores into readers' slots; then store the step flag of each stream written
- * this step, and complete those. `last`: the graph's last step, after which every read is
- * acked (the next run's writers reuse the slots). */
-static int gs_publish(tb_plan_t *pl, uint32_t now, unsigned s, bool last)
+/* gshared, at the end of step `now`, after its kernels: ack the reads due to their
+ * writers. `last`: the graph's last step, after which every read is acked (the next run's
+ * writers reuse the slots). */
+static int gs_ack(tb_plan_t *pl, uint32_t now, bool last)
 {
-    bool wrote = false, acked = false;
-    int rc;
     for (int i = 0; i < pl->nin; i++) {
         tb_stream_t *st = &pl->in[i];
         if (st->gs_read == st->gs_acked ||
             (!last && (int32_t)(now - st->gs_acked) < GS_ACK_EVERY))
             continue;
-        int64_t ack = st->gs_read;
-        if ((rc = utc_gdata_rstore(pl->gd, st->gs_rank, (size_t)st->gs_ackidx, &ack)) != UTC_OK)
+        int rc = utc_gdata_rstore_signal(pl->gd, st->gs_rank, 0, 0, NULL, (size_t)st->gs_ackidx,
+                                         st->gs_read);
+        if (rc != UTC_OK)
             return rc;
         st->gs_acked = st->gs_read;
-        acked = true;
     }
-    for (int i = 0; i < pl->nout && !wrote; i++)
-        wrote = pl->outs[i].gs_last[s] == now + 1;
-    if (!wrote && !acked)
-        return UTC_OK;
-    if ((rc = utc_gdata_quiet(pl->gd)) != UTC_OK)
-        return rc;
-    if (!wrote)
-        return UTC_OK;
-    int64_t flag = (int64_t)now + 1;
-    for (int i = 0; i < pl->nout; i++) {
-        tb_stream_t *st = &pl->outs[i];
-        if (st->gs_last[s] == now + 1 &&
-            (rc = utc_gdata_rstore(pl->gd, st->gs_rank, (size_t)st->gs_flag, &flag)) != UTC_OK)
-            return rc;
-    }
-    return utc_gdata_quiet(pl->gd);
+    return UTC_OK;
 }
 
 /* One graph on one thread. `base` is the progress value at the graph's first timestep. */
@@ -319,16 +301,13 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                 tb_stream_t *st = &pl->in[i];
                 if (!st->n[ps])
                     continue;
-                /* the writer stored the slot, then (after a quiet) the flag: once the flag
-                 * says step t-1, the slot is complete here */
+                /* the writer stored the slot and then its flag (utc_gdata_rstore_signal):
+                 * once the flag says step t-1, the slot is here */
                 uint32_t seen;
-                size_t nel = ((size_t)st->n[ps] * ob + 7) / 8;
-                if ((rc = gs_wait(tk, pl->gd, st->gs_flag, now, &seen)) != UTC_OK ||
-                    (rc = utc_gdata_rload_block(pl->gd, w->rank,
-                                                (size_t)(st->gs_flag + 1 + ps * st->gs_slot), nel,
-                                                st->buf + ps * st->slot_bytes)) != UTC_OK)
-                    return report(tk, ctx, "reading inputs from global shared data", rc);
-                st->gs_read = now; /* acked at a step's end (gs_publish) */
+                if ((rc = gs_wait(tk, pl->gd, st->gs_flag, now, &seen)) != UTC_OK)
+                    return report(tk, ctx, "waiting for inputs in global shared data", rc);
+                /* read in place (st->gs_in); acked at the step's end, after the kernels */
+                st->gs_read = now;
             }
             for (int i = 0; i < pl->nin && !gs; i++) {
                 tb_stream_t *st = &pl->in[i];
@@ -366,8 +345,9 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                     pl->in_ptr[n++] = dep->local + ps * stride;
                 } else {
                     const tb_stream_t *st = &pl->in[dep->stream];
-                    pl->in_ptr[n++] =
-                        st->buf + ps * st->slot_bytes + (size_t)(dep->idx - st->lo[ps]) * ob;
+                    const char *slot = gs ? st->gs_in + ps * st->gs_slot * 8
+                                          : st->buf + ps * st->slot_bytes;
+                    pl->in_ptr[n++] = slot + (size_t)(dep->idx - st->lo[ps]) * ob;
                 }
             }
             char *out = w->ring[g][q] + s * stride;
@@ -397,11 +377,13 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                 for (long k = lo; k < hi; k++)
                     memcpy(buf + (size_t)(k - lo) * ob, w->ring[g][L[k]] + s * stride, ob);
                 if (gs) {
+                    /* the slot, then its step flag: the reader sees the flag after the slot */
                     size_t nel = ((size_t)(hi - lo) * ob + 7) / 8;
-                    if ((rc = utc_gdata_rstore_block(pl->gd, st->gs_rank,
-                                                     (size_t)(st->gs_flag + 1 + s * st->gs_slot),
-                                                     nel, buf)) != UTC_OK)
-                        return report(tk, ctx, "utc_gdata_rstore_block", rc);
+                    if ((rc = utc_gdata_rstore_signal(pl->gd, st->gs_rank,
+                                                      (size_t)(st->gs_flag + 1 + s * st->gs_slot),
+                                                      nel, buf, (size_t)st->gs_flag,
+                                                      (int64_t)now + 1)) != UTC_OK)
+                        return report(tk, ctx, "utc_gdata_rstore_signal", rc);
                     st->gs_last[s] = now + 1;
                 } else if ((rc = utc_conduit_iwrite(st->link, buf, (size_t)(hi - lo) * ob,
                                                     st->tag, &st->req[s])) != UTC_OK) {
@@ -409,9 +391,10 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                 }
             }
         }
-        if (gs && (rc = gs_publish(pl, now, s, t + 1 == gr.timesteps)) != UTC_OK)
-            return report(tk, ctx, "storing into global shared data", rc);
-        tb_publish(mine, now + 1);
+        if (gs && (rc = gs_ack(pl, now, t + 1 == gr.timesteps)) != UTC_OK)
+            return report(tk, ctx, "acking reads in global shared data", rc);
+        if (w->threads > 1) /* a thread alone on its rank has no local reader to tell */
+            tb_publish(mine, now + 1);
         if (t + 1 < gr.timesteps) {
             /* the inputs of step t+1 from other ranks: post the reads now, after this
              * step's sends (see the opening comment) */

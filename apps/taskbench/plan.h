@@ -70,6 +70,7 @@ typedef struct tb_stream {
     long gs_flag;     /**< the reader block's step flag, on the reader's rank; slots follow */
     long gs_ackidx;   /**< the ack, on the writer's rank */
     long gs_slot;     /**< elements per slot */
+    const char *gs_in; /**< reader: its slots in this rank's part, read in place */
     uint32_t gs_last[TB_SLOTS]; /**< writer: the ack each slot's last message needs (0: none) */
     uint32_t gs_acked;          /**< writer: the last ack seen; reader: the last ack stored */
     uint32_t gs_read;           /**< reader: the step of its last read (acked by gs_publish) */

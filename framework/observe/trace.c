@@ -49,6 +49,7 @@ static const struct {
     [UTC__EV_RMA_ATOMIC] = {"rma_atomic", "rma", true},
     [UTC__EV_RMA_QUIET] = {"rma_quiet", "rma", true},
     [UTC__EV_RMA_BARRIER] = {"rma_barrier", "rma", true},
+    [UTC__EV_RMA_WAIT] = {"rma_wait", "rma", true},
     [UTC__EV_COLL_BCAST] = {"bcast", "collective", true},
     [UTC__EV_COLL_GATHER] = {"gather", "collective", true},
     [UTC__EV_COLL_SCATTER] = {"scatter", "collective", true},

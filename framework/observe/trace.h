@@ -78,6 +78,7 @@ typedef enum utc__ev {
     UTC__EV_RMA_ATOMIC,
     UTC__EV_RMA_QUIET,
     UTC__EV_RMA_BARRIER,
+    UTC__EV_RMA_WAIT, /* utc_gdata_wait_until; peer = this rank */
     /* task collectives; obj = task id, peer = root, bytes = count * element size */
     UTC__EV_COLL_BCAST,
     UTC__EV_COLL_GATHER,

@@ -77,6 +77,7 @@ void utc__gs_task_close(utc__gs_task_t *gs)
     }
     if (gs->progress)
         utc__gs_progress_release();
+    free(gs->peer_base);
     utc__gs_alloc_fini(&gs->alloc);
     if (gs->comm != MPI_COMM_NULL)
         MPI_Comm_free(&gs->comm);
@@ -201,6 +202,21 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
     }
     gs->base = base;
     gs->size = size;
+    /* shared: where every rank's part is mapped here, for direct stores (ops/signal.c);
+     * without it (no memory, a query refused) those take MPI's path */
+    if (gs->shared && (gs->peer_base = calloc((size_t)gs->nranks, sizeof(char *)))) {
+        for (int r = 0; r < gs->nranks; r++) {
+            MPI_Aint qsize;
+            int unit;
+            if (MPI_Win_shared_query(gs->win, r, &qsize, &unit, &gs->peer_base[r]) !=
+                    MPI_SUCCESS ||
+                !gs->peer_base[r]) {
+                free(gs->peer_base);
+                gs->peer_base = NULL;
+                break;
+            }
+        }
+    }
     err = MPI_Win_set_errhandler(gs->win, MPI_ERRORS_RETURN);
     if (err == MPI_SUCCESS)
         err = MPI_Win_lock_all(MPI_MODE_NOCHECK, gs->win);

@@ -27,6 +27,8 @@ typedef struct utc__gs_task {
     bool shared;      /* allocated with MPI_Win_allocate_shared (one node) */
     bool progress;    /* holds a reference on the progress thread */
     char *base;       /* this rank's window memory */
+    char **peer_base; /* shared window: every rank's window memory (MPI_Win_shared_query),
+                       * which this rank may load and store directly; else NULL */
     size_t size;      /* bytes of window on each rank */
     /* Only the leader of a team step touches these (see utc__gs_team_*). */
     utc__gs_alloc_t alloc;

@@ -210,6 +210,68 @@ utc_status_t utc_gdata_fetch_add(utc_gdata_t *gd, int rank, size_t index, int64_
 utc_status_t utc_gdata_compare_swap(utc_gdata_t *gd, int rank, size_t index, int64_t compare,
                                     int64_t value, int64_t *old);
 
+/* ---- signals ---- */
+
+/** How utc_gdata_wait_until compares the element with its value. */
+typedef enum utc_cmp {
+    UTC_CMP_EQ = 0, /**< element == value */
+    UTC_CMP_NE,     /**< element != value */
+    UTC_CMP_GT,     /**< element > value */
+    UTC_CMP_GE,     /**< element >= value */
+    UTC_CMP_LT,     /**< element < value */
+    UTC_CMP_LE      /**< element <= value */
+} utc_cmp_t;
+
+/**
+ * @brief Store a block and then a signal element on rank `rank`: elements start ..
+ * start+n-1 from `src`, then `sig_value` into element `sig_index` (outside the block).
+ *
+ * Both are complete at the target on return (no quiet needed), and no thread that waits
+ * for the element (utc_gdata_wait_until) sees it before the block: the producer's half of
+ * a handoff between ranks, the "put with signal" of OpenSHMEM and NVSHMEM. n may be 0 (the
+ * signal alone). On a window in shared memory (all the task's ranks on one node) this is
+ * a copy into the target's memory; elsewhere an MPI put, a flush and an atomic store.
+ * @param gd        the object (elem_size 8)
+ * @param rank      group rank that holds the block and the element
+ * @param start     first element of the block
+ * @param n         elements of the block (0: none)
+ * @param src       the block (may be NULL when n is 0); free again on return
+ * @param sig_index the signal element
+ * @param sig_value what it is set to
+ * @return UTC_OK; UTC_ERR_INVALID_ARG (elem_size is not 8, NULL src, the element inside the
+ *         block); UTC_ERR_OUT_OF_RANGE (rank, block or element); UTC_ERR_INVALID_HANDLE;
+ *         UTC_ERR_NOT_MEMBER; UTC_ERR_MPI.
+ */
+utc_status_t utc_gdata_rstore_signal(utc_gdata_t *gd, int rank, size_t start, size_t n,
+                                     const void *src, size_t sig_index, int64_t sig_value);
+
+/**
+ * @brief Wait until the int64_t element `index` of this rank's part compares with `value`
+ * as `cmp` says: a signal from a thread of the task on any rank.
+ *
+ * The signalling thread stores a block and the element with utc_gdata_rstore_signal; or
+ * completes the stores it signals (utc_gdata_quiet), then stores the element on this rank
+ * (utc_gdata_rstore of that one element, then utc_gdata_quiet so it completes; or
+ * fetch_add / compare_swap). Once this call returns, those stores are
+ * visible to this rank's loads (utc_gdata_load, or through utc_gdata_ptr) and rloads: a
+ * handoff from producer to consumer without a barrier of the whole task, the "put with
+ * signal" of OpenSHMEM and NVSHMEM. The element is read whole (it is 8-byte aligned); give
+ * each signal element one writer at a time, or use the atomics.
+ *
+ * Waiting costs little: the call spins ~50 us, yields until 1 ms, then sleeps in steps of
+ * at most 1 ms.
+ * @param gd        the object (elem_size 8)
+ * @param index     element of this rank's part
+ * @param cmp       the comparison
+ * @param value     what the element is compared with
+ * @param timeout_s seconds to wait at most; < 0: no limit
+ * @param[out] seen the element's value when the call returns (may be NULL)
+ * @return UTC_OK; UTC_ERR_TIMEOUT; UTC_ERR_INVALID_ARG (elem_size is not 8, unknown cmp);
+ *         UTC_ERR_OUT_OF_RANGE; UTC_ERR_INVALID_HANDLE; UTC_ERR_NOT_MEMBER; UTC_ERR_MPI.
+ */
+utc_status_t utc_gdata_wait_until(utc_gdata_t *gd, size_t index, utc_cmp_t cmp, int64_t value,
+                                  double timeout_s, int64_t *seen);
+
 #ifdef __cplusplus
 }
 #endif
