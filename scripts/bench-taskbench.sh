@@ -187,7 +187,8 @@ command_for() { # system pattern iter -> the command in the array cmd
     fi
     case "$s" in
         utc) cmd=("$utcrun" -np 1 "${bin[utc]}" "${args[@]}" --threads "$cores") ;;
-        utc_ranks) cmd=("$utcrun" -np "$cores" "${bin[utc]}" "${args[@]}" --threads 1) ;;
+        utc_ranks) cmd=("$utcrun" -np "$cores" "${bin[utc]}" "${args[@]}" --threads 1
+                        --comm conduit) ;;
         utc_gshared) cmd=("$utcrun" -np "$cores" "${bin[utc]}" "${args[@]}" --threads 1
                           --comm gshared) ;;
         mpi) cmd=("$utcrun" -np "$cores" "${bin[mpi]}" "${args[@]}") ;;
