@@ -459,6 +459,9 @@ static const utc_task_ops_t tb_ops = {.name = "taskbench",
                                       .run = tb_run,
                                       .fini = tb_fini};
 
+/* --comm gshared: the most elements (8 bytes) of global shared data per rank (1 GiB) */
+#define GS_MAX_ELEMS (1L << 27)
+
 /* ---- command line ---- */
 
 typedef struct options {
@@ -482,9 +485,12 @@ static void usage(FILE *f, const char *prog)
             "                         holds, at most the CPUs this process may use)\n"
             "  --layout block|cyclic  points to threads in contiguous blocks (default) or\n"
             "                         round robin over all ranks' threads\n"
-            "  --comm conduit|gshared between ranks, outputs travel as messages on conduits\n"
-            "                         (default) or as one-sided stores into global shared\n"
-            "                         data of one task spanning all ranks\n"
+            "  --comm auto|gshared|conduit\n"
+            "                         between ranks, outputs travel as stores with a signal\n"
+            "                         into global shared data of one task over all ranks\n"
+            "                         (gshared), or as messages on conduits between tasks of\n"
+            "                         one rank each; auto (default): gshared on 2+ ranks when\n"
+            "                         its slots fit in 1 GiB per rank, else conduit\n"
             "  --bind none|core|pu|package\n"
             "                         pinning of the task threads (default: core when this\n"
             "                         node's ranks x threads fit in its CPUs, else none)\n"
@@ -552,8 +558,10 @@ static int parse(int argc, char **argv, options_t *o, int *tb_argc, char **tb_ar
                     o->comm = TB_COMM_CONDUIT;
                 else if (!strcmp(v, "gshared"))
                     o->comm = TB_COMM_GSHARED;
+                else if (!strcmp(v, "auto"))
+                    o->comm = TB_COMM_AUTO;
                 else
-                    return bad("unknown --comm '%s' (conduit or gshared)%s", v, "");
+                    return bad("unknown --comm '%s' (auto, gshared or conduit)%s", v, "");
             } else {
                 if (!strcmp(v, "none"))
                     o->bind = UTC_BIND_NONE;
@@ -606,7 +614,7 @@ static void die(const char *what, utc_status_t rc)
 
 int main(int argc, char **argv)
 {
-    options_t o = {0, TB_LAYOUT_BLOCK, TB_COMM_CONDUIT, -1};
+    options_t o = {0, TB_LAYOUT_BLOCK, TB_COMM_AUTO, -1};
     int tb_argc;
     char **tb_argv = calloc((size_t)argc + 1, sizeof *tb_argv);
     if (!tb_argv)
@@ -705,7 +713,22 @@ int main(int argc, char **argv)
 
     /* conduit: one task per rank (collective: every rank creates all of them, in order).
      * gshared: one task over all ranks, T threads on each, with a window for the object */
-    w.comm = o.comm;
+    w.comm = o.comm == TB_COMM_CONDUIT || (o.comm == TB_COMM_AUTO && R == 1) ? TB_COMM_CONDUIT
+                                                                              : TB_COMM_GSHARED;
+    if (w.comm == TB_COMM_GSHARED && tb_gs_layout(&w) != UTC_OK)
+        die("setup", UTC_ERR_NO_MEMORY);
+    if (w.comm == TB_COMM_GSHARED && w.gs_count > GS_MAX_ELEMS) {
+        if (o.comm == TB_COMM_GSHARED) {
+            if (rank == 0)
+                fprintf(stderr, "utc_taskbench: --comm gshared needs %ld MiB of global shared "
+                        "data per rank for these graphs (at most %ld): use --comm conduit\n",
+                        w.gs_count >> 17, GS_MAX_ELEMS >> 17);
+            utc_finalize();
+            return 2;
+        }
+        w.comm = TB_COMM_CONDUIT; /* auto: too large, messages instead */
+    }
+    o.comm = w.comm;
     int ntasks = o.comm == TB_COMM_GSHARED ? 1 : R;
     utc_task_t **tasks = calloc((size_t)R, sizeof *tasks);
     int *procs = malloc(sizeof(int) * (size_t)R * (size_t)T);
@@ -723,16 +746,6 @@ int main(int argc, char **argv)
     topts.bind = (utc_bind_mode_t)o.bind;
     topts.window_size = 0; /* conduit: outputs move by memory and conduits */
     if (o.comm == TB_COMM_GSHARED) {
-        if (tb_gs_layout(&w) != UTC_OK)
-            die("setup", UTC_ERR_NO_MEMORY);
-        if (w.gs_count > (1L << 27)) { /* 1 GiB */
-            if (rank == 0)
-                fprintf(stderr, "utc_taskbench: --comm gshared needs %ld MiB of global shared "
-                        "data per rank for these graphs (at most 1024): use --comm conduit\n",
-                        w.gs_count >> 17);
-            utc_finalize();
-            return 2;
-        }
         /* the object, and room for the window's own bookkeeping */
         topts.window_size = (size_t)w.gs_count * 8 + ((size_t)64 << 10);
         for (int r = 0; r < R; r++)

@@ -26,7 +26,8 @@ typedef enum tb_layout {
 /** How outputs move between ranks. */
 typedef enum tb_comm {
     TB_COMM_CONDUIT = 0, /**< one conduit per pair of ranks: a message per stream and step */
-    TB_COMM_GSHARED = 1  /**< global shared data: one-sided stores into the reader's slots */
+    TB_COMM_GSHARED = 1, /**< global shared data: stores with a signal into readers' slots */
+    TB_COMM_AUTO = 2     /**< the option's default: gshared on 2+ ranks when it fits */
 } tb_comm_t;
 
 /** What every rank knows: the graphs and where each point lives. Read-only in the run. */
