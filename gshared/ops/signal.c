@@ -23,7 +23,6 @@
  * time waited, at most 1 ms.
  */
 #define _GNU_SOURCE
-#include <limits.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -120,6 +119,9 @@ utc_status_t utc_gdata_wait_until(utc_gdata_t *gd, size_t index, utc_cmp_t cmp, 
     utc_status_t rc = wait_check(gd, index, cmp, fn);
     if (rc != UTC_OK)
         return rc;
+    if (timeout_s != timeout_s) /* NaN: neither a limit nor "for ever" */
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: the timeout is NaN (give seconds >= 0, or "
+                          "a negative value to wait for ever)", fn);
     double deadline = timeout_s < 0 ? -1.0 : utc_wtime() + timeout_s;
     int64_t v = 0;
     int err = MPI_SUCCESS;

@@ -2,6 +2,8 @@
  * utc_gdata_rstore_signal or with a store, a quiet and a store of the signal element; the
  * consumer waits on the element (utc_gdata_wait_until) and then reads the block with local
  * loads. Timeouts, every comparison and bad arguments. */
+#include <math.h>
+
 #include "gs_test.h"
 
 #define BLOCK  32  /* elements of one handed-over block */
@@ -134,6 +136,8 @@ static void body_bad(gs_task_t *t, utc_ctx_t *ctx, void *arg)
              UTC_ERR_OUT_OF_RANGE, "out of range");
     GS_EXPECT(t, ctx, utc_gdata_wait_until(NULL, 0, UTC_CMP_EQ, 0, -1, NULL),
               UTC_ERR_INVALID_HANDLE);
+    GS_ERROR(t, ctx, utc_gdata_wait_until(gd, 0, UTC_CMP_EQ, 1, NAN, NULL), UTC_ERR_INVALID_ARG,
+             "the timeout is NaN");
     int64_t blk[2] = {1, 2};
     GS_ERROR(t, ctx, utc_gdata_rstore_signal(small, 0, 0, 1, blk, 2, 1), UTC_ERR_INVALID_ARG,
              "8-byte (int64_t) element");
