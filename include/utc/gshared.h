@@ -223,8 +223,8 @@ typedef enum utc_cmp {
 } utc_cmp_t;
 
 /**
- * @brief Store a block and then a signal element on rank `rank`: elements start ..
- * start+n-1 from `src`, then `sig_value` into element `sig_index` (outside the block).
+ * @brief Store a block and then a signal element on rank `rank`: the n elements from
+ * `start` on, from `src`, then `sig_value` into element `sig_index` (outside the block).
  *
  * Both are complete at the target on return (no quiet needed), and no thread that waits
  * for the element (utc_gdata_wait_until) sees it before the block: the producer's half of
