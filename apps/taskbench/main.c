@@ -612,6 +612,34 @@ static void die(const char *what, utc_status_t rc)
     exit(1); /* without utc_finalize: mpirun ends the other ranks */
 }
 
+/* Free the world main set up (arrays NULL or not yet filled are fine). */
+static void free_world(tb_world_t *w)
+{
+    for (long g = 0; g < w->ngraphs && w->owner && w->ring; g++) {
+        free(w->owner[g]);
+        free(w->ring[g]);
+    }
+    free(w->graphs);
+    free(w->step_base);
+    free(w->owner);
+    free(w->ring);
+    free(w->link);
+    free(w->gs_in);
+    free(w->gs_ack);
+    free(w->gs_slot);
+}
+
+/* Leave before any task exists (a refused configuration, said on rank 0): status 2. */
+static int early_exit(tb_world_t *w, task_graph_list_t gl, app_t app, char **tb_argv)
+{
+    utc_finalize();
+    free_world(w);
+    free(tb_argv);
+    task_graph_list_destroy(gl);
+    app_destroy(app);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     options_t o = {0, TB_LAYOUT_BLOCK, TB_COMM_AUTO, -1};
@@ -664,20 +692,37 @@ int main(int argc, char **argv)
     if (total_steps > (1L << 29)) {
         if (rank == 0)
             fprintf(stderr, "utc_taskbench: too many timesteps (%ld, at most 2^29)\n", total_steps);
-        utc_finalize();
-        return 2;
+        return early_exit(&w, gl, app, tb_argv);
     }
     w.steps_per_run = (uint32_t)total_steps;
     int T = o.threads ? o.threads : (most < cpus_allowed() ? (int)most : cpus_allowed());
     w.threads = T;
-    if ((long)R * T > INT_MAX / 2 || w.ngraphs * T * T > UTC_CONDUIT_TAG_MAX + 1L) {
+    /* how outputs cross ranks (--comm) */
+    w.comm = o.comm == TB_COMM_CONDUIT || (o.comm == TB_COMM_AUTO && R == 1) ? TB_COMM_CONDUIT
+                                                                              : TB_COMM_GSHARED;
+    if (w.comm == TB_COMM_GSHARED && tb_gs_layout(&w) != UTC_OK)
+        die("setup", UTC_ERR_NO_MEMORY);
+    if (w.comm == TB_COMM_GSHARED && w.gs_count > GS_MAX_ELEMS) {
+        if (o.comm == TB_COMM_GSHARED) {
+            if (rank == 0)
+                fprintf(stderr, "utc_taskbench: --comm gshared needs %ld MiB of global shared "
+                        "data per rank for these graphs (at most %ld): use --comm conduit\n",
+                        w.gs_count >> 17, GS_MAX_ELEMS >> 17);
+            return early_exit(&w, gl, app, tb_argv);
+        }
+        w.comm = TB_COMM_CONDUIT; /* auto: too large, messages instead */
+    }
+    o.comm = w.comm;
+
+    /* conduits: a tag per (graph, writer thread, reader thread) */
+    if ((long)R * T > INT_MAX / 2 ||
+        (w.comm == TB_COMM_CONDUIT && w.ngraphs * T * T > UTC_CONDUIT_TAG_MAX + 1L)) {
         if (rank == 0)
             fprintf(stderr,
                     "utc_taskbench: %ld graphs x %d threads per rank need more message "
                     "tags than a conduit has (%d): use fewer threads\n",
                     w.ngraphs, T, UTC_CONDUIT_TAG_MAX + 1);
-        utc_finalize();
-        return 2;
+        return early_exit(&w, gl, app, tb_argv);
     }
 
     /* where every point lives, and which rank pairs exchange outputs */
@@ -713,22 +758,6 @@ int main(int argc, char **argv)
 
     /* conduit: one task per rank (collective: every rank creates all of them, in order).
      * gshared: one task over all ranks, T threads on each, with a window for the object */
-    w.comm = o.comm == TB_COMM_CONDUIT || (o.comm == TB_COMM_AUTO && R == 1) ? TB_COMM_CONDUIT
-                                                                              : TB_COMM_GSHARED;
-    if (w.comm == TB_COMM_GSHARED && tb_gs_layout(&w) != UTC_OK)
-        die("setup", UTC_ERR_NO_MEMORY);
-    if (w.comm == TB_COMM_GSHARED && w.gs_count > GS_MAX_ELEMS) {
-        if (o.comm == TB_COMM_GSHARED) {
-            if (rank == 0)
-                fprintf(stderr, "utc_taskbench: --comm gshared needs %ld MiB of global shared "
-                        "data per rank for these graphs (at most %ld): use --comm conduit\n",
-                        w.gs_count >> 17, GS_MAX_ELEMS >> 17);
-            utc_finalize();
-            return 2;
-        }
-        w.comm = TB_COMM_CONDUIT; /* auto: too large, messages instead */
-    }
-    o.comm = w.comm;
     int ntasks = o.comm == TB_COMM_GSHARED ? 1 : R;
     utc_task_t **tasks = calloc((size_t)R, sizeof *tasks);
     int *procs = malloc(sizeof(int) * (size_t)R * (size_t)T);
@@ -842,18 +871,7 @@ int main(int argc, char **argv)
         free(plans[i]);
     free(plans);
     free(progress);
-    for (long g = 0; g < w.ngraphs; g++) {
-        free(w.owner[g]);
-        free(w.ring[g]);
-    }
-    free(w.graphs);
-    free(w.step_base);
-    free(w.owner);
-    free(w.ring);
-    free(w.link);
-    free(w.gs_in);
-    free(w.gs_ack);
-    free(w.gs_slot);
+    free_world(&w);
     free(links);
     free(pair);
     free(procs);
