@@ -783,12 +783,13 @@ int main(int argc, char **argv)
         if ((rc = utc_task_create(&tb_ops, procs, R * T, &topts, &tasks[0])) != UTC_OK)
             die("utc_task_create", rc);
         tasks[rank] = tasks[0]; /* this rank's instance */
-    }
-    for (int r = 0; r < ntasks && o.comm == TB_COMM_CONDUIT; r++) {
-        for (int i = 0; i < T; i++)
-            procs[i] = r;
-        if ((rc = utc_task_create(&tb_ops, procs, T, &topts, &tasks[r])) != UTC_OK)
-            die("utc_task_create", rc);
+    } else {
+        for (int r = 0; r < R; r++) {
+            for (int i = 0; i < T; i++)
+                procs[i] = r;
+            if ((rc = utc_task_create(&tb_ops, procs, T, &topts, &tasks[r])) != UTC_OK)
+                die("utc_task_create", rc);
+        }
     }
     /* one conduit per pair of ranks that exchange outputs (collective, same order) */
     utc_conduit_t **links = calloc((size_t)R * R, sizeof *links);

@@ -162,7 +162,7 @@ static int finish_streams(sbuild_t *b, int n, tb_stream_t **out, const tb_world_
             if (l->n)
                 memcpy(st->pts + st->off[d], l->v, sizeof(long) * (size_t)l->n);
         }
-        /* rounded to 8 bytes: a slot is read whole from the global shared data */
+        /* rounded to 8 bytes: --comm gshared stores a slot whole, in 8-byte elements */
         st->slot_bytes = ((size_t)most * ob + 7) & ~(size_t)7;
         if (w->comm == TB_COMM_GSHARED) {
             int rt = w->nranks * T;

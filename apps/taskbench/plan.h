@@ -74,7 +74,7 @@ typedef struct tb_stream {
     const char *gs_in; /**< reader: its slots in this rank's part, read in place */
     uint32_t gs_last[TB_SLOTS]; /**< writer: the ack each slot's last message needs (0: none) */
     uint32_t gs_acked;          /**< writer: the last ack seen; reader: the last ack stored */
-    uint32_t gs_read;           /**< reader: the step of its last read (acked by gs_publish) */
+    uint32_t gs_read;           /**< reader: the step of its last read (acked by gs_ack) */
 } tb_stream_t;
 
 /** Where one input of a point comes from. */

@@ -19,14 +19,11 @@
  * value is seen, MPI_Win_sync orders it before the caller's later loads of the window
  * (MPI's rule for seeing remote updates with local loads).
  *
- * Waiting costs little: spin ~50 us, yield until 1 ms, then sleep in steps of 1/16 of the
- * time waited, at most 1 ms.
+ * Waiting costs little: the runtime's back-off (base/sync.h's utc__backoff_step: spin
+ * ~50 us, yield until 0.2 ms, then sleep in doubling steps of at most 1 ms).
  */
-#define _GNU_SOURCE
-#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/sync.h"
 #include "base/wait_hook.h"
@@ -52,8 +49,9 @@ static bool compare(int64_t v, utc_cmp_t cmp, int64_t value)
     return false;
 }
 
-static utc_status_t wait_check(const utc_gdata_t *gd, size_t index, utc_cmp_t cmp,
-                               const char *fn)
+/* A signal element: a live object of the caller's task with 8-byte elements, `index` in
+ * range. */
+static utc_status_t signal_check(const utc_gdata_t *gd, size_t index, const char *fn)
 {
     utc_status_t rc = utc__gdata_check(gd, fn);
     if (rc != UTC_OK)
@@ -65,10 +63,6 @@ static utc_status_t wait_check(const utc_gdata_t *gd, size_t index, utc_cmp_t cm
                           "%s: a signal is an 8-byte (int64_t) element; this object's are %zu "
                           "bytes",
                           fn, gd->elem_size);
-    if ((unsigned)cmp > UTC_CMP_LE)
-        return utc__error(UTC_ERR_INVALID_ARG,
-                          "%s: unknown comparison %d (UTC_CMP_EQ, _NE, _GT, _GE, _LT or _LE)",
-                          fn, (int)cmp);
     return UTC_OK;
 }
 
@@ -79,36 +73,17 @@ static bool wait_loop(const utc_gdata_t *gd, size_t index, utc_cmp_t cmp, int64_
     /* 8-byte aligned (the allocator aligns every part), read whole */
     const _Atomic int64_t *p = (const _Atomic int64_t *)(gd->local + index * sizeof(int64_t));
     bool shared = gd->gs->shared;
-    double start = 0, waited = 0;
-    for (unsigned i = 1;; i++) {
+    for (utc__backoff_t b = UTC__BACKOFF_INIT;;) {
         if (!shared && (*err = MPI_Win_sync(gd->win)) != MPI_SUCCESS)
             return false;
         /* acquire: the producer's stores that came before the signal are seen after it */
         *v = atomic_load_explicit(p, memory_order_acquire);
         if (compare(*v, cmp, value))
             return (*err = MPI_Win_sync(gd->win)) == MPI_SUCCESS;
-        /* the clock every 64 looks while spinning (a VM's clock read costs ~50 ns) */
-        if (waited < 50e-6 && (i & 63) != 0) {
-            utc__cpu_relax();
-            continue;
-        }
-        double now = utc_wtime();
-        if (start == 0)
-            start = now;
-        waited = now - start;
-        if (deadline >= 0 && now >= deadline)
+        /* the clock every 64 looks (a VM's clock read costs ~50 ns), the first included */
+        if (deadline >= 0 && (b.iter & 63) == 0 && utc_wtime() >= deadline)
             return false;
-        if (waited < 50e-6)
-            continue;
-        if (waited < 1e-3) {
-            sched_yield();
-            continue;
-        }
-        double s = waited / 16 < 1e-3 ? waited / 16 : 1e-3;
-        if (deadline >= 0 && s > deadline - now)
-            s = deadline - now;
-        struct timespec ts = {0, (long)(s * 1e9)};
-        nanosleep(&ts, NULL);
+        utc__backoff_step(&b);
     }
 }
 
@@ -116,9 +91,13 @@ utc_status_t utc_gdata_wait_until(utc_gdata_t *gd, size_t index, utc_cmp_t cmp, 
                                   double timeout_s, int64_t *seen)
 {
     static const char fn[] = "utc_gdata_wait_until";
-    utc_status_t rc = wait_check(gd, index, cmp, fn);
+    utc_status_t rc = signal_check(gd, index, fn);
     if (rc != UTC_OK)
         return rc;
+    if ((unsigned)cmp > UTC_CMP_LE)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "%s: unknown comparison %d (UTC_CMP_EQ, _NE, _GT, _GE, _LT or _LE)",
+                          fn, (int)cmp);
     if (timeout_s != timeout_s) /* NaN: neither a limit nor "for ever" */
         return utc__error(UTC_ERR_INVALID_ARG, "%s: the timeout is NaN (give seconds >= 0, or "
                           "a negative value to wait for ever)", fn);
@@ -176,7 +155,7 @@ utc_status_t utc_gdata_rstore_signal(utc_gdata_t *gd, int rank, size_t start, si
                                      const void *src, size_t sig_index, int64_t sig_value)
 {
     static const char fn[] = "utc_gdata_rstore_signal";
-    utc_status_t rc = wait_check(gd, sig_index, UTC_CMP_EQ, fn);
+    utc_status_t rc = signal_check(gd, sig_index, fn);
     if (rc != UTC_OK)
         return rc;
     if ((unsigned)rank >= (unsigned)gd->nranks)

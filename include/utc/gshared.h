@@ -258,8 +258,8 @@ utc_status_t utc_gdata_rstore_signal(utc_gdata_t *gd, int rank, size_t start, si
  * signal" of OpenSHMEM and NVSHMEM. The element is read whole (it is 8-byte aligned); give
  * each signal element one writer at a time, or use the atomics.
  *
- * Waiting costs little: the call spins ~50 us, yields until 1 ms, then sleeps in steps of
- * at most 1 ms.
+ * Waiting costs little: the call spins ~50 us, yields until 0.2 ms, then sleeps in
+ * doubling steps of at most 1 ms.
  * @param gd        the object (elem_size 8)
  * @param index     element of this rank's part
  * @param cmp       the comparison
