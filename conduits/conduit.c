@@ -1246,10 +1246,69 @@ static utc_status_t run_op(utc_conduit_t *h, const xfer_t *x, size_t *received, 
     return rc;
 }
 
+/*
+ * The express path of a plain blocking write or read (utc_conduit_write, utc_conduit_read)
+ * by a task's only thread on this rank, on the route this thread took last time (its
+ * memo): the arguments' checks, the looks at the conduit and the transport that a start
+ * needs, the request, the transport. In a fine-grained exchange the time from a message's
+ * arrival to the next message's departure is the reader's return plus the writer's way to
+ * its transport, so each instruction there counts. False, with nothing done, when the call
+ * is not of that kind (or something is amiss: the conduit destroyed, the other end
+ * failed, the side closed, profiling on): the general path then makes it, with its
+ * messages.
+ */
+static bool express(utc_conduit_t *h, utc__op_t op, const void *sbuf, void *rbuf, size_t size,
+                    int tag, size_t *received, utc_status_t *rcp)
+{
+    const route_memo_t *m = &route_memo[op == UTC__OP_SEND];
+    if (m->h != h || tag < 0 || tag > UTC_CONDUIT_TAG_MAX || size > (size_t)PTRDIFF_MAX ||
+        (size && !(op == UTC__OP_SEND ? sbuf : rbuf)))
+        return false;
+    /* acquire: as in route_memo_find */
+    if (m->epoch != atomic_load_explicit(&reg_epoch, memory_order_acquire))
+        return false;
+    utc_ctx_t *ctx = utc_ctx_self();
+    const route_t *r = &m->r;
+    if (ctx != m->ctx || ctx->task != m->task || r->e->nlocal > 1 || UTC__PROF_ON())
+        return false;
+    utc_conduit_t *c = utc__handle_ptr(h);
+    utc__transport_t *tp = r->tp;
+    /* in the call and starting at once (utc__call_starting), then the looks the general
+     * path makes before a start (route_op, perform, transport_start) */
+    utc__call_starting(ctx, c);
+    if (atomic_load_explicit(&c->dead, memory_order_relaxed) ||
+        atomic_load_explicit(&tp->failed, memory_order_relaxed) ||
+        (op == UTC__OP_SEND && atomic_load_explicit(&r->e->wclosed, memory_order_relaxed))) {
+        utc__call_leave(ctx);
+        return false;
+    }
+    utc_request_t req;
+    utc__req_prepare(&req, op, op == UTC__OP_SEND ? r->end : 1 - r->end, tag, r->peer, tp);
+    req.conduit = c;
+    req.member = r->member;
+    req.sbuf = sbuf;
+    req.rbuf = rbuf;
+    req.size = size;
+    utc_status_t rc = tp->ops->start(tp, &req);
+    utc__call_started(ctx, c);
+    if (rc == UTC_OK && utc__req_state(&req) != UTC__REQ_DONE)
+        (void)UTC__WAIT_CALL(op == UTC__OP_SEND ? UTC__WAIT_CONDUIT_WRITE : UTC__WAIT_CONDUIT_READ,
+                             c->id, tag, r->peer, NULL, tp->ops->wait(tp, &req, -1));
+    if (rc == UTC_OK)
+        rc = req_result(op == UTC__OP_SEND ? "utc_conduit_write" : "utc_conduit_read", &req,
+                        received, NULL);
+    utc__call_leave(ctx);
+    *rcp = rc;
+    return true;
+}
+
 #define XFER(...) ((xfer_t){__VA_ARGS__})
 
 utc_status_t utc_conduit_write(utc_conduit_t *conduit, const void *buf, size_t size, int tag)
 {
+    utc_status_t rc;
+    if (express(conduit, UTC__OP_SEND, buf, NULL, size, tag, NULL, &rc))
+        return rc;
     xfer_t x = XFER(.fn = "utc_conduit_write", .op = UTC__OP_SEND, .all = true, .tag = tag,
                     .sbuf = buf, .size = size);
     return run_op(conduit, &x, NULL, NULL);
@@ -1258,6 +1317,9 @@ utc_status_t utc_conduit_write(utc_conduit_t *conduit, const void *buf, size_t s
 utc_status_t utc_conduit_read(utc_conduit_t *conduit, void *buf, size_t capacity, int tag,
                               size_t *received)
 {
+    utc_status_t rc;
+    if (express(conduit, UTC__OP_RECV, NULL, buf, capacity, tag, received, &rc))
+        return rc;
     xfer_t x = XFER(.fn = "utc_conduit_read", .op = UTC__OP_RECV, .all = true, .tag = tag,
                     .rbuf = buf, .size = capacity);
     return run_op(conduit, &x, received, NULL);

@@ -995,6 +995,44 @@ static bool mpi_progress(utc__transport_t *tp, utc_request_t *req)
     return progress_ex((mpi_transport_t *)tp, req, &flowing);
 }
 
+/*
+ * One look of a blocking read that is first in its queue with its receive posted (the
+ * usual case): under the lock, test that receive alone and, once its first part is in,
+ * let rxq_progress finish it. The general progress_ex also walks the queue and looks for
+ * ends of stream now and then; a waiting read makes those looks in mpi_wait after its
+ * first polls. 1: the read is done; 0: not yet; -1: it is not in that state, or no
+ * longer (a large message's rest is coming): use progress_ex.
+ */
+static int posted_poll(mpi_transport_t *t, utc_request_t *req)
+{
+    int flag = 0, err, ret = 0;
+    MPI_Status status;
+    pthread_mutex_lock(&t->lock);
+    mpi_rxq_t *q = req->mpi_rxq;
+    /* relaxed: reads change state only under this lock */
+    if (atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_DONE) {
+        ret = 1;
+    } else if (req->mpi_phase != RX_POSTED || q == &t->anyq || q->phead != req) {
+        ret = -1;
+    } else if ((err = MPI_Test(&req->mpi_req, &flag, &status))) {
+        req->mpi_err = err;
+        rxq_unlink(q, &q->phead, NULL);
+        utc__req_finish(req, UTC_ERR_MPI);
+        ret = 1;
+    } else if (flag) {
+        MPI_Get_count(&status, MPI_BYTE, &req->mpi_count);
+        t->got[eos_slot(t, q->mpi_tag & 1, q->source)]++;
+        req->mpi_phase = RX_ARRIVED;
+        rxq_progress(t, q); /* the first in line: it is handled now */
+        /* a large message's rest is still coming: the general way (it keeps polling) */
+        ret = atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_DONE ? 1 : -1;
+        if (ret > 0)
+            rxq_trim(t, q);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return ret;
+}
+
 /* Test with back-off. Once data is moving, keep polling (yielding) for about the time the
  * transfer should take at 2 GB/s plus 1 ms, so a multi-MiB message is not finished late
  * by a sleep; a waiter with nothing coming sleeps after ~1 ms. */
@@ -1003,10 +1041,17 @@ static bool mpi_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
     mpi_transport_t *t = (mpi_transport_t *)tp;
     utc__poll_t p = UTC__POLL_INIT;
     double deadline = utc__deadline(timeout_s);
-    bool flowing, was_flowing = false;
+    bool flowing = false, was_flowing = false;
+    bool posted = req->op == UTC__OP_RECV;
     for (;;) {
-        if (progress_ex(t, req, &flowing))
+        int got = posted ? posted_poll(t, req) : -1;
+        if (got > 0)
             return true;
+        if (got < 0) {
+            posted = false; /* from now on the general way */
+            if (progress_ex(t, req, &flowing))
+                return true;
+        }
         if (flowing && !was_flowing) {
             size_t bytes = req->op == UTC__OP_SEND ? req->size : req->received;
             p.busy_until = utc_wtime() + 1e-3 + (double)bytes / 2e9;
