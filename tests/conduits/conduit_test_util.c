@@ -102,6 +102,19 @@ void ct_pair_run(const ct_pair_t *p, ct_fn_t fa, ct_fn_t fb)
     ct_run2(p->a, fa, p->c, p->b, fb, p->c);
 }
 
+void ct_pair_run_failing(const ct_pair_t *p, ct_fn_t fa, int fa_rc, ct_fn_t fb)
+{
+    static ct_job_t ja, jb; /* outlive the runs */
+    ja = (ct_job_t){fa, p->c};
+    jb = (ct_job_t){fb, p->c};
+    UTC_ASSERT_OK(utc_task_run(p->a, &ja));
+    UTC_ASSERT_OK(utc_task_run(p->b, &jb));
+    int rc = utc_task_wait(p->a);
+    CU_ASSERT(rc == (utc_task_is_local(p->a) ? fa_rc : UTC_OK));
+    UTC_ASSERT_OK(utc_task_wait(p->b));
+    UTC_ASSERT_OK(utc_barrier());
+}
+
 void ct_each_placement(bool distinct, ct_place_fn_t fn, void *arg)
 {
     int ra, rb;

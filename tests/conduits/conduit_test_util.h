@@ -113,6 +113,9 @@ void ct_pair_close(ct_pair_t *p);
 /* ct_run2 on the pair with the conduit as both jobs' data. Collective. */
 void ct_pair_run(const ct_pair_t *p, ct_fn_t fa, ct_fn_t fb);
 
+/* Run fa on task a and fb on task b, where fa's run fails with fa_rc (the status
+ * utc_task_wait reports on a's ranks; fb's run must succeed), then a barrier. Collective. */
+void ct_pair_run_failing(const ct_pair_t *p, ct_fn_t fa, int fa_rc, ct_fn_t fb);
 /* A case run once per placement of its two tasks. */
 typedef void (*ct_place_fn_t)(int ra, int rb, void *arg);
 

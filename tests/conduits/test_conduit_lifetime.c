@@ -249,15 +249,7 @@ static void peer_failed_at(int ra, int rb, void *arg)
 {
     (void)arg;
     ct_pair_t p = ct_pair_open(ra, 1, rb, 1, NULL);
-    static ct_job_t ja, jb;
-    ja = (ct_job_t){failing_writer, p.c};
-    jb = (ct_job_t){released_reader, p.c};
-    UTC_ASSERT_OK(utc_task_run(p.a, &ja));
-    UTC_ASSERT_OK(utc_task_run(p.b, &jb));
-    int rc = utc_task_wait(p.a);
-    CU_ASSERT(rc == (utc_task_is_local(p.a) ? UTC_ERR_IO : UTC_OK));
-    UTC_ASSERT_OK(utc_task_wait(p.b));
-    UTC_ASSERT_OK(utc_barrier());
+    ct_pair_run_failing(&p, failing_writer, UTC_ERR_IO, released_reader);
     /* a new run of the tasks: the conduit works again */
     ct_pair_run(&p, good_writer, good_reader);
     ct_pair_close(&p);

@@ -1,0 +1,262 @@
+/*
+ * The express path (conduit.c: a plain blocking write or read by a task's only thread on
+ * its rank, on the route it took last) behaves as the general path does: once a first
+ * call has set the route, every later call on it, good or bad, gets the same statuses and
+ * messages, in-process and between ranks. Misuse on that route (bad tags, NULL buffers, a
+ * capacity no buffer has, a short buffer, writing after a close), empty messages, a
+ * message of each kind (small, large), a conduit destroyed or its other end failed.
+ */
+#include "conduit_test_util.h"
+
+static bool has(const char *needle)
+{
+    return strstr(utc_last_error(), needle) != NULL;
+}
+
+/* ---- misuse on a route already taken ---- */
+
+static int misuse_w(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    int v = 1;
+    CT_OK(utc_conduit_write(c, &v, sizeof v, 0)); /* sets the route */
+    CT_EXPECT(utc_conduit_write(c, &v, sizeof v, -1), UTC_ERR_INVALID_ARG);
+    CT_CHECK(has("negative"), "%s", utc_last_error());
+    CT_EXPECT(utc_conduit_write(c, &v, sizeof v, UTC_CONDUIT_TAG_MAX + 1), UTC_ERR_INVALID_ARG);
+    CT_CHECK(has("UTC_CONDUIT_TAG_MAX"), "%s", utc_last_error());
+    CT_EXPECT(utc_conduit_write(c, NULL, 4, 0), UTC_ERR_INVALID_ARG);
+    CT_CHECK(has("NULL"), "%s", utc_last_error());
+    CT_EXPECT(utc_conduit_write(c, &v, (size_t)-4, 0), UTC_ERR_INVALID_ARG);
+    CT_CHECK(has("larger than any buffer"), "%s", utc_last_error());
+    /* nothing of the above was sent: the reader's next messages are these */
+    CT_OK(utc_conduit_write(c, NULL, 0, 3)); /* empty, no buffer */
+    char msg[100];
+    for (int i = 0; i < 100; i++)
+        msg[i] = (char)i;
+    CT_OK(utc_conduit_write(c, msg, sizeof msg, 1));
+    static unsigned char big[1 << 20]; /* reader-copies path in-process, two parts over MPI */
+    ct_fill(big, sizeof big, 5);
+    CT_OK(utc_conduit_write(c, big, sizeof big, 2));
+    v = 9;
+    CT_OK(utc_conduit_write(c, &v, sizeof v, 0));
+    /* closed: the express path leaves it to the general one, which says why */
+    CT_OK(utc_conduit_close(c));
+    CT_EXPECT(utc_conduit_write(c, &v, sizeof v, 0), UTC_ERR_CLOSED);
+    CT_CHECK(has("closed its writing side") && has("nothing was sent"), "%s", utc_last_error());
+    return 0;
+}
+
+static int misuse_r(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    int v = 0;
+    size_t got = 1;
+    CT_OK(utc_conduit_read(c, &v, sizeof v, 0, &got)); /* sets the route */
+    CT_CHECK(v == 1 && got == sizeof v, "first message %d (%zu bytes)", v, got);
+    CT_EXPECT(utc_conduit_read(c, &v, sizeof v, -5, &got), UTC_ERR_INVALID_ARG);
+    CT_EXPECT(utc_conduit_read(c, NULL, 4, 0, &got), UTC_ERR_INVALID_ARG);
+    CT_CHECK(has("NULL"), "%s", utc_last_error());
+    CT_EXPECT(utc_conduit_read(c, &v, (size_t)-1, 0, &got), UTC_ERR_INVALID_ARG);
+    CT_CHECK(has("larger than any buffer"), "%s", utc_last_error());
+    got = 1;
+    CT_OK(utc_conduit_read(c, NULL, 0, 3, &got));
+    CT_CHECK(got == 0, "the empty message came as %zu bytes", got);
+    /* a short buffer: truncation, the message kept first in line, both sizes said */
+    char small[10], msg[100];
+    CT_EXPECT(utc_conduit_read(c, small, sizeof small, 1, &got), UTC_ERR_TRUNCATE);
+    CT_CHECK(got == 100, "truncation reports %zu bytes", got);
+    CT_CHECK(has("100 bytes") && has("10-byte") && has("stays queued"), "%s",
+             utc_last_error());
+    CT_OK(utc_conduit_read(c, msg, sizeof msg, 1, &got));
+    bool same = got == 100;
+    for (int i = 0; i < 100 && same; i++)
+        same = msg[i] == (char)i;
+    CT_CHECK(same, "the kept message came back wrong (%zu bytes)", got);
+    static unsigned char big[1 << 20];
+    CT_EXPECT(utc_conduit_read(c, big, 1000, 2, &got), UTC_ERR_TRUNCATE);
+    CT_CHECK(got == sizeof big, "large truncation reports %zu", got);
+    CT_OK(utc_conduit_read(c, big, sizeof big, 2, &got));
+    CT_CHECK(got == sizeof big && ct_verify(big, got, 5), "the large message");
+    CT_OK(utc_conduit_read(c, &v, sizeof v, 0, &got));
+    CT_CHECK(v == 9, "the last message is %d", v);
+    /* the writer closed: end of stream */
+    CT_EXPECT(utc_conduit_read(c, &v, sizeof v, 0, &got), UTC_ERR_CLOSED);
+    CT_CHECK(has("end of stream"), "%s", utc_last_error());
+    return 0;
+}
+
+static void test_misuse_on_route(void)
+{
+    ct_begin();
+    ct_each_placement_run(1, misuse_w, 1, misuse_r);
+    CT_END();
+}
+
+/* ---- many small messages both ways (the ping-pong the path is for) ---- */
+
+enum { ROUNDS = 20000 };
+
+static int ping(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    for (uint64_t i = 0; i < ROUNDS; i++) {
+        uint64_t v = ct_mix(i), back = 0;
+        size_t got = 0;
+        if (!CT_OK(utc_conduit_write(c, &v, sizeof v, 0)) ||
+            !CT_OK(utc_conduit_read(c, &back, sizeof back, 1, &got)))
+            return 0;
+        if (back != ct_mix(v) || got != sizeof back) {
+            CT_CHECK(0, "round %llu: got %llx (%zu bytes)", (unsigned long long)i,
+                     (unsigned long long)back, got);
+            return 0;
+        }
+    }
+    return 0;
+}
+
+static int pong(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    for (uint64_t i = 0; i < ROUNDS; i++) {
+        uint64_t v = 0;
+        size_t got = 0;
+        if (!CT_OK(utc_conduit_read(c, &v, sizeof v, 0, &got)))
+            return 0;
+        if (v != ct_mix(i)) {
+            CT_CHECK(0, "round %llu: got %llx", (unsigned long long)i, (unsigned long long)v);
+            return 0;
+        }
+        v = ct_mix(v);
+        if (!CT_OK(utc_conduit_write(c, &v, sizeof v, 1)))
+            return 0;
+    }
+    return 0;
+}
+
+static void test_ping_pong(void)
+{
+    ct_begin();
+    ct_each_placement_run(1, ping, 1, pong);
+    CT_END();
+}
+
+/* ---- the route's conduit destroyed, and a new one at the same address ---- */
+
+static int one_write(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    int v = 4;
+    CT_OK(utc_conduit_write(d, &v, sizeof v, 0));
+    return 0;
+}
+
+static int one_read(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    int v = 0;
+    CT_OK(utc_conduit_read(d, &v, sizeof v, 0, NULL));
+    CT_CHECK(v == 4, "read %d", v);
+    return 0;
+}
+
+static utc_conduit_t *stale;
+
+static int write_stale(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    (void)d;
+    int v = 4;
+    CT_EXPECT(utc_conduit_write(stale, &v, sizeof v, 0), UTC_ERR_INVALID_HANDLE);
+    return 0;
+}
+
+static int read_stale(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    (void)d;
+    int v = 0;
+    CT_EXPECT(utc_conduit_read(stale, &v, sizeof v, 0, NULL), UTC_ERR_INVALID_HANDLE);
+    return 0;
+}
+
+static void destroyed_case(int ra, int rb, void *arg)
+{
+    (void)arg;
+    utc_task_t *a = ct_task(&ct_ops_a, ra, 1), *b = ct_task(&ct_ops_b, rb, 1);
+    utc_conduit_t *c;
+    CU_ASSERT_EQUAL_FATAL(utc_conduit_create(a, b, NULL, &c), UTC_OK);
+    ct_run2(a, one_write, c, b, one_read, c); /* the threads' routes: this conduit */
+    CU_ASSERT_EQUAL(utc_conduit_destroy(c), UTC_OK);
+    stale = c;
+    ct_run2(a, write_stale, NULL, b, read_stale, NULL);
+    /* a new conduit between the same tasks (its memory may be the old one's) */
+    CU_ASSERT_EQUAL_FATAL(utc_conduit_create(a, b, NULL, &c), UTC_OK);
+    ct_run2(a, one_write, c, b, one_read, c);
+    ct_run2(a, one_write, c, b, one_read, c);
+    CU_ASSERT_EQUAL(utc_conduit_destroy(c), UTC_OK);
+    CU_ASSERT_EQUAL(utc_task_destroy(a), UTC_OK);
+    CU_ASSERT_EQUAL(utc_task_destroy(b), UTC_OK);
+}
+
+static void test_destroyed(void)
+{
+    ct_begin();
+    ct_each_placement(false, destroyed_case, NULL);
+    CT_END();
+}
+
+/* ---- the other end failed: its status, not a hang (a read after a failure fails even
+ * with messages left: test_conduit_lifetime) ---- */
+
+static int fail_after_one(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    int v = 4;
+    CT_OK(utc_conduit_write(d, &v, sizeof v, 0));
+    CT_OK(utc_conduit_read(d, &v, sizeof v, 1, NULL)); /* the reader has it */
+    return UTC_ERR_IO; /* this run fails */
+}
+
+static int read_then_peer_failed(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    int v = 0;
+    CT_OK(utc_conduit_read(d, &v, sizeof v, 0, NULL)); /* sets the route */
+    CT_OK(utc_conduit_write(d, &v, sizeof v, 1));
+    /* blocked when the writer fails, or started after: released either way */
+    utc_status_t rc = utc_conduit_read(d, &v, sizeof v, 0, NULL);
+    CT_CHECK(rc == UTC_ERR_PEER_FAILED, "read after the writer failed: %d (%s): %s", rc,
+             utc_status_string(rc), utc_last_error());
+    CT_CHECK(has("failed"), "%s", utc_last_error());
+    return 0;
+}
+
+static void failed_case(int ra, int rb, void *arg)
+{
+    (void)arg;
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 1, NULL);
+    ct_pair_run_failing(&p, fail_after_one, UTC_ERR_IO, read_then_peer_failed);
+    ct_pair_close(&p);
+}
+
+static void test_peer_failed(void)
+{
+    ct_begin();
+    ct_each_placement(false, failed_case, NULL);
+    CT_END();
+}
+
+int main(int argc, char **argv)
+{
+    static const utc_test_case_t cases[] = {
+        {"misuse on a route already taken: the general path's errors", test_misuse_on_route},
+        {"20,000 ping-pong rounds of 8 bytes", test_ping_pong},
+        {"the route's conduit destroyed, then a new one", test_destroyed},
+        {"the other end failed after a message: PEER_FAILED, no hang", test_peer_failed},
+        UTC_TEST_END};
+    return utc_test_main(argc, argv, "conduit express path", cases);
+}
