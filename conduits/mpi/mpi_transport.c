@@ -996,12 +996,14 @@ static bool mpi_progress(utc__transport_t *tp, utc_request_t *req)
 }
 
 /*
- * One look of a blocking read that is first in its queue with its receive posted (the
- * usual case): under the lock, test that receive alone and, once its first part is in,
- * let rxq_progress finish it. The general progress_ex also walks the queue and looks for
- * ends of stream now and then; a waiting read makes those looks in mpi_wait after its
- * first polls. 1: the read is done; 0: not yet; -1: it is not in that state, or no
- * longer (a large message's rest is coming): use progress_ex.
+ * One look of a waiting read that is first in its queue with its receive posted (the
+ * usual case): under the lock, test that receive alone; once its first part is in, finish
+ * a small message that fits here (what arrived() would do), or let rxq_progress handle
+ * anything else (a stash, truncation, an owned read, a large message). The general
+ * progress_ex also walks the queue and looks for ends of stream now and then; a waiting
+ * read makes those looks in mpi_wait after its first polls. 1: the read is done; 0: not
+ * yet; -1: it is not in that state, or no longer (a large message's rest is coming): use
+ * progress_ex.
  */
 static int posted_poll(mpi_transport_t *t, utc_request_t *req)
 {
