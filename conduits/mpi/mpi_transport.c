@@ -997,18 +997,18 @@ static bool mpi_progress(utc__transport_t *tp, utc_request_t *req)
 
 /*
  * One look of a waiting read that is first in its queue with its receive posted (the
- * usual case): under the lock, test that receive alone; once its first part is in, finish
- * a small message that fits here (what arrived() would do), or let rxq_progress handle
- * anything else (a stash, truncation, an owned read, a large message). The general
+ * usual case): under the lock, test that receive alone and, once its first part is in,
+ * handle it (arrived(): the read is first in line, so nothing older waits). The general
  * progress_ex also walks the queue and looks for ends of stream now and then; a waiting
- * read makes those looks in mpi_wait after its first polls. 1: the read is done; 0: not
- * yet; -1: it is not in that state, or no longer (a large message's rest is coming): use
- * progress_ex.
+ * read makes those looks in mpi_wait after its first polls, and the reads behind it
+ * advance when they are tested or waited for. 1: the read is done; 0: not yet; -1: it is
+ * not in that state, or no longer (a large message's rest is coming): use progress_ex.
  */
 static int posted_poll(mpi_transport_t *t, utc_request_t *req)
 {
     int flag = 0, err, ret = 0;
     MPI_Status status;
+    utc_status_t st = UTC_OK;
     pthread_mutex_lock(&t->lock);
     mpi_rxq_t *q = req->mpi_rxq;
     /* relaxed: reads change state only under this lock */
@@ -1018,30 +1018,19 @@ static int posted_poll(mpi_transport_t *t, utc_request_t *req)
         ret = -1;
     } else if ((err = MPI_Test(&req->mpi_req, &flag, &status))) {
         req->mpi_err = err;
-        rxq_unlink(q, &q->phead, NULL);
-        utc__req_finish(req, UTC_ERR_MPI);
+        st = UTC_ERR_MPI;
         ret = 1;
     } else if (flag) {
         MPI_Get_count(&status, MPI_BYTE, &req->mpi_count);
         t->got[eos_slot(t, q->mpi_tag & 1, q->source)]++;
         req->mpi_phase = RX_ARRIVED;
-        int n = req->mpi_count;
-        if (!q->shead && n <= EAGER_MAX && (size_t)n <= req->size && !req->owned) {
-            /* a small message that fits, nothing stashed: what arrived() does, directly */
-            req->received = (size_t)n;
-            if (n) /* an empty message may go to a NULL buffer */
-                memcpy(req->rbuf, req->mpi_wire, (size_t)n);
-            rxq_unlink(q, &q->phead, NULL);
-            utc__req_finish(req, UTC_OK); /* last touch */
-            rxq_trim(t, q);
-            pthread_mutex_unlock(&t->lock);
-            return 1;
-        }
-        rxq_progress(t, q); /* the first in line: it is handled now */
-        /* a large message's rest is still coming: the general way (it keeps polling) */
-        ret = atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_DONE ? 1 : -1;
-        if (ret > 0)
-            rxq_trim(t, q);
+        ret = arrived(t, q, req, &st) ? 1 : -1;
+    }
+    if (ret > 0 && atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
+        /* finished here: out of the queue, then DONE last (rxq_progress's order) */
+        rxq_unlink(q, &q->phead, NULL);
+        utc__req_finish(req, st);
+        rxq_trim(t, q);
     }
     pthread_mutex_unlock(&t->lock);
     return ret;
