@@ -724,7 +724,8 @@ static utc_status_t shared_role(const utc_conduit_t *c, const xfer_t *x, const u
 }
 
 /* The checks of an operation's own arguments (tag, buffer, size, timeout): made on every
- * call, whether its route comes from the memo or not. */
+ * call, whether its route comes from the memo or not. express() makes a plain call's
+ * share of them itself (a check added here for plain calls goes there too). */
 static utc_status_t check_args(const xfer_t *x)
 {
     if (x->tag < 0 && !(x->tag == UTC_ANY_TAG && x->any_tag))
@@ -902,6 +903,7 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
     return UTC_OK;
 }
 
+/* (express() sets the same fields for its plain calls: keep the two in step) */
 static void req_init(utc_request_t *req, utc_conduit_t *c, const xfer_t *x, const route_t *r)
 {
     /* a writer at end e sends in direction e; a reader at end e takes direction 1 - e */
@@ -1255,7 +1257,9 @@ static utc_status_t run_op(utc_conduit_t *h, const xfer_t *x, size_t *received, 
  * its transport, so each instruction there counts. False, with nothing done, when the call
  * is not of that kind (or something is amiss: the conduit destroyed, the other end
  * failed, the side closed, profiling on): the general path then makes it, with its
- * messages.
+ * messages. Its argument checks are check_args' for a plain call, and its request is
+ * req_init's, written out: building the xfer_t that those take, before this path, made an
+ * in-process 8 B message 0.088 -> 0.106 us (measured), so keep the twins in step.
  */
 static bool express(utc_conduit_t *h, utc__op_t op, const void *sbuf, void *rbuf, size_t size,
                     int tag, size_t *received, utc_status_t *rcp)
