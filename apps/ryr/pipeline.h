@@ -116,6 +116,16 @@ utc_status_t ryr_ray_done(ryr_ray_task_t *t);
  * (utc_wtime), so that work seems to take factor times as long. No-op elsewhere. */
 void ryr_slow_down(const ryr_pipe_t *p, double t0);
 
+/* The raytrace task's init and fini (CPU and GPU): when it spans several ranks, they make
+ * and free its global shared data (gframe, gcounter). */
+int ryr_ray_init(utc_task_t *self, utc_ctx_t *ctx, void *arg);
+void ryr_ray_fini(utc_task_t *self, utc_ctx_t *ctx);
+
+/* Several ranks, after this thread stored its rows of frame f in gframe (rc: how that
+ * went): the entry rank sends the whole frame to yuv once every thread has stored its rows.
+ * Every thread of the task; returns the first error (task_raytrace.c). */
+int ryr_ray_gather_send(ryr_ray_task_t *t, utc_ctx_t *ctx, int f, double t0, int rc);
+
 /* Whether this build can raytrace on a GPU (CUDA built in and a device visible). */
 int ryr_gpu_available(void);
 

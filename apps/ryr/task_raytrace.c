@@ -17,7 +17,7 @@
 
 #define ROWS_PER_CHUNK 4
 
-static int ray_init(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+int ryr_ray_init(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)arg;
     ryr_ray_task_t *t = (ryr_ray_task_t *)self;
@@ -102,11 +102,42 @@ static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx)
     return more < 0 ? more : ryr_ray_done(t);
 }
 
+/*
+ * Several ranks, after this thread stored its rows of frame f (rc: how that went): once
+ * every thread of every rank is past the first barrier, the frame is whole on the entry
+ * rank, which hands a copy to yuv; the second barrier keeps the next frame's rows (and the
+ * counter's reset) behind that. Every thread of the task; returns the first error.
+ */
+int ryr_ray_gather_send(ryr_ray_task_t *t, utc_ctx_t *ctx, int f, double t0, int rc)
+{
+    size_t bytes = (size_t)t->pipe->w * (size_t)t->pipe->h * 3;
+    int brc = utc_gdata_barrier(t->gframe);
+    rc = rc ? rc : brc;
+    if (!rc && ctx->group_rank == 0) {
+        if (ctx->local_id == 0) {
+            t->busy += utc_wtime() - t0;
+            int64_t zero = 0;
+            rc = utc_gdata_store(t->gcounter, 0, &zero);
+            t->frame = utc_buf_alloc(bytes);
+            if (t->frame)
+                memcpy(t->frame, utc_gdata_ptr(t->gframe), bytes);
+            else if (!rc)
+                rc = UTC_ERR_NO_MEMORY;
+        }
+        if ((brc = utc_ctx_barrier_local(ctx)) && !rc)
+            rc = brc;
+        if (!rc && t->frame)
+            rc = ryr_ray_send(t, t->frame, bytes, f);
+    }
+    brc = utc_gdata_barrier(t->gframe);
+    return rc ? rc : brc;
+}
+
 /* Several ranks: rows go to the entry rank (group rank 0) through global shared data. */
 static int ray_run_spread(ryr_ray_task_t *t, utc_ctx_t *ctx)
 {
     const ryr_pipe_t *p = t->pipe;
-    size_t row_bytes = (size_t)p->w * 3, bytes = row_bytes * (size_t)p->h;
+    size_t row_bytes = (size_t)p->w * 3;
     int64_t nchunks = (p->h + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK;
     uint8_t *rows = malloc(row_bytes * ROWS_PER_CHUNK);
     uint8_t *entry_frame = utc_gdata_ptr(t->gframe);
@@ -129,28 +160,7 @@ static int ray_run_spread(ryr_ray_task_t *t, utc_ctx_t *ctx)
             }
             ryr_slow_down(p, c0);
         }
-        /* every row has arrived once every thread of every rank is past this */
-        int brc = utc_gdata_barrier(t->gframe);
-        rc = rc ? rc : brc;
-        if (!rc && ctx->group_rank == 0) {
-            if (ctx->local_id == 0) {
-                t->busy += utc_wtime() - t0;
-                int64_t zero = 0;
-                rc = utc_gdata_store(t->gcounter, 0, &zero);
-                t->frame = utc_buf_alloc(bytes);
-                if (t->frame)
-                    memcpy(t->frame, entry_frame, bytes);
-                else if (!rc)
-                    rc = UTC_ERR_NO_MEMORY;
-            }
-            if ((brc = utc_ctx_barrier_local(ctx)) && !rc)
-                rc = brc;
-            if (!rc && t->frame)
-                rc = utc_conduit_write_owned(t->out, t->frame, bytes, 0);
-        }
-        /* nobody takes a chunk of the next frame before the counter is reset */
-        brc = utc_gdata_barrier(t->gframe);
-        rc = rc ? rc : brc;
+        rc = ryr_ray_gather_send(t, ctx, f, t0, rc);
     }
     free(rows);
     return rc;
@@ -163,7 +173,7 @@ static int ray_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return ctx->group_size == 1 ? ray_run_local(t, ctx) : ray_run_spread(t, ctx);
 }
 
-static void ray_fini(utc_task_t *self, utc_ctx_t *ctx)
+void ryr_ray_fini(utc_task_t *self, utc_ctx_t *ctx)
 {
     ryr_ray_task_t *t = (ryr_ray_task_t *)self;
     if (t->gcounter)
@@ -174,4 +184,4 @@ static void ray_fini(utc_task_t *self, utc_ctx_t *ctx)
 
 const utc_task_ops_t ryr_ray_cpu_ops = {
     .name = "raytrace", .size = sizeof(ryr_ray_task_t),
-    .init = ray_init, .run = ray_run, .fini = ray_fini};
+    .init = ryr_ray_init, .run = ray_run, .fini = ryr_ray_fini};

@@ -1,9 +1,12 @@
 /*
- * The raytrace stage on a GPU task (presets v4, v5, --gpu): each GPU thread renders its
- * share of the rows with a CUDA kernel on its own stream into a utc_gpu_data_t buffer of
- * the task's memory kind (--memtype), then fetches it to the host frame. The task runs on
- * one rank. With --farm it is one member of the farm (task_raytrace.c), taking frames from
- * the dispatcher like the CPU members.
+ * The raytrace stage on a GPU task (presets v4, v5, --gpu): each GPU thread renders a fixed
+ * share of the rows (by its place among the task's threads on every rank) with a CUDA
+ * kernel on its own stream into a utc_gpu_data_t buffer of the task's memory kind
+ * (--memtype), then fetches it to the host. On one rank the rows land in the frame that is
+ * handed to yuv; when the task spans several ranks they land in global shared data on the
+ * entry rank, as the CPU task's do (task_raytrace.c), stored there remotely from the other
+ * ranks. With --farm it is one member of the farm, taking frames from the dispatcher like
+ * the CPU members.
  */
 #include <stdlib.h>
 
@@ -13,6 +16,7 @@
 typedef struct {
     ryr_gpu_scene_t *scene;
     utc_gpu_data_t *rows;
+    uint8_t *staging; /* another rank's rows on their way to the entry rank */
 } gpu_thread_state_t;
 
 int ryr_gpu_available(void) { return utc_gpu_supported() && utc_gpu_device_count() > 0; }
@@ -25,36 +29,57 @@ static int alloc_frame(utc_ctx_t *ctx, void *arg)
     return t->frame ? 0 : UTC_ERR_NO_MEMORY;
 }
 
+/* Render rows y0..y1 of frame f on this thread's GPU and copy them to dst (host). */
+static int render_rows(const ryr_pipe_t *p, gpu_thread_state_t *st, int f, int y0, int y1,
+                       uint8_t *dst)
+{
+    ryr_view_t view;
+    ryr_view_for_frame(&view, p->scene, f, p->opt->orbit);
+    double t0 = utc_wtime();
+    int rc = ryr_gpu_render_rows(st->scene, &view, p->w, p->h, y0, y1,
+                                 utc_gpu_data_device(st->rows), utc_gpu_stream());
+    if (!rc)
+        rc = utc_gpu_data_mark_device(st->rows);
+    if (!rc) /* copies to the host and waits for the stream */
+        rc = utc_gpu_data_fetch_host(st->rows, dst);
+    ryr_slow_down(p, t0);
+    return rc;
+}
+
 static int ray_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)arg;
     ryr_ray_task_t *t = (ryr_ray_task_t *)self;
     const ryr_pipe_t *p = t->pipe;
-    if (ctx->group_size > 1)
-        return UTC_ERR_UNSUPPORTED; /* a GPU raytrace task runs on one rank */
-    int y0 = p->h * ctx->local_id / ctx->local_count;
-    int y1 = p->h * (ctx->local_id + 1) / ctx->local_count;
+    int spread = ctx->group_size > 1;
+    int y0 = (int)((int64_t)p->h * ctx->global_id / ctx->global_count);
+    int y1 = (int)((int64_t)p->h * (ctx->global_id + 1) / ctx->global_count);
     size_t row_bytes = (size_t)p->w * 3, bytes = row_bytes * (size_t)p->h;
+    size_t off = (size_t)y0 * row_bytes, n = (size_t)(y1 - y0) * row_bytes;
     gpu_thread_state_t st = {0};
     int rc = ryr_gpu_scene_upload(p->scene, &st.scene);
-    if (!rc && y1 > y0)
-        rc = utc_gpu_data_create_default(1, row_bytes * (size_t)(y1 - y0), 1, 1, &st.rows);
+    if (!rc && n)
+        rc = utc_gpu_data_create_default(1, n, 1, 1, &st.rows);
+    if (!rc && n && spread && ctx->group_rank != 0 && !(st.staging = malloc(n)))
+        rc = UTC_ERR_NO_MEMORY;
     int f = -1, more = 1;
-    while (!rc && (more = ryr_ray_next_frame(t, &f)) > 0) {
+    while (spread && !rc && ++f < p->frames) {
+        double t0 = utc_wtime();
+        if (n && ctx->group_rank == 0) {
+            rc = render_rows(p, &st, f, y0, y1, (uint8_t *)utc_gdata_ptr(t->gframe) + off);
+        } else if (n) {
+            rc = render_rows(p, &st, f, y0, y1, st.staging);
+            if (!rc)
+                rc = utc_gdata_rstore_block(t->gframe, 0, off, n, st.staging);
+        }
+        rc = ryr_ray_gather_send(t, ctx, f, t0, rc);
+    }
+    while (!spread && !rc && (more = ryr_ray_next_frame(t, &f)) > 0) {
         double t0 = utc_wtime();
         if ((rc = utc_ctx_single(ctx, 0, alloc_frame, t)))
             break;
-        ryr_view_t view;
-        ryr_view_for_frame(&view, p->scene, f, p->opt->orbit);
-        if (y1 > y0) {
-            rc = ryr_gpu_render_rows(st.scene, &view, p->w, p->h, y0, y1,
-                                     utc_gpu_data_device(st.rows), utc_gpu_stream());
-            if (!rc)
-                rc = utc_gpu_data_mark_device(st.rows);
-            if (!rc) /* copies to the host frame and waits for the stream */
-                rc = utc_gpu_data_fetch_host(st.rows, t->frame + (size_t)y0 * row_bytes);
-            ryr_slow_down(p, t0);
-        }
+        if (n)
+            rc = render_rows(p, &st, f, y0, y1, t->frame + off);
         int brc = utc_ctx_barrier_local(ctx);
         rc = rc ? rc : brc;
         if (rc)
@@ -63,8 +88,9 @@ static int ray_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
             t->busy += utc_wtime() - t0;
         rc = ryr_ray_send(t, t->frame, bytes, f);
     }
-    if (!rc)
+    if (!spread && !rc)
         rc = more < 0 ? more : ryr_ray_done(t);
+    free(st.staging);
     if (st.rows)
         utc_gpu_data_destroy(st.rows);
     ryr_gpu_scene_free(st.scene);
@@ -72,4 +98,5 @@ static int ray_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 }
 
 const utc_task_ops_t ryr_ray_gpu_ops = {
-    .name = "raytrace-gpu", .size = sizeof(ryr_ray_task_t), .run = ray_gpu_run};
+    .name = "raytrace-gpu", .size = sizeof(ryr_ray_task_t),
+    .init = ryr_ray_init, .run = ray_gpu_run, .fini = ryr_ray_fini};

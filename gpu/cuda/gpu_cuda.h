@@ -44,9 +44,9 @@ utc_status_t utc__gpu_error(cudaError_t err, const char *fn, const char *call);
 utc__gpu_thread_t *utc__gpu_self(const char *fn);
 
 /*
- * Wait until `ev` (made with UTC__GPU_EVENT_FLAGS) has completed: poll it for a few
- * microseconds, then sleep in cudaEventSynchronize. CUDA's default waits spin on a core;
- * UTC's waiting threads must not. Blocks.
+ * Wait until `ev` (made with UTC__GPU_EVENT_FLAGS) has completed: poll it for up to 200 us
+ * with UTC's back-off (spin 50 us, then yield), then sleep in cudaEventSynchronize. CUDA's
+ * default waits spin on a core; UTC's waiting threads must not for long. Blocks.
  */
 utc_status_t utc__gpu_wait_event(cudaEvent_t ev, const char *fn);
 
