@@ -105,7 +105,7 @@ typedef struct mpi_transport {
     MPI_Comm bulk;         /* the rest of large messages */
     int nmembers, me;      /* ranks in comm, and this one's */
     int *crank;            /* world rank -> rank in comm (-1: not a member) */
-    pthread_mutex_t lock;  /* guards the read queues; never held while sleeping */
+    utc__spinlock_t lock;  /* guards the read queues; never held while sleeping */
     mpi_rxq_t *rxqs;
     mpi_rxq_t *last_rxq;   /* the queue found last: one stream skips the hash */
     mpi_rxq_t anyq;        /* any-tag reads with no message yet, oldest first (not in rxqs) */
@@ -752,9 +752,9 @@ static void ctl_poll(mpi_transport_t *t)
 static void mpi_fail(utc__transport_t *tp, utc_status_t status)
 {
     mpi_transport_t *t = (mpi_transport_t *)tp;
-    pthread_mutex_lock(&t->lock);
+    utc__spin_lock(&t->lock);
     end_reads(t, status);
-    pthread_mutex_unlock(&t->lock);
+    utc__spin_unlock(&t->lock);
 }
 
 static void mpi_notify_failed(utc__transport_t *tp, int end, utc_status_t rc)
@@ -857,10 +857,10 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
         }
         return send_start(t, req);
     }
-    pthread_mutex_lock(&t->lock);
+    utc__spin_lock(&t->lock);
     utc_status_t cl = closed_status(t);
     if (cl) { /* checked under the lock: the shutdown's sweep holds it */
-        pthread_mutex_unlock(&t->lock);
+        utc__spin_unlock(&t->lock);
         utc__req_finish(req, cl);
         return UTC_OK;
     }
@@ -872,12 +872,12 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
         any_progress(t);
         if (t->any_eos)
             settle_eos(t);
-        pthread_mutex_unlock(&t->lock);
+        utc__spin_unlock(&t->lock);
         return UTC_OK;
     }
     mpi_rxq_t *q = rxq_get(t, t->crank[req->peer], mpi_tag(req), true);
     if (!q) {
-        pthread_mutex_unlock(&t->lock);
+        utc__spin_unlock(&t->lock);
         return utc__error(UTC_ERR_NO_MEMORY, "conduit read: out of memory");
     }
     req->mpi_rxq = q;
@@ -887,7 +887,7 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
         /* nothing in line before it: post its receive now, as early as it can be */
         utc_status_t st;
         if (!post_first(t, q, req, &st)) {
-            pthread_mutex_unlock(&t->lock);
+            utc__spin_unlock(&t->lock);
             return utc__mpi_error(req->mpi_err, "conduit read: MPI_Irecv");
         }
     }
@@ -897,7 +897,7 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
         rxq_progress(t, q);
     if (t->any_eos) /* a stream already over ends the read now */
         settle_eos(t);
-    pthread_mutex_unlock(&t->lock);
+    utc__spin_unlock(&t->lock);
     return UTC_OK;
 }
 
@@ -918,10 +918,10 @@ static void park_send(mpi_transport_t *t, utc_request_t *req)
     p->mpi[1] = req->mpi_bulk;
     p->owned = req->owned ? (void *)req->sbuf : NULL;
     req->mpi_req = req->mpi_bulk = MPI_REQUEST_NULL;
-    pthread_mutex_lock(&t->lock);
+    utc__spin_lock(&t->lock);
     p->next = t->parked;
     t->parked = p;
-    pthread_mutex_unlock(&t->lock);
+    utc__spin_unlock(&t->lock);
 }
 
 /* After the drain: the parked sends have completed (their readers' ranks took them). */
@@ -965,14 +965,14 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
         }
         return false;
     }
-    pthread_mutex_lock(&t->lock);
+    utc__spin_lock(&t->lock);
     /* relaxed: reads change state only under this lock */
     if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
         /* the queue is not freed while the read is in it */
         if ((++t->polls & 63) == 0)
             settle_eos(t); /* now and then: has the writer closed? */
         if (utc__req_state(req) == UTC__REQ_DONE) {
-            pthread_mutex_unlock(&t->lock);
+            utc__spin_unlock(&t->lock);
             return true;
         }
         if (req->mpi_rxq == &t->anyq)
@@ -985,7 +985,7 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
         else
             *flowing = req->mpi_phase == RX_REST;
     }
-    pthread_mutex_unlock(&t->lock);
+    utc__spin_unlock(&t->lock);
     return utc__req_state(req) == UTC__REQ_DONE;
 }
 
@@ -1009,7 +1009,7 @@ static int posted_poll(mpi_transport_t *t, utc_request_t *req)
     int flag = 0, err, ret = 0;
     MPI_Status status;
     utc_status_t st = UTC_OK;
-    pthread_mutex_lock(&t->lock);
+    utc__spin_lock(&t->lock);
     mpi_rxq_t *q = req->mpi_rxq;
     /* relaxed: reads change state only under this lock */
     if (atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_DONE) {
@@ -1032,7 +1032,7 @@ static int posted_poll(mpi_transport_t *t, utc_request_t *req)
         utc__req_finish(req, st);
         rxq_trim(t, q);
     }
-    pthread_mutex_unlock(&t->lock);
+    utc__spin_unlock(&t->lock);
     return ret;
 }
 
@@ -1064,10 +1064,10 @@ static bool mpi_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
             return false;
         if (p.iter >= 64 && (p.iter & 15) == 0 && req->op == UTC__OP_RECV) {
             /* off the fast path: has a task at the other end failed? */
-            pthread_mutex_lock(&t->lock);
+            utc__spin_lock(&t->lock);
             ctl_poll(t);
             settle_eos(t);
-            pthread_mutex_unlock(&t->lock);
+            utc__spin_unlock(&t->lock);
         }
         utc__poll_step(&p);
     }
@@ -1081,7 +1081,7 @@ static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
     if (req->op != UTC__OP_RECV)
         return false;
     bool removed = false;
-    pthread_mutex_lock(&t->lock);
+    utc__spin_lock(&t->lock);
     mpi_rxq_t *q = req->mpi_rxq;
     /* relaxed: under the lock, as above */
     if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE &&
@@ -1102,7 +1102,7 @@ static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
                 rxq_trim(t, q);
         }
     }
-    pthread_mutex_unlock(&t->lock);
+    utc__spin_unlock(&t->lock);
     return removed;
 }
 
@@ -1131,7 +1131,7 @@ static utc_status_t mpi_probe(utc__transport_t *tp, utc_request_t *req)
     mpi_transport_t *t = (mpi_transport_t *)tp;
     int source = t->crank[req->peer];
     mpi_rxq_t *q = NULL;
-    pthread_mutex_lock(&t->lock);
+    utc__spin_lock(&t->lock);
     utc_status_t cl = closed_status(t);
     if (!cl) {
         ctl_poll(t);
@@ -1149,7 +1149,7 @@ static utc_status_t mpi_probe(utc__transport_t *tp, utc_request_t *req)
         req->received = q->shead->size;
         req->tag = q->mpi_tag >> 1;
     }
-    pthread_mutex_unlock(&t->lock);
+    utc__spin_unlock(&t->lock);
     if (q)
         return UTC_OK;
     if (cl)
@@ -1268,7 +1268,7 @@ static void drain_to_marks(mpi_transport_t *t)
 static void mpi_shutdown(utc__transport_t *tp, utc_status_t status)
 {
     mpi_transport_t *t = (mpi_transport_t *)tp;
-    pthread_mutex_lock(&t->lock);
+    utc__spin_lock(&t->lock);
     /* release: pairs with the acquire in closed_status */
     atomic_store_explicit(&t->closed, (int)status, memory_order_release);
     end_reads(t, status);
@@ -1282,11 +1282,11 @@ static void mpi_shutdown(utc__transport_t *tp, utc_status_t status)
             stash_pop(q);
         }
     }
-    pthread_mutex_unlock(&t->lock);
+    utc__spin_unlock(&t->lock);
     drain_to_marks(t);
-    pthread_mutex_lock(&t->lock);
+    utc__spin_lock(&t->lock);
     parked_complete(t, true);
-    pthread_mutex_unlock(&t->lock);
+    utc__spin_unlock(&t->lock);
 }
 
 static void mpi_destroy(utc__transport_t *tp)
@@ -1311,7 +1311,6 @@ static void mpi_destroy(utc__transport_t *tp)
     parked_complete(t, false);  /* none after a shutdown */
     MPI_Comm_free(&t->bulk);
     MPI_Comm_free(&t->comm);
-    pthread_mutex_destroy(&t->lock);
     free(t->crank);
     free(t->sent);
     free(t->got);
@@ -1410,7 +1409,7 @@ utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int n
     t->nmembers = nmembers;
     MPI_Comm_rank(comm, &t->me);
     t->crank = crank;
-    pthread_mutex_init(&t->lock, NULL);
+    t->lock = (utc__spinlock_t)UTC__SPINLOCK_INIT;
     ctl_post(t);
     *out = &t->base;
     return UTC_OK;

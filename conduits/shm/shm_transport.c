@@ -117,7 +117,7 @@ typedef struct shm_dir {
     alignas(64) atomic_size_t tail;     /* next position to claim, generation, CLOSED */
     /* its own line: every reader checks it after freeing a slot, every writer CASes tail */
     alignas(64) atomic_size_t backlog_n; /* writes waiting for a slot */
-    pthread_mutex_t tx_lock;            /* guards the backlog list and ring moves */
+    utc__spinlock_t tx_lock;            /* guards the backlog list and ring moves */
     utc_request_t *bhead, *btail;
     /* read by every operation, written only by a move */
     alignas(64) _Atomic(shm_ring_t *) ring; /* the ring in use: &small or &full */
@@ -125,7 +125,7 @@ typedef struct shm_dir {
     atomic_int closed;                  /* 0, or the status every operation now ends with */
     shm_ring_t small, full;             /* full.slots: NULL until first needed */
     /* readers */
-    alignas(64) pthread_mutex_t rx_lock; /* guards nqueued, the tag table and head's moves */
+    alignas(64) utc__spinlock_t rx_lock; /* guards nqueued, the tag table and head's moves */
     atomic_size_t head;                  /* written under rx_lock; peeked without it */
     size_t nqueued;                      /* posted reads + queued messages, all tags */
     shm_tagq_t *tagqs;
@@ -302,7 +302,7 @@ static void ring_reset(shm_ring_t *r, size_t h)
  */
 static bool ring_swap(shm_dir_t *d, shm_ring_t *to, bool only_if_empty)
 {
-    pthread_mutex_lock(&d->rx_lock);
+    utc__spin_lock(&d->rx_lock);
     shm_ring_t *from = ring_locked(d);
     /* seq_cst: from here no CAS of a writer succeeds */
     size_t t = atomic_fetch_or(&d->tail, TAIL_CLOSED);
@@ -312,7 +312,7 @@ static bool ring_swap(shm_dir_t *d, shm_ring_t *to, bool only_if_empty)
     if (from == to || n > to->mask + 1 || (only_if_empty && n)) {
         /* release: as below; the ring did not change, so the generation stays */
         atomic_store_explicit(&d->tail, t, memory_order_release);
-        pthread_mutex_unlock(&d->rx_lock);
+        utc__spin_unlock(&d->rx_lock);
         return false;
     }
     ring_reset(to, h);
@@ -350,7 +350,7 @@ static bool ring_swap(shm_dir_t *d, shm_ring_t *to, bool only_if_empty)
     /* release: pairs with the writers' acquire loads of tail (see ring_push) */
     atomic_store_explicit(&d->tail, ((t + TAIL_GEN_ONE) & TAIL_GEN_MASK) | end,
                           memory_order_release);
-    pthread_mutex_unlock(&d->rx_lock);
+    utc__spin_unlock(&d->rx_lock);
     return true;
 }
 
@@ -374,12 +374,12 @@ static bool ring_grow(shm_dir_t *d)
  * to it once the ring is empty, and give the full ring's pages back. */
 static void ring_shrink(shm_dir_t *d)
 {
-    pthread_mutex_lock(&d->tx_lock);
+    utc__spin_lock(&d->tx_lock);
     /* relaxed: rechecked by ring_swap under both locks (it clears the flag) */
     if (atomic_load_explicit(&d->shrink_wanted, memory_order_relaxed) &&
         ring_swap(d, &d->small, true))
         (void)madvise(d->full.slots, d->full.bytes, MADV_DONTNEED);
-    pthread_mutex_unlock(&d->tx_lock);
+    utc__spin_unlock(&d->tx_lock);
 }
 
 /* After publishing: wake sleeping readers, if any. The seq_cst fence pairs with the one
@@ -710,7 +710,7 @@ static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke, bool lazy)
 static void flush(shm_dir_t *d)
 {
     bool pushed = false, finished = false;
-    pthread_mutex_lock(&d->tx_lock);
+    utc__spin_lock(&d->tx_lock);
     /* seq_cst fence: with the reader's fence in after_read, either we see the slot it
      * freed or it sees our backlog count and flushes itself */
     atomic_thread_fence(memory_order_seq_cst);
@@ -752,7 +752,7 @@ static void flush(shm_dir_t *d)
             finished = true;
         }
     }
-    pthread_mutex_unlock(&d->tx_lock);
+    utc__spin_unlock(&d->tx_lock);
     if (pushed)
         wake_readers(d);
     if (finished)
@@ -804,9 +804,9 @@ static utc_status_t shm_start(utc__transport_t *tp, utc_request_t *req)
     if (req->op == UTC__OP_RECV) {
         bool woke = false;
         req->posted = false;
-        pthread_mutex_lock(&d->rx_lock);
+        utc__spin_lock(&d->rx_lock);
         size_t freed = post_read(d, req, &woke, !req->heap);
-        pthread_mutex_unlock(&d->rx_lock);
+        utc__spin_unlock(&d->rx_lock);
         after_read(d, freed, woke);
         return UTC_OK;
     }
@@ -819,10 +819,10 @@ static utc_status_t shm_start(utc__transport_t *tp, utc_request_t *req)
         wake_readers(d);
         return UTC_OK;
     }
-    pthread_mutex_lock(&d->tx_lock);
+    utc__spin_lock(&d->tx_lock);
     utc__req_append(&d->bhead, &d->btail, req);
     atomic_fetch_add(&d->backlog_n, 1); /* seq_cst: see flush */
-    pthread_mutex_unlock(&d->tx_lock);
+    utc__spin_unlock(&d->tx_lock);
     flush(d);
     return UTC_OK;
 }
@@ -845,7 +845,7 @@ static void end_posted(shm_dir_t *d, shm_tagq_t *q, utc_status_t status)
 static void close_sweep(shm_dir_t *d)
 {
     utc_status_t cl = closed_status(d);
-    pthread_mutex_lock(&d->rx_lock);
+    utc__spin_lock(&d->rx_lock);
     shm_tagq_t *q, *tmp;
     HASH_ITER(hh, d->tagqs, q, tmp) {
         while (q->uhead) {
@@ -865,7 +865,7 @@ static void close_sweep(shm_dir_t *d)
         drop_message(&m, cl);
         ring_release(d, s);
     }
-    pthread_mutex_unlock(&d->rx_lock);
+    utc__spin_unlock(&d->rx_lock);
     flush(d); /* ends the backlog */
     utc__event_signal(&d->rx_event, &d->rx_sleepers);
     utc__event_signal(&d->tx_event, &d->tx_sleepers);
@@ -878,12 +878,12 @@ static void shm_fail(utc__transport_t *tp, utc_status_t status)
     shm_transport_t *t = (shm_transport_t *)tp;
     for (int i = 0; i < 2; i++) {
         shm_dir_t *d = &t->dir[i];
-        pthread_mutex_lock(&d->rx_lock);
+        utc__spin_lock(&d->rx_lock);
         shm_tagq_t *q, *tmp;
         HASH_ITER(hh, d->tagqs, q, tmp)
             end_posted(d, q, status);
         end_posted(d, &d->anyq, status);
-        pthread_mutex_unlock(&d->rx_lock);
+        utc__spin_unlock(&d->rx_lock);
         utc__event_signal(&d->rx_event, &d->rx_sleepers);
     }
 }
@@ -914,7 +914,7 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
     if (st == UTC__REQ_PENDING) {
         bool woke = false;
         size_t freed = 0;
-        pthread_mutex_lock(&d->rx_lock);
+        utc__spin_lock(&d->rx_lock);
         utc_status_t cl = closed_status(d);
         /* relaxed: only changed under the lock we hold */
         if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_PENDING) {
@@ -925,7 +925,7 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
         } else {
             freed = req->posted ? drain(d, req, &woke) : post_read(d, req, &woke, true);
         }
-        pthread_mutex_unlock(&d->rx_lock);
+        utc__spin_unlock(&d->rx_lock);
         after_read(d, freed, woke);
         st = utc__req_state(req);
     }
@@ -1001,11 +1001,11 @@ static bool shm_cancel(utc__transport_t *tp, utc_request_t *req)
     shm_dir_t *d = dir_of(tp, req);
     if (req->op != UTC__OP_RECV)
         return false;
-    pthread_mutex_lock(&d->rx_lock);
+    utc__spin_lock(&d->rx_lock);
     /* relaxed: only changed under the lock we hold; an unposted read has nothing to undo */
     bool removed = atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_PENDING &&
                    (!req->posted || posted_remove(d, req));
-    pthread_mutex_unlock(&d->rx_lock);
+    utc__spin_unlock(&d->rx_lock);
     return removed;
 }
 
@@ -1052,10 +1052,10 @@ static utc_status_t shm_probe(utc__transport_t *tp, utc_request_t *req)
     bool woke = false, found;
     size_t freed = 0, size = 0;
     int got = req->tag;
-    pthread_mutex_lock(&d->rx_lock);
+    utc__spin_lock(&d->rx_lock);
     utc_status_t cl = closed_status(d);
     found = !cl && probe_locked(d, req->tag, &size, &got, &freed, &woke);
-    pthread_mutex_unlock(&d->rx_lock);
+    utc__spin_unlock(&d->rx_lock);
     after_read(d, freed, woke);
     if (found) {
         req->received = size;
@@ -1119,8 +1119,6 @@ static void shm_destroy(utc__transport_t *tp)
         }
         if (d->full.slots)
             munmap(d->full.slots, d->full.bytes);
-        pthread_mutex_destroy(&d->tx_lock);
-        pthread_mutex_destroy(&d->rx_lock);
     }
     free(t);
 }
@@ -1178,8 +1176,8 @@ utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options
         atomic_init(&d->tx_event, 0);
         atomic_init(&d->tx_sleepers, 0);
         atomic_init(&d->closed, 0);
-        pthread_mutex_init(&d->tx_lock, NULL);
-        pthread_mutex_init(&d->rx_lock, NULL);
+        d->tx_lock = (utc__spinlock_t)UTC__SPINLOCK_INIT;
+        d->rx_lock = (utc__spinlock_t)UTC__SPINLOCK_INIT;
     }
     *out = &t->base;
     return UTC_OK;

@@ -178,6 +178,16 @@ void utc__backoff_step(utc__backoff_t *b)
     b->iter++;
 }
 
+void utc__spin_lock_wait(utc__spinlock_t *l)
+{
+    utc__backoff_t b = UTC__BACKOFF_INIT;
+    do {
+        /* relaxed: only a hint to try the exchange again */
+        while (atomic_load_explicit(&l->taken, memory_order_relaxed))
+            utc__backoff_step(&b);
+    } while (atomic_exchange_explicit(&l->taken, 1, memory_order_acquire));
+}
+
 /* ---- asymmetric fences ---- */
 
 bool utc__fence_asym;
