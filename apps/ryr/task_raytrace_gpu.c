@@ -46,50 +46,70 @@ static int render_rows(const ryr_pipe_t *p, gpu_thread_state_t *st, int f, int y
     return rc;
 }
 
+/* One rank: rows into an owned frame, which is handed to yuv (or to a farm's yuv). */
+static int run_local(ryr_ray_task_t *t, utc_ctx_t *ctx, gpu_thread_state_t *st, int y0, int y1)
+{
+    const ryr_pipe_t *p = t->pipe;
+    size_t row_bytes = (size_t)p->w * 3, bytes = row_bytes * (size_t)p->h;
+    int f = -1, more, rc;
+    while ((more = ryr_ray_next_frame(t, &f)) > 0) {
+        double t0 = utc_wtime();
+        if ((rc = utc_ctx_single(ctx, 0, alloc_frame, t)))
+            return rc;
+        rc = y1 > y0 ? render_rows(p, st, f, y0, y1, t->frame + (size_t)y0 * row_bytes) : 0;
+        int brc = utc_ctx_barrier_local(ctx);
+        if ((rc = rc ? rc : brc))
+            return rc;
+        if (ctx->local_id == 0)
+            t->busy += utc_wtime() - t0;
+        if ((rc = ryr_ray_send(t, t->frame, bytes, f)))
+            return rc;
+    }
+    return more < 0 ? more : ryr_ray_done(t);
+}
+
+/* Several ranks: rows into the global shared frame on the entry rank (group rank 0),
+ * directly there, through a host staging buffer elsewhere. */
+static int run_spread(ryr_ray_task_t *t, utc_ctx_t *ctx, gpu_thread_state_t *st, int y0,
+                      int y1)
+{
+    const ryr_pipe_t *p = t->pipe;
+    size_t row_bytes = (size_t)p->w * 3;
+    size_t off = (size_t)y0 * row_bytes, n = (size_t)(y1 - y0) * row_bytes;
+    uint8_t *entry_frame = utc_gdata_ptr(t->gframe);
+    int rc = 0;
+    for (int f = 0; f < p->frames && !rc; f++) {
+        double t0 = utc_wtime();
+        if (n && ctx->group_rank == 0) {
+            rc = render_rows(p, st, f, y0, y1, entry_frame + off);
+        } else if (n) {
+            rc = render_rows(p, st, f, y0, y1, st->staging);
+            if (!rc)
+                rc = utc_gdata_rstore_block(t->gframe, 0, off, n, st->staging);
+        }
+        rc = ryr_ray_gather_send(t, ctx, f, t0, rc);
+    }
+    return rc;
+}
+
 static int ray_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)arg;
     ryr_ray_task_t *t = (ryr_ray_task_t *)self;
     const ryr_pipe_t *p = t->pipe;
     int spread = ctx->group_size > 1;
+    /* this thread's rows: its share by its place among the task's threads on all ranks */
     int y0 = (int)((int64_t)p->h * ctx->global_id / ctx->global_count);
     int y1 = (int)((int64_t)p->h * (ctx->global_id + 1) / ctx->global_count);
-    size_t row_bytes = (size_t)p->w * 3, bytes = row_bytes * (size_t)p->h;
-    size_t off = (size_t)y0 * row_bytes, n = (size_t)(y1 - y0) * row_bytes;
+    size_t n = (size_t)(y1 - y0) * (size_t)p->w * 3;
     gpu_thread_state_t st = {0};
     int rc = ryr_gpu_scene_upload(p->scene, &st.scene);
     if (!rc && n)
         rc = utc_gpu_data_create_default(1, n, 1, 1, &st.rows);
     if (!rc && n && spread && ctx->group_rank != 0 && !(st.staging = malloc(n)))
         rc = UTC_ERR_NO_MEMORY;
-    int f = -1, more = 1;
-    while (spread && !rc && ++f < p->frames) {
-        double t0 = utc_wtime();
-        if (n && ctx->group_rank == 0) {
-            rc = render_rows(p, &st, f, y0, y1, (uint8_t *)utc_gdata_ptr(t->gframe) + off);
-        } else if (n) {
-            rc = render_rows(p, &st, f, y0, y1, st.staging);
-            if (!rc)
-                rc = utc_gdata_rstore_block(t->gframe, 0, off, n, st.staging);
-        }
-        rc = ryr_ray_gather_send(t, ctx, f, t0, rc);
-    }
-    while (!spread && !rc && (more = ryr_ray_next_frame(t, &f)) > 0) {
-        double t0 = utc_wtime();
-        if ((rc = utc_ctx_single(ctx, 0, alloc_frame, t)))
-            break;
-        if (n)
-            rc = render_rows(p, &st, f, y0, y1, t->frame + off);
-        int brc = utc_ctx_barrier_local(ctx);
-        rc = rc ? rc : brc;
-        if (rc)
-            break;
-        if (ctx->local_id == 0)
-            t->busy += utc_wtime() - t0;
-        rc = ryr_ray_send(t, t->frame, bytes, f);
-    }
-    if (!spread && !rc)
-        rc = more < 0 ? more : ryr_ray_done(t);
+    if (!rc)
+        rc = spread ? run_spread(t, ctx, &st, y0, y1) : run_local(t, ctx, &st, y0, y1);
     free(st.staging);
     if (st.rows)
         utc_gpu_data_destroy(st.rows);
