@@ -56,12 +56,16 @@ static int writer_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     EXPECT(ctx, utc_conduit_write(c, small, (size_t)PTRDIFF_MAX + 1, 0), UTC_ERR_INVALID_ARG,
            "larger than any buffer");
 
-    /* the same owned buffer handed over twice: the second is refused */
+    /* the same owned buffer handed over twice while the first is unread: the second is
+     * refused (once the reader has it, it is the reader's: the record cannot tell a second
+     * hand-over from the new owner's, so the reader waits for tag 4 before it reads) */
     unsigned char *b = utc_buf_alloc(64);
     memset(b, 'A', 64);
     EXPECT(ctx, utc_conduit_write_owned(c, b, 64, 1), UTC_OK, "");
     EXPECT(ctx, utc_conduit_write_owned(c, b, 64, 1), UTC_ERR_INVALID_HANDLE,
            "handed over already");
+    int go = 4;
+    EXPECT(ctx, utc_conduit_write(c, &go, sizeof go, 4), UTC_OK, "");
 
     /* freed, then handed over */
     unsigned char *f = utc_buf_alloc(64);
@@ -104,6 +108,8 @@ static int reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     EXPECT(ctx, utc_conduit_read(c, small, (size_t)-1, 1, &got), UTC_ERR_INVALID_ARG,
            "capacity");
 
+    int go = 0;
+    EXPECT(ctx, utc_conduit_read(c, &go, sizeof go, 4, &got), UTC_OK, "");
     void *ob = NULL;
     EXPECT(ctx, utc_conduit_read_owned(c, 1, &ob, &got), UTC_OK, "");
     if (!ob || got != 64 || !filled(ob, 64, 'A')) {
