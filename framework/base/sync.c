@@ -178,6 +178,12 @@ void utc__backoff_step(utc__backoff_t *b)
     b->iter++;
 }
 
+bool utc__backoff_polling(const utc__backoff_t *b)
+{
+    /* the time waited as of the last step that read the clock, as utc__backoff_step uses */
+    return b->last_ns < BACKOFF_YIELD_NS;
+}
+
 void utc__spin_lock_wait(utc__spinlock_t *l)
 {
     utc__backoff_t b = UTC__BACKOFF_INIT;

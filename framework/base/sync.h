@@ -73,6 +73,9 @@ typedef struct utc__backoff {
 
 #define UTC__BACKOFF_INIT {0, 0, 0, 0}
 void utc__backoff_step(utc__backoff_t *b);
+/* Whether b is still polling (spinning or yielding, its first 200 us): false once its steps
+ * sleep. For a wait that has a sleep of its own to fall back on (a CUDA event). */
+bool utc__backoff_polling(const utc__backoff_t *b);
 
 /*
  * A lock for short critical sections on a hot path, never held while sleeping: one atomic

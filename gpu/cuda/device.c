@@ -15,14 +15,6 @@
 #include "observe/trace.h"
 #include "base/sync.h"
 
-/*
- * How long a waiter polls (UTC's back-off: spin, then yield) before it sleeps in CUDA.
- * Waking from cudaEventSynchronize costs ~50 us (measured on an H100: 1-8 MiB pinned copies
- * took 50-55 us longer than CUDA's spinning wait with a 20 us poll), so copies and kernels
- * that end within this bound are seen at once; longer waits sleep.
- */
-#define GPU_POLL_S 200e-6
-
 /* The calling thread's GPU state: set by thread_start, cleared by thread_stop. */
 static _Thread_local utc__gpu_thread_t *gpu_self;
 
@@ -123,10 +115,13 @@ const char *utc_gpu_unavailable_reason(void)
 
 utc_status_t utc__gpu_wait_event(cudaEvent_t ev, const char *fn)
 {
-    double t0 = utc_wtime();
+    /* Poll while UTC's back-off polls (spin, then yield: 200 us), then sleep in CUDA.
+     * Waking from cudaEventSynchronize costs ~50 us (measured on an H100: 1-8 MiB pinned
+     * copies took 50-55 us longer than CUDA's spinning wait with a 20 us poll), so copies
+     * and kernels that end within the poll are seen at once; longer waits sleep. */
     utc__backoff_t backoff = UTC__BACKOFF_INIT;
     cudaError_t err;
-    while ((err = cudaEventQuery(ev)) == cudaErrorNotReady && utc_wtime() - t0 < GPU_POLL_S)
+    while ((err = cudaEventQuery(ev)) == cudaErrorNotReady && utc__backoff_polling(&backoff))
         utc__backoff_step(&backoff);
     if (err == cudaErrorNotReady)
         err = cudaEventSynchronize(ev); /* sleeps: the event has cudaEventBlockingSync */
