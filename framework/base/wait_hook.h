@@ -13,6 +13,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* What a blocked thread waits on; obj, tag, peer and name are read as the kind says. */
 typedef enum utc__wait_kind {
@@ -31,9 +32,22 @@ typedef enum utc__wait_kind {
     UTC__WAIT_COLLECTIVE     /* a task collective: obj = task id */
 } utc__wait_kind_t;
 
+/* What kind, obj, tag and peer cannot say (the element and value a wait_until waits for,
+ * the ranks a collective still waits on, the other rank of a shared-conduit pair), told on
+ * demand. The waiter embeds this record first in a struct of its own that lives until its
+ * utc__wait_end. An observer calls describe (from its own thread, while the wait lasts;
+ * utc__wait_end does not return during a call) only when it reports the wait, so the
+ * waiter pays nothing for it until then. describe writes one line without a newline into
+ * buf (n bytes); it may take a moment (a remote read) but must not block indefinitely. */
+typedef struct utc__wait_detail {
+    void (*describe)(const struct utc__wait_detail *self, char *buf, size_t n);
+} utc__wait_detail_t;
+
 typedef struct utc__wait_hook {
-    /* `name` (may be NULL) outlives the wait (a task's ops name, a string literal) */
-    void (*begin)(utc__wait_kind_t kind, int obj, int tag, int peer, const char *name);
+    /* `name` (may be NULL) outlives the wait (a task's ops name, a string literal);
+     * `detail` (may be NULL) lives until the matching end */
+    void (*begin)(utc__wait_kind_t kind, int obj, int tag, int peer, const char *name,
+                  const utc__wait_detail_t *detail);
     void (*end)(void);
 } utc__wait_hook_t;
 
@@ -44,13 +58,21 @@ extern utc__wait_hook_t utc__wait_hook;
 /* Plug an observer in (main thread, in utc_init, before any task thread exists). */
 void utc__wait_hook_install(const utc__wait_hook_t *hook);
 
+/* Before a blocking wait, with more to say on demand (see utc__wait_detail_t). Pair every
+ * begin with one end on the same thread. */
+static inline void utc__wait_begin_detail(utc__wait_kind_t kind, int obj, int tag, int peer,
+                                          const char *name, const utc__wait_detail_t *detail)
+{
+    /* relaxed: set before any task thread exists (pthread_create orders it) */
+    if (atomic_load_explicit(&utc__wait_hook_on, memory_order_relaxed))
+        utc__wait_hook.begin(kind, obj, tag, peer, name, detail);
+}
+
 /* Before a blocking wait. Pair every begin with one end on the same thread. */
 static inline void utc__wait_begin(utc__wait_kind_t kind, int obj, int tag, int peer,
                                    const char *name)
 {
-    /* relaxed: set before any task thread exists (pthread_create orders it) */
-    if (atomic_load_explicit(&utc__wait_hook_on, memory_order_relaxed))
-        utc__wait_hook.begin(kind, obj, tag, peer, name);
+    utc__wait_begin_detail(kind, obj, tag, peer, name, NULL);
 }
 
 /* After the wait. */

@@ -35,6 +35,10 @@ typedef struct wd_rec {
                               * saw it (so it may report it up to one scan late) */
     atomic_int kind, obj, tag, peer;
     _Atomic(const char *) name;
+    /* the wait's detail (may be NULL): set with the fields above; cleared under
+     * detail_lock before the wait ends, so the monitor calls it only while it lives */
+    _Atomic(const utc__wait_detail_t *) detail;
+    pthread_mutex_t detail_lock;
     atomic_int task_id, thread_id;   /* the waiting thread's task and global id; -1: none */
     _Atomic(const char *) task_name;
     atomic_int tid;          /* the owner's kernel thread id */
@@ -42,6 +46,7 @@ typedef struct wd_rec {
     struct wd_rec *next;     /* set before the record is published; never changes */
     /* the owner's alone */
     int depth;
+    bool has_detail;         /* the outermost wait has a detail to clear at its end */
     /* the monitor's alone */
     unsigned mon_serial;
     uint64_t mon_first_ns;   /* when the monitor first saw the wait of mon_serial */
@@ -82,6 +87,12 @@ static void wd_release(void *p)
 {
     wd_rec_t *r = p;
     unsigned s = atomic_load_explicit(&r->serial, memory_order_relaxed);
+    if (r->has_detail) {
+        pthread_mutex_lock(&r->detail_lock);
+        atomic_store_explicit(&r->detail, NULL, memory_order_relaxed);
+        pthread_mutex_unlock(&r->detail_lock);
+        r->has_detail = false;
+    }
     if (s & 1)
         atomic_store_explicit(&r->serial, s + 1, memory_order_relaxed);
     r->depth = 0;
@@ -103,6 +114,7 @@ static wd_rec_t *wd_acquire(void)
         if (!(r = calloc(1, sizeof *r)))
             return NULL; /* this thread goes unwatched */
         atomic_init(&r->in_use, true);
+        pthread_mutex_init(&r->detail_lock, NULL);
         wd_rec_t *old = atomic_load_explicit(&wd_head, memory_order_relaxed);
         do
             r->next = old;
@@ -117,7 +129,8 @@ static wd_rec_t *wd_acquire(void)
     return r;
 }
 
-static void wd_begin(utc__wait_kind_t kind, int obj, int tag, int peer, const char *name)
+static void wd_begin(utc__wait_kind_t kind, int obj, int tag, int peer, const char *name,
+                     const utc__wait_detail_t *detail)
 {
     wd_rec_t *r = wd_self ? wd_self : wd_acquire();
     if (!r || r->depth++ > 0)
@@ -128,6 +141,10 @@ static void wd_begin(utc__wait_kind_t kind, int obj, int tag, int peer, const ch
     atomic_store_explicit(&r->tag, tag, memory_order_relaxed);
     atomic_store_explicit(&r->peer, peer, memory_order_relaxed);
     atomic_store_explicit(&r->name, name, memory_order_relaxed);
+    /* release: pairs with more_detail's acquire load; a monitor that sees this detail sees
+     * the serial of the wait before it has moved on (and refuses the detail) */
+    atomic_store_explicit(&r->detail, detail, memory_order_release);
+    r->has_detail = detail != NULL;
     atomic_store_explicit(&r->task_id, wd_ident.task_id, memory_order_relaxed);
     atomic_store_explicit(&r->thread_id, wd_ident.thread_id, memory_order_relaxed);
     atomic_store_explicit(&r->task_name, wd_ident.task_name, memory_order_relaxed);
@@ -142,6 +159,13 @@ static void wd_end(void)
     if (!r || r->depth == 0)
         return;
     if (--r->depth == 0) {
+        if (r->has_detail) {
+            /* the monitor may be inside describe: wait for it, then it cannot start one */
+            pthread_mutex_lock(&r->detail_lock);
+            atomic_store_explicit(&r->detail, NULL, memory_order_relaxed);
+            pthread_mutex_unlock(&r->detail_lock);
+            r->has_detail = false;
+        }
         /* release: the monitor's second read of serial sees the wait is over before it
          * could see the next wait's fields */
         unsigned s = atomic_load_explicit(&r->serial, memory_order_relaxed);
@@ -205,6 +229,21 @@ static void describe(char *buf, size_t n, int kind, int obj, int tag, int peer,
     }
 }
 
+/* The wait's own account (utc__wait_detail_t), if it gave one and the wait of `serial` is
+ * still on; "" otherwise. Under detail_lock the owner cannot end the wait, so the detail
+ * record it points to is alive for the call. */
+static void more_detail(wd_rec_t *r, unsigned serial, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    pthread_mutex_lock(&r->detail_lock);
+    /* acquire: pairs with wd_begin's release store; a later wait's detail brings the serial
+     * past `serial`, which the check below refuses. The lock orders the clearing store. */
+    const utc__wait_detail_t *d = atomic_load_explicit(&r->detail, memory_order_acquire);
+    if (d && atomic_load_explicit(&r->serial, memory_order_acquire) == serial)
+        d->describe(d, buf, n);
+    pthread_mutex_unlock(&r->detail_lock);
+}
+
 static void scan(void)
 {
     uint64_t now = utc__clock_ns();
@@ -239,7 +278,7 @@ static void scan(void)
         /* report again each time the wait doubles: a hang stays visible, but quietly */
         while (r->mon_next <= waited)
             r->mon_next *= 2;
-        char who[192], what[256], line[600];
+        char who[192], what[256], line[800];
         if (task_id >= 0)
             snprintf(who, sizeof who, "task '%s' (id %d) thread %d (tid %d)",
                      str_or(task_name, "(unnamed)"), task_id, thread_id, tid);
@@ -247,8 +286,10 @@ static void scan(void)
             snprintf(who, sizeof who, "%s (tid %d)",
                      tid == (int)getpid() ? "the main thread" : "a non-task thread", tid);
         describe(what, sizeof what, kind, obj, tag, peer, name);
-        snprintf(line, sizeof line, "utc[%d] watchdog: %s has waited %.1f s on %s\n", wd_rank,
-                 who, waited, what);
+        char more[256];
+        more_detail(r, serial, more, sizeof more);
+        snprintf(line, sizeof line, "utc[%d] watchdog: %s has waited %.1f s on %s%s%s\n",
+                 wd_rank, who, waited, what, more[0] ? ": " : "", more);
         fputs(line, stderr); /* one call per line: lines of ranks and threads stay whole */
     }
     fflush(stderr);
