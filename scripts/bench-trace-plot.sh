@@ -140,13 +140,13 @@ for n in ${sizes//,/ }; do
     elif [[ "$best_old" == failed* ]]; then
         cell_old=$(printf "failed (%s)" "${best_old##* }")
     else
-        cell_old=$(printf "%.2f (%s)" ${best_old})
+        cell_old=$(printf "%.2f (%s)" "${best_old% *}" "${best_old#* }")
     fi
     speed=$(awk -v o="$best_old" -v n="${best_new%% *}" 'BEGIN {
         split(o, a, " "); if (a[1] == ">") printf "> %.0fx", a[2] / n
         else if (a[1] + 0 > 0) printf "%.1fx", a[1] / n; else printf "-" }')
     printf "%9d %8s | %20s | %20s | %8s %s\n" "$n" "$mb" "$cell_old" \
-        "$(printf "%.2f (%s)" ${best_new})" "$speed" "$note"
+        "$(printf "%.2f (%s)" "${best_new% *}" "${best_new#* }")" "$speed" "$note"
     [ -n "$work_kept" ] || rm -f "$trace"
 done
 echo "load after: $(uptime)"
