@@ -634,6 +634,7 @@ utc_conduit_transport_t utc_conduit_transport(const utc_conduit_t *handle)
 /* One operation as the public API asked for it. */
 typedef struct xfer {
     const char *fn;
+    const char *solo; /* an all-threads call's form for one named thread (NULL: none) */
     utc__op_t op;
     bool owned;
     bool all;        /* every local thread calls; thread 0 transfers */
@@ -844,6 +845,11 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
     }
     if ((rc = check_args(x)) != UTC_OK)
         return rc;
+    /* before a _by form's other threads leave: a misuse every caller hears of */
+    if (x->named_peer && !c->shared && c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY)
+        return utc__error(UTC_ERR_STATE,
+                          "%s: conduit %d is in single-entry mode; naming a peer rank needs "
+                          "a conduit created with mode UTC_CONDUIT_FREE", x->fn, c->id);
     if (x->by) {
         if (x->thread < 0 || x->thread >= ctx->local_count)
             return utc__error(UTC_ERR_OUT_OF_RANGE,
@@ -870,10 +876,6 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
                               mine->entry_rank, me);
         peer = -1;
     } else if (c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY) {
-        if (x->named_peer)
-            return utc__error(UTC_ERR_STATE,
-                              "%s: conduit %d is in single-entry mode; naming a peer rank needs "
-                              "a conduit created with mode UTC_CONDUIT_FREE", x->fn, c->id);
         if (me != mine->entry_rank)
             return utc__error(UTC_ERR_NOT_MEMBER,
                               "%s: conduit %d is in single-entry mode: only task '%s''s entry "
@@ -935,8 +937,11 @@ static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t 
                           "%s: the next message with tag %d is %zu bytes, larger than the "
                           "%zu-byte buffer; nothing was received and the message stays queued "
                           "for the next read of tag %d (use a buffer of at least %zu bytes, or "
-                          "utc_conduit_read_owned)", fn, req->tag, req->received, req->size,
-                          req->tag, req->received);
+                          "%s, which never truncates)", fn, req->tag, req->received, req->size,
+                          req->tag, req->received,
+                          req->conduit->opts.mode == UTC_CONDUIT_FREE
+                              ? "utc_conduit_read_owned_from"
+                              : "utc_conduit_read_owned");
     case UTC_ERR_MPI:
         if (req->mpi_err == UTC__MPI_REST_MISSING)
             return utc__error(UTC_ERR_MPI, "%s: the writer on rank %d could not send the rest "
@@ -1169,12 +1174,19 @@ static bool sibling_gone(void *ctx)
 static utc_status_t all_threads_error(const utc_conduit_t *c, const xfer_t *x, utc_ctx_t *ctx,
                                       int gone_id, bool done)
 {
+    const char *made = done ? "; this call's transfer was made" : "";
+    if (x->solo)
+        return utc__error(UTC_ERR_DEADLOCK,
+                          "%s: thread %d of task '%s' on this rank has returned from its run "
+                          "without calling it; every local thread of the task must call %s "
+                          "(one of them transfers), or name the one that calls with %s "
+                          "(conduit %d%s)",
+                          x->fn, gone_id, utc_task_name(ctx->task), x->fn, x->solo, c->id, made);
     return utc__error(UTC_ERR_DEADLOCK,
                       "%s: thread %d of task '%s' on this rank has returned from its run "
                       "without calling it; every local thread of the task must call %s (one of "
-                      "them transfers), or name the one that calls with %s_by (conduit %d%s)",
-                      x->fn, gone_id, utc_task_name(ctx->task), x->fn, x->fn, c->id,
-                      done ? "; this call's transfer was made" : "");
+                      "them transfers; it has no form for one thread) (conduit %d%s)",
+                      x->fn, gone_id, utc_task_name(ctx->task), x->fn, c->id, made);
 }
 
 /* A blocking operation: all local threads (thread 0 transfers) or one named thread. The
@@ -1313,8 +1325,8 @@ utc_status_t utc_conduit_write(utc_conduit_t *conduit, const void *buf, size_t s
     utc_status_t rc;
     if (express(conduit, UTC__OP_SEND, buf, NULL, size, tag, NULL, &rc))
         return rc;
-    xfer_t x = XFER(.fn = "utc_conduit_write", .op = UTC__OP_SEND, .all = true, .tag = tag,
-                    .sbuf = buf, .size = size);
+    xfer_t x = XFER(.fn = "utc_conduit_write", .solo = "utc_conduit_write_by",
+                    .op = UTC__OP_SEND, .all = true, .tag = tag, .sbuf = buf, .size = size);
     return run_op(conduit, &x, NULL, NULL);
 }
 
@@ -1324,15 +1336,16 @@ utc_status_t utc_conduit_read(utc_conduit_t *conduit, void *buf, size_t capacity
     utc_status_t rc;
     if (express(conduit, UTC__OP_RECV, NULL, buf, capacity, tag, received, &rc))
         return rc;
-    xfer_t x = XFER(.fn = "utc_conduit_read", .op = UTC__OP_RECV, .all = true, .tag = tag,
-                    .rbuf = buf, .size = capacity);
+    xfer_t x = XFER(.fn = "utc_conduit_read", .solo = "utc_conduit_read_by", .op = UTC__OP_RECV,
+                    .all = true, .tag = tag, .rbuf = buf, .size = capacity);
     return run_op(conduit, &x, received, NULL);
 }
 
 utc_status_t utc_conduit_read_timeout(utc_conduit_t *conduit, void *buf, size_t capacity,
                                       int tag, size_t *received, double timeout_s)
 {
-    xfer_t x = XFER(.fn = "utc_conduit_read_timeout", .op = UTC__OP_RECV, .all = true,
+    xfer_t x = XFER(.fn = "utc_conduit_read_timeout",
+                    .solo = "utc_conduit_read_timeout_by", .op = UTC__OP_RECV, .all = true,
                     .tag = tag, .rbuf = buf, .size = capacity, .timed = timeout_s >= 0,
                     .timeout = timeout_s);
     return run_op(conduit, &x, received, NULL);
@@ -1354,6 +1367,16 @@ utc_status_t utc_conduit_read_by(utc_conduit_t *conduit, int thread, void *buf,
     return run_op(conduit, &x, received, NULL);
 }
 
+utc_status_t utc_conduit_read_timeout_by(utc_conduit_t *conduit, int thread, void *buf,
+                                         size_t capacity, int tag, size_t *received,
+                                         double timeout_s)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_read_timeout_by", .op = UTC__OP_RECV, .by = true,
+                    .thread = thread, .tag = tag, .rbuf = buf, .size = capacity,
+                    .timed = timeout_s >= 0, .timeout = timeout_s);
+    return run_op(conduit, &x, received, NULL);
+}
+
 utc_status_t utc_conduit_write_owned(utc_conduit_t *conduit, void *buf, size_t size, int tag)
 {
     xfer_t x = XFER(.fn = "utc_conduit_write_owned", .op = UTC__OP_SEND, .owned = true,
@@ -1372,10 +1395,22 @@ utc_status_t utc_conduit_read_owned(utc_conduit_t *conduit, int tag, void **buf,
     return run_op(conduit, &x, size, buf);
 }
 
+utc_status_t utc_conduit_read_owned_from(utc_conduit_t *conduit, int peer, int tag, void **buf,
+                                         size_t *size)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_read_owned_from", .op = UTC__OP_RECV, .owned = true,
+                    .all = true, .tag = tag, .named_peer = true, .peer = peer, .size = SIZE_MAX);
+    if (!buf)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_conduit_read_owned_from: buf (the output) is NULL");
+    return run_op(conduit, &x, size, buf);
+}
+
 utc_status_t utc_conduit_write_to(utc_conduit_t *conduit, int peer, const void *buf, size_t size,
                                   int tag)
 {
-    xfer_t x = XFER(.fn = "utc_conduit_write_to", .op = UTC__OP_SEND, .all = true, .tag = tag,
+    xfer_t x = XFER(.fn = "utc_conduit_write_to", .solo = "utc_conduit_write_to_by",
+                    .op = UTC__OP_SEND, .all = true, .tag = tag,
                     .named_peer = true, .peer = peer, .sbuf = buf, .size = size);
     return run_op(conduit, &x, NULL, NULL);
 }
@@ -1383,7 +1418,8 @@ utc_status_t utc_conduit_write_to(utc_conduit_t *conduit, int peer, const void *
 utc_status_t utc_conduit_read_from(utc_conduit_t *conduit, int peer, void *buf, size_t capacity,
                                    int tag, size_t *received)
 {
-    xfer_t x = XFER(.fn = "utc_conduit_read_from", .op = UTC__OP_RECV, .all = true, .tag = tag,
+    xfer_t x = XFER(.fn = "utc_conduit_read_from", .solo = "utc_conduit_read_from_by",
+                    .op = UTC__OP_RECV, .all = true, .tag = tag,
                     .named_peer = true, .peer = peer, .rbuf = buf, .size = capacity);
     return run_op(conduit, &x, received, NULL);
 }
@@ -1392,9 +1428,38 @@ utc_status_t utc_conduit_read_from_timeout(utc_conduit_t *conduit, int peer, voi
                                            size_t capacity, int tag, size_t *received,
                                            double timeout_s)
 {
-    xfer_t x = XFER(.fn = "utc_conduit_read_from_timeout", .op = UTC__OP_RECV, .all = true,
+    xfer_t x = XFER(.fn = "utc_conduit_read_from_timeout",
+                    .solo = "utc_conduit_read_from_timeout_by", .op = UTC__OP_RECV, .all = true,
                     .tag = tag, .named_peer = true, .peer = peer, .rbuf = buf, .size = capacity,
                     .timed = timeout_s >= 0, .timeout = timeout_s);
+    return run_op(conduit, &x, received, NULL);
+}
+
+utc_status_t utc_conduit_write_to_by(utc_conduit_t *conduit, int thread, int peer,
+                                     const void *buf, size_t size, int tag)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_write_to_by", .op = UTC__OP_SEND, .by = true,
+                    .thread = thread, .tag = tag, .named_peer = true, .peer = peer, .sbuf = buf,
+                    .size = size);
+    return run_op(conduit, &x, NULL, NULL);
+}
+
+utc_status_t utc_conduit_read_from_by(utc_conduit_t *conduit, int thread, int peer, void *buf,
+                                      size_t capacity, int tag, size_t *received)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_read_from_by", .op = UTC__OP_RECV, .by = true,
+                    .thread = thread, .tag = tag, .named_peer = true, .peer = peer, .rbuf = buf,
+                    .size = capacity);
+    return run_op(conduit, &x, received, NULL);
+}
+
+utc_status_t utc_conduit_read_from_timeout_by(utc_conduit_t *conduit, int thread, int peer,
+                                              void *buf, size_t capacity, int tag,
+                                              size_t *received, double timeout_s)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_read_from_timeout_by", .op = UTC__OP_RECV, .by = true,
+                    .thread = thread, .tag = tag, .named_peer = true, .peer = peer, .rbuf = buf,
+                    .size = capacity, .timed = timeout_s >= 0, .timeout = timeout_s);
     return run_op(conduit, &x, received, NULL);
 }
 

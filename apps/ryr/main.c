@@ -3,7 +3,9 @@
  *
  * main parses and checks everything that can be checked before work starts, opens the
  * --video stream, then hands the run to the path of the preset: the plain sequential loop
- * (seq.c) or the UTC pipeline (pipeline.c and its stage tasks, task_*.c).
+ * (seq.c) or the UTC pipeline (pipeline.c and its stage tasks, task_*.c). From its first
+ * line, SIGINT, SIGTERM and SIGHUP stop the run without leaving a file half written
+ * (interrupt.c).
  */
 
 #include <mpi.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interrupt.h"
 #include "options.h"
 #include "output.h"
 #include "pipeline.h"
@@ -63,6 +66,10 @@ int main(int argc, char **argv)
 {
     ryr_options_t opt;
     ryr_err_t err;
+    if (ryr_interrupt_install(&err)) {
+        fprintf(stderr, "ryr: %s\n", err.msg);
+        return 1;
+    }
     int rc = ryr_options_parse(argc, argv, &opt, &err);
     if (rc < 0) {
         fprintf(stderr, "ryr: %s\n", err.msg);
@@ -83,6 +90,13 @@ int main(int argc, char **argv)
         return 1;
     }
     int me = utc_rank();
+    ryr_interrupt_set_rank(me);
+    /* MPI has started: the handlers again, should it have set its own */
+    if (ryr_interrupt_install(&err)) {
+        fprintf(stderr, "ryr: %s\n", err.msg);
+        utc_finalize();
+        return 1;
+    }
     long ncores = sysconf(_SC_NPROCESSORS_ONLN);
     ryr_plan_t plan;
     if (ryr_options_plan(&opt, ncores > 0 ? (int)ncores : 1, ryr_gpu_available(), &plan, &err) ||

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "pnm.h"
 
 const char *ryr_plane_name(int plane)
@@ -51,12 +52,15 @@ int ryr_output_prepare(const char *dir, ryr_err_t *err)
     /* access() answers for the real user; creating a file is the test that counts. */
     char probe[4200];
     snprintf(probe, sizeof probe, "%s/.ryr-probe-%ld", dir, (long)getpid());
-    FILE *f = fopen(probe, "wb");
+    int slot;
+    FILE *f = ryr_files_open(probe, &slot);
     if (!f)
         return ryr_err_set(err, "--out '%s': cannot write in this folder: %s", dir,
                            strerror(errno));
     fclose(f);
-    unlink(probe);
+    ryr_files_release(slot, 1);
+    if (slot < 0)
+        unlink(probe);
     return 0;
 }
 

@@ -7,13 +7,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
+
 int ryr_pnm_write(const char *path, int channels, int w, int h, const uint8_t *data,
                   ryr_err_t *err)
 {
     if ((channels != 1 && channels != 3) || w <= 0 || h <= 0)
         return ryr_err_set(err, "%s: cannot write a %dx%d image with %d channels", path, w, h,
                            channels);
-    FILE *f = fopen(path, "wb");
+    /* remembered while it is written: an interrupted run removes it (interrupt.h) */
+    int slot;
+    FILE *f = ryr_files_open(path, &slot);
     if (!f)
         return ryr_err_set(err, "%s: cannot create: %s", path, strerror(errno));
     size_t n = (size_t)w * (size_t)h * (size_t)channels;
@@ -25,15 +29,12 @@ int ryr_pnm_write(const char *path, int channels, int w, int h, const uint8_t *d
         ok = 0;
         saved = errno;
     }
-    if (!ok) {
-        /* leave no truncated image behind (but never remove what is not a plain file,
-         * such as a link to a device) */
-        struct stat st;
-        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-            unlink(path);
+    /* leave no truncated image behind (files.h never removes what is not a plain file,
+     * such as a link to a device) */
+    ryr_files_release(slot, !ok);
+    if (!ok)
         return ryr_err_set(err, "%s: write failed: %s", path,
                            saved ? strerror(saved) : "unknown error");
-    }
     return 0;
 }
 

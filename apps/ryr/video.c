@@ -8,12 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "output.h"
 
 struct ryr_video {
     FILE *f;
     int to_stdout;        /* "-": flushed, never closed */
     int renamed;          /* a regular file: written as tmp, renamed to path at close */
+    int slot;             /* tmp's slot in files.h's table (-1: none) */
     char path[4096];
     char tmp[4200];
     int w, h, frames;
@@ -47,6 +49,7 @@ int ryr_video_open(const char *path, int w, int h, int frames, int fps_num, int 
     ryr_video_t *v = calloc(1, sizeof *v);
     if (!v)
         return ryr_err_set(err, "--video '%s': out of memory", path);
+    v->slot = -1;
     strcpy(v->path, path);
     v->w = w;
     v->h = h;
@@ -74,7 +77,8 @@ int ryr_video_open(const char *path, int w, int h, int frames, int fps_num, int 
             goto fail_alloc;
         }
         v->renamed = 1;
-        v->f = fopen(v->tmp, "wb");
+        /* remembered, so that an interrupted run removes it (interrupt.h) */
+        v->f = ryr_files_open(v->tmp, &v->slot);
     }
     if (!v->f) {
         ryr_err_set(err, "--video '%s': cannot write: %s", path, strerror(errno));
@@ -91,8 +95,7 @@ int ryr_video_open(const char *path, int w, int h, int frames, int fps_num, int 
 fail_open:
     if (!v->to_stdout)
         fclose(v->f);
-    if (v->renamed)
-        unlink(v->tmp);
+    ryr_files_release(v->slot, 1);
 fail_alloc:
     free(v->count);
     free(v->pending);
@@ -208,11 +211,13 @@ int ryr_video_close(ryr_video_t *v, int keep, ryr_err_t *err)
     if (!v->to_stdout && fclose(v->f) != 0 && keep && rc == 0)
         rc = ryr_err_set(err, "--video '%s': write failed: %s", v->path, strerror(errno));
     if (v->renamed) {
-        if (keep && rc == 0 && rename(v->tmp, v->path) != 0)
+        if (keep && rc == 0 && ryr_files_rename(v->slot, v->tmp, v->path) != 0)
             rc = ryr_err_set(err, "--video '%s': cannot rename '%s' to it: %s", v->path, v->tmp,
                              strerror(errno));
-        if (!keep || rc != 0)
-            unlink(v->tmp);
+        if (!keep || rc != 0) {
+            ryr_files_release(v->slot, 1);
+            unlink(v->tmp); /* after a failed rename it is forgotten, and still there */
+        }
     }
     for (int f = 0; f < v->frames; f++)
         drop_pending(v, f);

@@ -20,9 +20,10 @@
  * - utc_conduit_write / utc_conduit_read (and _owned, _to, _from, _timeout): called by
  *   **every** local thread of the calling task, with the same arguments; local thread 0
  *   performs the transfer and all return once it is done, with the same status.
- * - utc_conduit_write_by / utc_conduit_read_by: performed by the named local thread; the
- *   other threads of the task may call it too and return UTC_OK at once (so SPMD task code
- *   can call it from every thread, as in the dissertation).
+ * - utc_conduit_write_by / utc_conduit_read_by (and read_timeout_by, and the free-mode
+ *   write_to_by, read_from_by, read_from_timeout_by): performed by the named local thread;
+ *   the other threads of the task may call it too and return UTC_OK at once (so SPMD task
+ *   code can call it from every thread, as in the dissertation).
  * - utc_conduit_iwrite / utc_conduit_iread: called by one thread, which gets a request.
  *
  * Tasks on several ranks: in single-entry mode (the default) only the entry rank of each
@@ -239,6 +240,26 @@ utc_status_t utc_conduit_write_by(utc_conduit_t *conduit, int thread, const void
  */
 utc_status_t utc_conduit_read_by(utc_conduit_t *conduit, int thread, void *buf,
                                  size_t capacity, int tag, size_t *received);
+
+/**
+ * @brief utc_conduit_read_timeout performed by local thread `thread` alone. Blocks (that
+ * thread) at most about `timeout_s` seconds.
+ *
+ * Other threads of the task that call it return UTC_OK at once, do nothing and set
+ * `*received` to 0.
+ * @param conduit  the conduit
+ * @param thread   local thread id, 0 .. local thread count - 1
+ * @param buf      where to put the data (may be NULL when capacity is 0)
+ * @param capacity bytes available at buf
+ * @param tag      0 .. UTC_CONDUIT_TAG_MAX
+ * @param[out] received the message's size (may be NULL)
+ * @param timeout_s seconds to wait; < 0 waits forever, 0 only checks what has arrived;
+ *                  NaN is refused
+ * @return as utc_conduit_read_timeout, plus UTC_ERR_OUT_OF_RANGE for a bad thread id.
+ */
+utc_status_t utc_conduit_read_timeout_by(utc_conduit_t *conduit, int thread, void *buf,
+                                         size_t capacity, int tag, size_t *received,
+                                         double timeout_s);
 
 /* ---- asynchronous operations ---- */
 
@@ -466,6 +487,78 @@ utc_status_t utc_conduit_read_from(utc_conduit_t *conduit, int peer, void *buf, 
 utc_status_t utc_conduit_read_from_timeout(utc_conduit_t *conduit, int peer, void *buf,
                                            size_t capacity, int tag, size_t *received,
                                            double timeout_s);
+
+/**
+ * @brief Free mode: utc_conduit_write_to performed by local thread `thread` alone. Blocks
+ * (that thread) as utc_conduit_write.
+ *
+ * Other threads of the task that call it return UTC_OK at once and do nothing.
+ * @param conduit the conduit (created in free mode)
+ * @param thread  local thread id, 0 .. local thread count - 1
+ * @param peer    a world rank that holds threads of the other task (may be this rank)
+ * @param buf     the data (may be NULL when size is 0)
+ * @param size    bytes to send
+ * @param tag     0 .. UTC_CONDUIT_TAG_MAX
+ * @return as utc_conduit_write_to (UTC_ERR_OUT_OF_RANGE also for a bad thread id).
+ */
+utc_status_t utc_conduit_write_to_by(utc_conduit_t *conduit, int thread, int peer,
+                                     const void *buf, size_t size, int tag);
+
+/**
+ * @brief Free mode: utc_conduit_read_from performed by local thread `thread` alone. Blocks
+ * (that thread) as utc_conduit_read.
+ *
+ * Other threads of the task that call it return UTC_OK at once, do nothing and set
+ * `*received` to 0.
+ * @param conduit  the conduit (created in free mode)
+ * @param thread   local thread id, 0 .. local thread count - 1
+ * @param peer     the world rank whose message is read
+ * @param buf      where to put the data (may be NULL when capacity is 0)
+ * @param capacity bytes available at buf
+ * @param tag      0 .. UTC_CONDUIT_TAG_MAX
+ * @param[out] received the message's size (may be NULL)
+ * @return as utc_conduit_read_from (UTC_ERR_OUT_OF_RANGE also for a bad thread id).
+ */
+utc_status_t utc_conduit_read_from_by(utc_conduit_t *conduit, int thread, int peer, void *buf,
+                                      size_t capacity, int tag, size_t *received);
+
+/**
+ * @brief Free mode: utc_conduit_read_from_timeout performed by local thread `thread`
+ * alone. Blocks (that thread) at most about `timeout_s` seconds.
+ *
+ * Other threads of the task that call it return UTC_OK at once, do nothing and set
+ * `*received` to 0.
+ * @param conduit   the conduit (created in free mode)
+ * @param thread    local thread id, 0 .. local thread count - 1
+ * @param peer      the world rank whose message is read
+ * @param buf       where to put the data (may be NULL when capacity is 0)
+ * @param capacity  bytes available at buf
+ * @param tag       0 .. UTC_CONDUIT_TAG_MAX
+ * @param[out] received the message's size (may be NULL)
+ * @param timeout_s seconds (>= 0); negative: no limit; NaN is refused
+ * @return as utc_conduit_read_from_timeout (UTC_ERR_OUT_OF_RANGE also for a bad thread id).
+ */
+utc_status_t utc_conduit_read_from_timeout_by(utc_conduit_t *conduit, int thread, int peer,
+                                              void *buf, size_t capacity, int tag,
+                                              size_t *received, double timeout_s);
+
+/**
+ * @brief Free mode: utc_conduit_read_owned of the messages written by the other task's
+ * threads on world rank `peer`: the next message with `tag` from there, in a buffer the
+ * runtime allocates (or the very buffer the writer handed over with
+ * utc_conduit_write_owned, in-process). Called by every local thread of the calling task
+ * on this rank; all get the same buffer, which the caller frees once with utc_buf_free.
+ * Blocks until a message arrives. Never truncates.
+ * @param conduit   the conduit (created in free mode)
+ * @param peer      the world rank whose message is read
+ * @param tag       0 .. UTC_CONDUIT_TAG_MAX
+ * @param[out] buf  the buffer, set only on success
+ * @param[out] size the message's size (may be NULL)
+ * @return as utc_conduit_read_from (no UTC_ERR_TRUNCATE); UTC_ERR_INVALID_ARG when buf is
+ *         NULL.
+ */
+utc_status_t utc_conduit_read_owned_from(utc_conduit_t *conduit, int peer, int tag, void **buf,
+                                         size_t *size);
 
 /**
  * @brief Free mode: start a write to world rank `peer` (as utc_conduit_iwrite: one thread
