@@ -130,6 +130,11 @@ static int parse_line(parse_state_t *st, int lineno, char *line, ryr_err_t *err)
         if (st->camera_line)
             return ryr_err_set(err, "%s:%d: more than one camera (the first is on line %d)",
                                st->name, lineno, st->camera_line);
+        /* c-ray renders with a fixed field of view (RYR.md), but a scene's is still
+         * an angle a camera can have: 0 or a straight angle is a mistake in the file */
+        if (!(v[3] > 0.0 && v[3] < 180.0))
+            return ryr_err_set(err, "%s:%d: camera field of view %g is outside (0, 180) "
+                               "degrees (e.g. 45)", st->name, lineno, v[3]);
         st->camera_line = lineno;
         s->cam_pos = (ryr_vec3_t){v[0], v[1], v[2]};
         s->cam_fov = v[3];

@@ -37,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (int i = 0; i < scene.nlights; i++)
         FUZZ_CHECK(finite3(scene.lights[i]));
-    FUZZ_CHECK(finite3(scene.cam_pos) && finite3(scene.cam_target) && isfinite(scene.cam_fov));
+    FUZZ_CHECK(finite3(scene.cam_pos) && finite3(scene.cam_target) && scene.cam_fov > 0.0 &&
+               scene.cam_fov < 180.0);
     FUZZ_CHECK(scene.cam_pos.x != scene.cam_target.x || scene.cam_pos.y != scene.cam_target.y ||
                scene.cam_pos.z != scene.cam_target.z);
     FUZZ_CHECK(memchr(scene.warning, '\0', sizeof scene.warning) != NULL);

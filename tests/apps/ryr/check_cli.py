@@ -167,6 +167,8 @@ def bad_scenes():
         ('nocamera', 's 0 0 0 1 1 1 1 10 0\n', ': no camera'),
         ('target', 'c 1 1 1 45 1 1 1\n', ':1: camera target equals its position'),
         ('vertical', '\nc 0 10 0 45 0 0 0\n', ':2: camera view direction is vertical'),
+        ('fov0', 'c 0 0 -5 0 0 0 0\n', ':1: camera field of view 0 is outside (0, 180) degrees'),
+        ('fov180', 'l 0 9 0\nc 0 0 -5 180 0 0 0\n', ':2: camera field of view 180 is outside'),
     ]
     for name, text, msg in cases:
         path = os.path.join(WORK, 'bad_%s.scene' % name)

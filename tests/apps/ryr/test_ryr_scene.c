@@ -152,6 +152,29 @@ static void test_lights_and_camera(void)
     expect_error("l 0 0 0\n\nc 2 5 3 45 2 -1 3\n", "t.scene:3:", "vertical");
 }
 
+/* The field of view is read (c-ray renders with its own) but must be an angle a camera can
+ * have: between 0 and 180 degrees, both excluded. */
+static void test_camera_fov(void)
+{
+    const char *bad[] = {"0", "-0", "-45", "180", "180.0001", "720", "1e300"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "l 0 5 0\nc 0 0 -5 %s 0 0 0\n", bad[i]);
+        expect_error(text, "t.scene:2:", "camera field of view");
+        expect_error(text, "t.scene:2:", "is outside (0, 180) degrees");
+    }
+    const char *good[] = {"1e-9", "45", "90", "179.999"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "c 0 0 -5 %s 0 0 0\n", good[i]);
+        ryr_scene_t s;
+        ryr_err_t err;
+        UTC_ASSERT_OK(parse(text, &s, &err));
+        CU_ASSERT_DOUBLE_EQUAL(s.cam_fov, strtod(good[i], NULL), 0.0);
+        ryr_scene_fini(&s);
+    }
+}
+
 static void test_no_spheres_black(void)
 {
     ryr_scene_t s;
@@ -197,6 +220,7 @@ int main(int argc, char **argv)
         {"built-in scene and scene files", test_default_and_files},
         {"malformed fields", test_malformed_fields},
         {"lights and camera rules", test_lights_and_camera},
+        {"camera field of view in (0, 180)", test_camera_fov},
         {"no spheres renders black with a warning", test_no_spheres_black},
         {"file:line in messages", test_file_line_numbers},
         UTC_TEST_END,

@@ -68,17 +68,47 @@ if HOW != "direct":
 elif NP != 1:
     sys.exit("direct runs are one rank")
 
+
+
+def default_signals():
+    """In the child: the signals' default actions, as a user's shell gives a program it
+    starts (a test started in the background of a script would otherwise pass SIGINT on
+    ignored, and a program rightly keeps ignoring it)."""
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+
+
+def descendants(root):
+    """Every process below root (from /proc), to clean up after a failed case."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open("/proc/%s/stat" % entry).read()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            found.append(c)
+            todo.append(c)
+    return found
+
+
 master = None
 if HOW == "tty":
     import pty
     pid, master = pty.fork()
     if pid == 0:
+        default_signals()
         os.execvp(args[0], args)
     proc = None
 else:
     # a session of its own, as a job started by timeout(1) or a batch system has
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=default_signals)
     pid = proc.pid
 
 captured = []  # the terminal's output (tty) is read as it comes, or the terminal blocks
@@ -112,7 +142,14 @@ while time.time() - start < 120 and alive():
     pump(0.01)
 check(bool(temp_video(out)), "the temporary video exists before the signal (%s)" %
       (temp_video(out) or listing(out)[:5]))
-check(alive(), "ryr is still running when the signal is sent")
+if not alive():
+    if proc is not None:
+        err = proc.stderr.read().decode(errors="replace")
+    else:
+        pump(0.2)
+        err = b"".join(captured).decode(errors="replace")
+    check(False, "ryr is still running when the signal is sent (it ended: %r)" % err[-1500:])
+    sys.exit(1)
 print("signal %s (%s, %s) after %.2f s, %d frame files" % (SIGNAME, HOW, WHEN,
                                                            time.time() - start,
                                                            frames_written(out)))
@@ -139,10 +176,11 @@ while time.time() < end:
     pump(0.05)
 if status is None:
     check(False, "ryr stopped within a minute of the signal")
-    if HOW == "tty":
-        os.kill(pid, signal.SIGKILL)
-    else:
-        os.killpg(pid, signal.SIGKILL)
+    for p in [pid] + descendants(pid):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
     sys.exit(1)
 if proc is not None:
     err = proc.stderr.read().decode(errors="replace")
