@@ -19,6 +19,7 @@ static int ignored[NSIGNALS]; /* ignored when the program started (nohup, `ryr &
 
 static int wake[2] = {-1, -1}; /* the handler writes the signal's number, the watcher reads */
 static atomic_int rank = -1;   /* -1: not known yet */
+static int launcher_rank = -1; /* the rank the launcher's variables give (read at install) */
 static int under_mpirun;       /* launched by Open MPI's mpirun (read once, at install) */
 static int several_ranks;      /* ... with other ranks beside this one */
 static int on_terminal;        /* stderr is a terminal, where progress is written in place */
@@ -34,11 +35,11 @@ static void on_signal(int sig)
     errno = saved;
 }
 
-/* Open MPI's mpirun passes neither SIGINT nor SIGTERM on as it is: it stops its ranks with
- * SIGTERM (utcrun exits with the signal it got) */
 /* how long a rank of several waits before it exits (see watch) */
 #define RYR_INTERRUPT_LINGER_NS 400000000L
 
+/* Open MPI's mpirun passes neither SIGINT nor SIGTERM on as it is: it stops its ranks with
+ * SIGTERM (utcrun exits with the signal it got) */
 #define MPIRUN_NOTE " (mpirun stops its ranks with SIGTERM when it gets SIGINT or SIGTERM)"
 
 static const char *signal_name(int sig)
@@ -56,20 +57,27 @@ static const char *signal_name(int sig)
 }
 
 /* Whether this process tells the user: rank 0, or, before the rank is known, the rank
- * the launcher gave it (each rank gets the signal; one line is enough). */
+ * the launcher gave it, or a process on its own (each rank gets the signal; one line is
+ * enough). */
 static int reporter(void)
 {
     /* relaxed: a plain value, set once by the main thread */
     int r = atomic_load_explicit(&rank, memory_order_relaxed);
-    if (r >= 0)
-        return r == 0;
+    return r >= 0 ? r == 0 : launcher_rank <= 0;
+}
+
+/* Read before MPI starts (which sets variables: getenv beside setenv is a race). */
+static void read_launcher(void)
+{
+    const char *size = getenv("OMPI_COMM_WORLD_SIZE");
+    under_mpirun = size != NULL;
+    several_ranks = size && atoi(size) > 1;
     const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0] && launcher_rank < 0; i++) {
         const char *v = getenv(vars[i]);
         if (v)
-            return strcmp(v, "0") == 0;
+            launcher_rank = atoi(v);
     }
-    return 1;
 }
 
 static void *watch(void *arg)
@@ -113,9 +121,7 @@ int ryr_interrupt_install(ryr_err_t *err)
             struct sigaction old;
             ignored[i] = sigaction(signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN;
         }
-        const char *size = getenv("OMPI_COMM_WORLD_SIZE");
-        under_mpirun = size != NULL;
-        several_ranks = size && atoi(size) > 1;
+        read_launcher();
         on_terminal = isatty(STDERR_FILENO);
         if (pipe(wake) != 0)
             return ryr_err_set(err, "cannot make the interrupt pipe: %s", strerror(errno));

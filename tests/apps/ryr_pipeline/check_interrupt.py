@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """ryr --video stopped by a signal leaves no unfinished file behind.
 
-  check_interrupt.py UTCRUN RYR DIR HOW NP SIGNAL [WHEN]
+  check_interrupt.py UTCRUN RYR DIR HOW NP SIGNAL [WHEN [RYR ARGS...]]
 
 HOW: "direct" (ryr on its own, one rank), "utcrun" (scripts/utcrun -np NP), "group" (the
 signal to utcrun's whole process group, as timeout(1) and job control send it) or "tty"
 (utcrun in the foreground of a pseudo-terminal, the signal typed there: Ctrl-C for
 SIGINT). SIGNAL: SIGINT or SIGTERM. WHEN: "early" sends the signal as soon as the hidden
 temporary video exists (the pipeline may still be starting), "running" (the default) once
-frames are being written.
+frames are being written. RYR ARGS are added to ryr's (e.g. --place output=1: the video
+on rank 1, where the line is not printed).
 
 Checks: the exit status is 128 + the signal (130, 143; through utcrun as well, where
 Open MPI's mpirun would exit 1); standard error holds exactly one line saying ryr was
@@ -26,6 +27,7 @@ import time
 
 UTCRUN, RYR, DIR, HOW, NP, SIGNAME = sys.argv[1:7]
 WHEN = sys.argv[7] if len(sys.argv) > 7 else "running"
+EXTRA = sys.argv[8:]
 SIG = getattr(signal, SIGNAME)
 NP = int(NP)
 failures = []
@@ -62,7 +64,7 @@ subprocess.run(["rm", "-rf", out])
 os.makedirs(out)
 # enough frames for a minute or more: the signal always comes while it runs
 args = [RYR, "--preset", "v1", "--size", "256x192", "--frames", "5000", "--orbit", "2",
-        "--out", out, "--video", os.path.join(out, "v.y4m")]
+        "--out", out, "--video", os.path.join(out, "v.y4m")] + EXTRA
 if HOW != "direct":
     args = [UTCRUN, "-np", str(NP)] + args
 elif NP != 1:
