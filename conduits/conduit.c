@@ -670,7 +670,7 @@ typedef struct route {
 static const char *task_label(const utc__conduit_end_t *e)
 {
     const char *n = e->task->ops->name;
-    return n ? n : "(unnamed)";
+    return utc__text_name(n);
 }
 
 /* End `i` of c (a failure's fail_end comes from another thread: kept in range). */

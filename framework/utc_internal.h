@@ -14,6 +14,7 @@
 #include "base/errors.h"
 #include "base/mpi_wait.h"
 #include "base/sync.h"
+#include "base/text.h"
 #include "base/wait_hook.h"
 #include "context/context_internal.h"
 #include "tasks/task_internal.h"

@@ -110,7 +110,7 @@ static utc_status_t stub_task_create(utc_task_t *task)
     return utc__error(UTC_ERR_NO_GPU_SUPPORT,
                       "utc_task_create: task '%s' is a GPU task, but UTC was built without GPU "
                       "support (configure with a CUDA toolkit and UTC_WITH_CUDA=ON)",
-                      t->ops && t->ops->name ? t->ops->name : "?");
+                      utc__text_name(t->ops ? t->ops->name : NULL));
 }
 
 static void stub_task_destroy(utc_task_t *task) { (void)task; }

@@ -48,10 +48,12 @@ utc_status_t utc_finalize(void)
     utc__conduits_finalize();
     utc__task_destroy_all();
     utc__conduits_release();
-    utc__prof_finalize(utc__world_comm()); /* statistics and trace: collective */
+    /* statistics and trace: collective; a trace that could not be written is this call's
+     * error, on every rank, once the rest is done */
+    rc = utc__prof_finalize(utc__world_comm());
     /* every rank must be done with the runtime's communicators before they go */
     MPI_Barrier(utc__world_comm());
     utc__wd_stop();
     utc__context_stop();
-    return UTC_OK;
+    return rc;
 }

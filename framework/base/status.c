@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "base/errors.h"
+#include "base/text.h"
 
 static _Thread_local char last_error[512];
 
@@ -26,10 +27,15 @@ void utc__error_clear(void) { last_error[0] = '\0'; }
 
 utc_status_t utc__error(utc_status_t status, const char *fmt, ...)
 {
+    char msg[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n;
+    if (len >= sizeof msg) /* cut: not inside a character */
+        len = utc__text_cut(msg, sizeof msg - 1);
+    utc__text_escape(last_error, sizeof last_error, msg, len, UTC__TEXT_LINE);
     utc_log(UTC_LOG_DEBUG, "%s: %s", utc_status_string(status), last_error);
     return status;
 }

@@ -141,12 +141,12 @@ void utc_abort(int code, const char *fmt, ...)
 {
     if (code <= 0 || code > 255)
         code = 1;
-    char msg[1024];
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "utc[%d] abort: ", world_rank);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt ? fmt : "(no message)", ap);
+    utc__log_vwrite(prefix, fmt ? fmt : "(no message)", ap);
     va_end(ap);
-    fprintf(stderr, "utc[%d] abort: %s\n", world_rank, msg);
     fflush(stderr);
     if (utc__initialized())
         MPI_Abort(world, code);

@@ -5,6 +5,7 @@
 
 #include <uthash.h>
 
+#include "base/text.h"
 #include "observe/stats.h"
 
 /* Counters of one conduit in one direction on one thread. */
@@ -201,6 +202,9 @@ static void *gather_rows(MPI_Comm comm, const void *rows, int count, size_t size
 
 static double seconds(uint64_t ns) { return (double)ns * 1e-9; }
 
+/* Characters of the task column. */
+#define NAME_COLUMN 20
+
 void utc__stats_report(MPI_Comm comm, utc__stats_thread_t *const *threads, int n,
                        double elapsed_s, FILE *out)
 {
@@ -229,14 +233,17 @@ void utc__stats_report(MPI_Comm comm, utc__stats_thread_t *const *threads, int n
 
     fprintf(out, "[utc stats] %d rank%s, %.3f s from utc_init to utc_finalize\n", nranks,
             nranks == 1 ? "" : "s", elapsed_s);
-    fprintf(out, "[utc stats] %-20s %4s %4s %7s %6s %10s %10s %6s\n", "task", "id", "rank",
-            "threads", "runs", "busy s", "waiting s", "wait%");
+    fprintf(out, "[utc stats] %-*s %4s %4s %7s %6s %10s %10s %6s\n", NAME_COLUMN, "task",
+            "id", "rank", "threads", "runs", "busy s", "waiting s", "wait%");
     for (int i = 0; i < ntotal; i++) {
         const task_row_t *r = &all_t[i];
         double busy = seconds(r->busy_ns), wait = seconds(r->wait_ns);
-        fprintf(out, "[utc stats] %-20.20s %4" PRId32 " %4" PRId32 " %7" PRId32 " %6" PRIu64
+        /* the name escaped (one line per row, whatever it holds), 20 characters wide */
+        char name[4 * NAME_COLUMN + 1];
+        utc__text_column(name, sizeof name, r->name, NAME_COLUMN);
+        fprintf(out, "[utc stats] %s %4" PRId32 " %4" PRId32 " %7" PRId32 " %6" PRIu64
                      " %10.6f %10.6f %6.1f\n",
-                r->name, r->task_id, r->rank, r->threads, r->runs, busy, wait,
+                name, r->task_id, r->rank, r->threads, r->runs, busy, wait,
                 busy > 0 ? 100.0 * wait / busy : 0.0);
     }
     if (ntotal == 0)

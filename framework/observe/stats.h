@@ -20,7 +20,8 @@
 
 /* Deepest span nesting whose waiting time is accounted for exactly. */
 #define UTC__STATS_DEPTH 32
-/* Bytes of a task name kept for the report (longer names are cut). */
+/* Bytes of a task name kept for the report and the trace, with its NUL (longer names are
+ * cut between characters, base/text.h). */
 #define UTC__STATS_NAME 48
 
 typedef struct utc__stats_conduit utc__stats_conduit_t;

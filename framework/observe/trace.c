@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +23,8 @@
 
 #include <utc/context.h>
 
+#include "base/errors.h"
+#include "base/text.h"
 #include "observe/stats.h"
 #include "observe/trace.h"
 
@@ -108,7 +112,8 @@ static prof_thread_t *thread_record(int task_id, const char *task_name, int glob
     p->global_id = global_id;
     p->st.task_id = task_id;
     if (task_id >= 0) {
-        snprintf(p->st.task_name, sizeof p->st.task_name, "%s", task_name ? task_name : "?");
+        /* cut whole characters: the trace and the table must stay valid UTF-8 */
+        utc__text_copy(p->st.task_name, sizeof p->st.task_name, utc__text_name(task_name));
         snprintf(p->label, sizeof p->label, "%s #%d thread %d (local %d)", p->st.task_name,
                  task_id, global_id, local_id);
     }
@@ -285,6 +290,10 @@ void utc__prof_init(MPI_Comm comm)
             else {
                 cfg.flags |= UTC__PROF_TRACE;
                 strcpy(cfg.path, trace);
+                struct stat st; /* said now rather than after the run (see tf_open) */
+                if (lstat(trace, &st) == 0 && S_ISLNK(st.st_mode))
+                    utc_log(UTC_LOG_WARN, "UTC_TRACE='%s' is a symbolic link: the trace will "
+                            "not be written through it (name the file itself)", trace);
             }
         }
         if (stats && *stats && strcmp(stats, "0") != 0 && strcmp(stats, "off") != 0)
@@ -320,6 +329,26 @@ typedef struct sbuf {
     bool failed;
 } sbuf_t;
 
+/* Room for n more bytes and a NUL; false (and failed set) when out of memory. */
+static bool sb_reserve(sbuf_t *b, size_t n)
+{
+    if (b->failed)
+        return false;
+    if (b->cap - b->len > n)
+        return true;
+    size_t cap = b->cap ? b->cap * 2 : 1 << 16;
+    while (cap - b->len <= n)
+        cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s) {
+        b->failed = true;
+        return false;
+    }
+    b->s = s;
+    b->cap = cap;
+    return true;
+}
+
 __attribute__((format(printf, 2, 3))) static void sb_printf(sbuf_t *b, const char *fmt, ...)
 {
     for (;;) {
@@ -334,31 +363,17 @@ __attribute__((format(printf, 2, 3))) static void sb_printf(sbuf_t *b, const cha
             b->len += (size_t)n;
             return;
         }
-        size_t cap = b->cap ? b->cap * 2 : 1 << 16;
-        while (cap - b->len <= (size_t)n)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->failed = true;
+        if (!sb_reserve(b, (size_t)n))
             return;
-        }
-        b->s = s;
-        b->cap = cap;
     }
 }
 
-/* A JSON string body: quotes, backslashes and control characters escaped. */
+/* The body of a JSON string (base/text.h: ASCII, whatever bytes s holds). */
 static void sb_json_str(sbuf_t *b, const char *s)
 {
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            sb_printf(b, "\\%c", c);
-        else if (c < 0x20)
-            sb_printf(b, "\\u%04x", c);
-        else
-            sb_printf(b, "%c", c);
-    }
+    size_t len = strlen(s), need = utc__text_escape(NULL, 0, s, len, UTC__TEXT_JSON);
+    if (sb_reserve(b, need))
+        b->len += utc__text_escape(b->s + b->len, b->cap - b->len, s, len, UTC__TEXT_JSON);
 }
 
 /* Microseconds since the trace's time 0, with nanosecond digits. */
@@ -422,12 +437,122 @@ static void fragment(sbuf_t *b, int rank, uint64_t *dropped)
     }
 }
 
+/*
+ * The trace file. A new file is written under a temporary name beside the target
+ * (O_CREAT | O_EXCL | O_NOFOLLOW: a fresh file, never through a link), flushed to disk and
+ * renamed over the target once whole: a reader never sees half a trace, and a failure
+ * (a full disk, a write or rename error) leaves the target as it was and no temporary
+ * file. A symbolic link at the target is refused, the link and what it points to left
+ * untouched. A character device or a FIFO (/dev/null, a named pipe) is written in place.
+ */
+typedef struct tfile {
+    FILE *f;
+    bool in_place; /* a device or a FIFO: no temporary file */
+    int err;       /* errno of the first failed step; 0 while all goes well */
+    const char *step;
+    char tmp[sizeof trace_path + 48];
+} tfile_t;
+
+static void tf_fail(tfile_t *t, const char *step)
+{
+    if (!t->err) {
+        t->err = errno ? errno : EIO;
+        t->step = step;
+    }
+}
+
+/* Open the trace's destination. On failure returns UTC_ERR_IO with the message set. */
+static utc_status_t tf_open(tfile_t *t, const char *path)
+{
+    *t = (tfile_t){0};
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISLNK(st.st_mode))
+            return utc__error(UTC_ERR_IO, "UTC_TRACE='%s' is a symbolic link: UTC does not "
+                              "write through links (it would overwrite the file the link "
+                              "points to); name the file itself, or remove the link", path);
+        if (S_ISDIR(st.st_mode))
+            return utc__error(UTC_ERR_IO, "UTC_TRACE='%s' is a directory: name a file", path);
+        if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+            int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+            if (fd < 0 || !(t->f = fdopen(fd, "w"))) {
+                int e = errno;
+                if (fd >= 0)
+                    close(fd);
+                return utc__error(UTC_ERR_IO, "UTC_TRACE='%s': cannot open it for writing (%s)",
+                                  path, strerror(e));
+            }
+            t->in_place = true;
+            return UTC_OK;
+        }
+        if (!S_ISREG(st.st_mode))
+            return utc__error(UTC_ERR_IO, "UTC_TRACE='%s' is not a regular file, a character "
+                              "device or a FIFO", path);
+    } else if (errno != ENOENT) {
+        return utc__error(UTC_ERR_IO, "UTC_TRACE='%s': cannot examine it (%s)", path,
+                          strerror(errno));
+    }
+    int fd = -1;
+    for (unsigned k = 0; fd < 0 && k < 100; k++) {
+        snprintf(t->tmp, sizeof t->tmp, "%s.utc-%ld-%u.tmp", path, (long)getpid(), k);
+        /* mode as an fopen "w" of a new file gives: 0666 less the umask */
+        fd = open(t->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0 || !(t->f = fdopen(fd, "w"))) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+            unlink(t->tmp);
+        }
+        return utc__error(UTC_ERR_IO, "UTC_TRACE='%s': cannot create the file '%s' to write "
+                          "the trace in (%s)", path, t->tmp, strerror(e));
+    }
+    return UTC_OK;
+}
+
+static void tf_write(tfile_t *t, const void *p, size_t n)
+{
+    errno = 0;
+    if (t->f && !t->err && n > 0 && fwrite(p, 1, n, t->f) != n)
+        tf_fail(t, "write");
+}
+
+static void tf_puts(tfile_t *t, const char *s) { tf_write(t, s, strlen(s)); }
+
+/* Finish the file: flush, sync and rename into place, or remove what was written. */
+static utc_status_t tf_close(tfile_t *t, const char *path)
+{
+    errno = 0;
+    if (!t->err && fflush(t->f) != 0)
+        tf_fail(t, "write");
+    if (!t->err && !t->in_place && fsync(fileno(t->f)) != 0)
+        tf_fail(t, "fsync");
+    errno = 0;
+    if (fclose(t->f) != 0)
+        tf_fail(t, "close");
+    t->f = NULL;
+    if (!t->err && !t->in_place && rename(t->tmp, path) != 0)
+        tf_fail(t, "rename");
+    if (!t->err)
+        return UTC_OK;
+    if (t->in_place)
+        return utc__error(UTC_ERR_IO, "UTC_TRACE='%s': the trace's %s failed (%s); what was "
+                          "written there is incomplete", path, t->step, strerror(t->err));
+    unlink(t->tmp);
+    return utc__error(UTC_ERR_IO, "UTC_TRACE='%s': the trace's %s failed (%s); no trace "
+                      "written, the file left as it was", path, t->step, strerror(t->err));
+}
+
 enum { FRAG_TAG = 0x7acf };
 #define CHUNK ((size_t)1 << 20)
 /* Rank 0's receive buffer; untouched pages of it cost no memory. */
 static char recv_chunk[CHUNK];
 
-static void write_trace(MPI_Comm comm, int rank, int nranks)
+/* Write the trace (rank 0 gathers the ranks' parts). Returns rank 0's status on rank 0,
+ * UTC_OK elsewhere. Collective. */
+static utc_status_t write_trace(MPI_Comm comm, int rank, int nranks)
 {
     sbuf_t b = {0};
     uint64_t dropped = 0, total_dropped = 0, nev = 0, total_nev = 0;
@@ -449,53 +574,53 @@ static void write_trace(MPI_Comm comm, int rank, int nranks)
             MPI_Send(b.s + off, (int)n, MPI_CHAR, 0, FRAG_TAG, comm);
         }
         free(b.s);
-        return;
+        return UTC_OK;
     }
-    FILE *f = fopen(trace_path, "w");
-    if (!f)
-        utc_log(UTC_LOG_WARN, "trace: cannot open '%s' for writing (%s); no trace written",
-                trace_path, strerror(errno));
+    tfile_t tf;
+    utc_status_t rc = tf_open(&tf, trace_path);
     bool any = b.len > 0; /* a part has been written: the next one needs a comma */
-    if (f) {
-        fputs("{\"traceEvents\":[\n", f);
-        fwrite(b.s, 1, b.len, f);
-    }
+    tf_puts(&tf, "{\"traceEvents\":[\n");
+    tf_write(&tf, b.s, b.len);
+    /* the other ranks' parts are received even when they cannot be written */
     for (int r = 1; r < nranks; r++) {
         uint64_t rlen;
         MPI_Recv(&rlen, 1, MPI_UINT64_T, r, FRAG_TAG, comm, MPI_STATUS_IGNORE);
-        if (f && any && rlen > 0)
-            fputs(",\n", f);
+        if (any && rlen > 0)
+            tf_puts(&tf, ",\n");
         any = any || rlen > 0;
         for (uint64_t off = 0; off < rlen; off += CHUNK) {
             int n = (int)(rlen - off < CHUNK ? rlen - off : CHUNK);
             MPI_Recv(recv_chunk, n, MPI_CHAR, r, FRAG_TAG, comm, MPI_STATUS_IGNORE);
-            if (f)
-                fwrite(recv_chunk, 1, (size_t)n, f);
+            tf_write(&tf, recv_chunk, (size_t)n);
         }
     }
     free(b.s);
-    if (!f)
-        return;
-    fprintf(f, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"utc_version\":\"%s\","
-               "\"ranks\":%d,\"clock_sync\":\"%s\",\"clock_sync_rtt_us\":%.3f,"
-               "\"events\":%" PRIu64 ",\"dropped_events\":%" PRIu64 "}}\n",
-            utc_version_string(), nranks, clock_sync, (double)sync_rtt_ns * 1e-3, total_nev,
-            total_dropped);
-    if (fclose(f) != 0)
-        utc_log(UTC_LOG_WARN, "trace: writing '%s' failed (%s)", trace_path, strerror(errno));
+    char tail[512];
+    snprintf(tail, sizeof tail,
+             "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"utc_version\":\"%s\","
+             "\"ranks\":%d,\"clock_sync\":\"%s\",\"clock_sync_rtt_us\":%.3f,"
+             "\"events\":%" PRIu64 ",\"dropped_events\":%" PRIu64 "}}\n",
+             utc_version_string(), nranks, clock_sync, (double)sync_rtt_ns * 1e-3, total_nev,
+             total_dropped);
+    tf_puts(&tf, tail);
+    if (rc == UTC_OK)
+        rc = tf_close(&tf, trace_path);
+    if (rc != UTC_OK)
+        utc_log(UTC_LOG_ERROR, "trace: %s", utc_last_error());
     else
         utc_log(UTC_LOG_INFO, "trace: %" PRIu64 " events written to %s", total_nev, trace_path);
     if (total_dropped > 0)
         utc_log(UTC_LOG_WARN, "trace: %" PRIu64 " events did not fit in the per-thread "
                               "buffers and were left out (raise UTC_TRACE_EVENTS, now %zu)",
                 total_dropped, max_events);
+    return rc;
 }
 
-void utc__prof_finalize(MPI_Comm comm)
+utc_status_t utc__prof_finalize(MPI_Comm comm)
 {
     int flags = utc__prof_flags;
     if (!flags)
-        return;
+        return UTC_OK;
     /* every task thread has been joined (utc__task_destroy_all): no hook runs any more */
     utc__prof_flags = 0;
     int rank, nranks;
@@ -509,8 +634,16 @@ void utc__prof_finalize(MPI_Comm comm)
         utc__stats_report(comm, st, n, (double)(utc__prof_clock() - init_ns) * 1e-9, stderr);
         free(st);
     }
-    if (flags & UTC__PROF_TRACE)
-        write_trace(comm, rank, nranks);
+    utc_status_t rc = UTC_OK;
+    if (flags & UTC__PROF_TRACE) {
+        int status = write_trace(comm, rank, nranks);
+        /* every rank returns rank 0's outcome: a lost trace fails utc_finalize everywhere */
+        MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+        rc = (utc_status_t)status;
+        if (rc != UTC_OK && rank != 0)
+            utc__error(rc, "UTC_TRACE='%s': rank 0 could not write the trace (its log says "
+                       "why)", trace_path);
+    }
     prof_thread_t *p = list_head;
     while (p) {
         prof_thread_t *next = p->next;
@@ -523,4 +656,5 @@ void utc__prof_finalize(MPI_Comm comm)
     list_tail = &list_head;
     list_len = 0;
     self = NULL;
+    return rc;
 }

@@ -37,6 +37,8 @@
 
 #include <mpi.h>
 
+#include <utc/status.h>
+
 #include "base/clock.h"
 
 /* Bits of utc__prof_flags. */
@@ -153,7 +155,9 @@ void utc__prof_thread_start(int task_id, const char *task_name, int global_id, i
 void utc__prof_init(MPI_Comm world);
 
 /* utc_finalize, after the tasks are gone and before the world communicator goes: prints
- * the statistics and writes the trace (rank 0 gathers). Collective; main thread. */
-void utc__prof_finalize(MPI_Comm world);
+ * the statistics and writes the trace (rank 0 gathers). Collective; main thread.
+ * Returns UTC_OK, or UTC_ERR_IO on every rank when the trace could not be written whole
+ * (rank 0 logs why; the last-error message says it too). */
+utc_status_t utc__prof_finalize(MPI_Comm world) __attribute__((warn_unused_result));
 
 #endif /* UTC_OBSERVE_TRACE_H */

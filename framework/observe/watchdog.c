@@ -24,6 +24,8 @@
 #include <utc/context.h>
 
 #include "base/clock.h"
+#include "base/errors.h"
+#include "base/text.h"
 #include "base/wait_hook.h"
 #include "observe/watchdog.h"
 
@@ -181,14 +183,14 @@ static void describe(char *buf, size_t n, int kind, int obj, int tag, int peer,
     switch ((utc__wait_kind_t)kind) {
     case UTC__WAIT_TASK:
         snprintf(buf, n, "utc_task_init/wait of task '%s' (id %d): its threads are still busy",
-                 str_or(name, "?"), obj);
+                 utc__text_name(name), obj);
         break;
     case UTC__WAIT_BARRIER_LOCAL:
-        snprintf(buf, n, "the local barrier of task '%s' (id %d)", str_or(name, "?"), obj);
+        snprintf(buf, n, "the local barrier of task '%s' (id %d)", utc__text_name(name), obj);
         break;
     case UTC__WAIT_BARRIER:
         snprintf(buf, n, "the task barrier of task '%s' (id %d), across its ranks",
-                 str_or(name, "?"), obj);
+                 utc__text_name(name), obj);
         break;
     case UTC__WAIT_WORLD_BARRIER:
         snprintf(buf, n, "utc_barrier (all ranks)");
@@ -213,15 +215,15 @@ static void describe(char *buf, size_t n, int kind, int obj, int tag, int peer,
         break;
     case UTC__WAIT_RMA:
         snprintf(buf, n, "RMA: global shared data of task '%s' (id %d) on rank %d",
-                 str_or(name, "?"), obj, peer);
+                 utc__text_name(name), obj, peer);
         break;
     case UTC__WAIT_RMA_BARRIER:
         snprintf(buf, n, "RMA: a global shared data team step of task '%s' (id %d) "
                  "(utc_gdata_barrier, a collective, utc_gdata_create/destroy)",
-                 str_or(name, "?"), obj);
+                 utc__text_name(name), obj);
         break;
     case UTC__WAIT_COLLECTIVE:
-        snprintf(buf, n, "a task collective of task '%s' (id %d)", str_or(name, "?"), obj);
+        snprintf(buf, n, "a task collective of task '%s' (id %d)", utc__text_name(name), obj);
         break;
     default:
         snprintf(buf, n, "(unknown wait %d)", kind);
@@ -278,19 +280,20 @@ static void scan(void)
         /* report again each time the wait doubles: a hang stays visible, but quietly */
         while (r->mon_next <= waited)
             r->mon_next *= 2;
-        char who[192], what[256], line[800];
+        char who[192], what[256], prefix[48];
         if (task_id >= 0)
             snprintf(who, sizeof who, "task '%s' (id %d) thread %d (tid %d)",
-                     str_or(task_name, "(unnamed)"), task_id, thread_id, tid);
+                     utc__text_name(task_name), task_id, thread_id, tid);
         else
             snprintf(who, sizeof who, "%s (tid %d)",
                      tid == (int)getpid() ? "the main thread" : "a non-task thread", tid);
         describe(what, sizeof what, kind, obj, tag, peer, name);
         char more[256];
         more_detail(r, serial, more, sizeof more);
-        snprintf(line, sizeof line, "utc[%d] watchdog: %s has waited %.1f s on %s%s%s\n",
-                 wd_rank, who, waited, what, more[0] ? ": " : "", more);
-        fputs(line, stderr); /* one call per line: lines of ranks and threads stay whole */
+        snprintf(prefix, sizeof prefix, "utc[%d] watchdog: ", wd_rank);
+        /* one call per line: lines of ranks and threads stay whole; names escaped */
+        utc__log_write(prefix, "%s has waited %.1f s on %s%s%s", who, waited, what,
+                       more[0] ? ": " : "", more);
     }
     fflush(stderr);
 }

@@ -8,6 +8,7 @@
 #include "base/clock.h"
 #include "base/coll_check.h"
 #include "base/errors.h"
+#include "base/text.h"
 #include "base/sync.h"
 #include "base/wait_hook.h"
 #include "context/binding.h"
@@ -69,7 +70,7 @@ static utc_status_t check_args(const utc_task_ops_t *ops, const int *procs, int 
         return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: ops is NULL");
     if (!ops->run)
         return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: task '%s' has no run function",
-                          ops->name ? ops->name : "(unnamed)");
+                          utc__text_name(ops->name));
     if (ops->size < sizeof(utc_task_t))
         return utc__error(UTC_ERR_INVALID_ARG,
                           "utc_task_create: ops->size %zu is smaller than utc_task_t (%zu): "
@@ -234,7 +235,7 @@ static utc_status_t start_threads(struct utc__task *t, int *nstarted)
      * text. (A binding the creator checked has the creator's message already.) */
     if (rc == UTC_ERR_GPU)
         utc__error(rc, "utc_task_create: thread %d of task '%s' on rank %d could not start: %s",
-                   t->start_thread, t->ops->name ? t->ops->name : "?", utc_rank(), t->start_msg);
+                   t->start_thread, utc__text_name(t->ops->name), utc_rank(), t->start_msg);
     return rc;
 }
 
@@ -336,7 +337,7 @@ utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nt
     rc = place(t);
     if (!t->self)
         rc = utc__error(UTC_ERR_NO_MEMORY, "utc_task_create: cannot allocate %zu bytes for '%s'",
-                        ops->size, ops->name ? ops->name : "(unnamed)");
+                        ops->size, utc__text_name(ops->name));
     else {
         t->self->ops = ops;
         t->self->impl = t;
@@ -360,7 +361,7 @@ utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nt
         if (rc == UTC_OK)
             rc = utc__error((utc_status_t)any_rc,
                             "utc_task_create: creating task '%s' failed on another rank (%s)",
-                            ops->name ? ops->name : "(unnamed)", utc_status_string(any_rc));
+                            utc__text_name(ops->name), utc_status_string(any_rc));
         t->initialized = false; /* no fini for a task that never was */
         stop_threads(t, nstarted);
         for (int i = next - 1; i >= 0; i--)
@@ -374,7 +375,7 @@ utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nt
     HASH_ADD_PTR(registry, self, t);
     pthread_mutex_unlock(&registry_lock);
     utc_log(UTC_LOG_DEBUG, "task '%s' id %d: %d threads, %d here, entry rank %d",
-            ops->name ? ops->name : "?", t->id, nthreads, t->nlocal, t->entry_rank);
+            utc__text_name(ops->name), t->id, nthreads, t->nlocal, t->entry_rank);
     *out = t->self;
     return UTC_OK;
 }
@@ -388,7 +389,7 @@ static utc_status_t refuse_own(utc_task_t *task, const char *fn, const char *wha
     return utc__error(UTC_ERR_DEADLOCK,
                       "%s: called from a thread of task '%s' itself, it would wait for %s "
                       "(call it from the main thread, or from another task)",
-                      fn, name ? name : "?", what);
+                      fn, utc__text_name(name), what);
 }
 
 /* The message of a failed init or run, after utc__mailbox_wait_all returned rc: the value
@@ -396,7 +397,7 @@ static utc_status_t refuse_own(utc_task_t *task, const char *fn, const char *wha
  * say both), and on which thread. */
 static void user_failed(struct utc__task *t, utc_status_t rc, const char *what)
 {
-    const char *name = t->ops->name ? t->ops->name : "?";
+    const char *name = utc__text_name(t->ops->name);
     int raw = 0, thread = -1;
     const char *msg = "";
     if (!utc__mailbox_first_user(t->mailbox, &raw, &thread, &msg))
@@ -424,7 +425,7 @@ utc_status_t utc_task_init(utc_task_t *task, void *arg)
     pthread_mutex_lock(&t->owner_lock);
     if (t->ops->init && t->initialized) {
         rc = utc__error(UTC_ERR_STATE, "utc_task_init: task '%s' is already initialized",
-                        t->ops->name ? t->ops->name : "?");
+                        utc__text_name(t->ops->name));
     } else {
         if ((rc = utc__mailbox_wait_all(t->mailbox)) == UTC_OK) {
             utc__mailbox_post(t->mailbox, UTC__CMD_INIT, arg);
@@ -456,7 +457,7 @@ utc_status_t utc_task_run(utc_task_t *task, void *arg)
     if (!t->initialized)
         rc = utc__error(UTC_ERR_STATE,
                         "utc_task_run: task '%s' has an init function: call utc_task_init first",
-                        t->ops->name ? t->ops->name : "?");
+                        utc__text_name(t->ops->name));
     else
         utc__mailbox_post(t->mailbox, UTC__CMD_RUN, arg);
     pthread_mutex_unlock(&t->owner_lock);
@@ -516,7 +517,7 @@ utc_status_t utc_task_destroy(utc_task_t *task)
     if (t->destroying) {
         pthread_mutex_unlock(&t->owner_lock);
         return utc__error(UTC_ERR_INVALID_HANDLE, "utc_task_destroy: task '%s' is already being "
-                          "destroyed", t->ops->name ? t->ops->name : "?");
+                          "destroyed", utc__text_name(t->ops->name));
     }
     t->destroying = true;
     pthread_mutex_unlock(&t->owner_lock);
@@ -543,7 +544,7 @@ void utc__task_destroy_all(void)
     while (rev) {
         t = rev;
         rev = t->destroy_next;
-        const char *name = t->ops->name ? t->ops->name : "?";
+        const char *name = utc__text_name(t->ops->name);
         utc_log(UTC_LOG_DEBUG, "utc_finalize: destroying task '%s' (id %d) left alive", name,
                 t->id);
         if (t->nlocal > 0 && utc__mailbox_busy(t->mailbox)) {
@@ -601,7 +602,7 @@ const char *utc_task_name(const utc_task_t *task)
 {
     if (utc__task_check(task, "utc_task_name") != UTC_OK)
         return "(invalid task)";
-    return task->impl->ops->name ? task->impl->ops->name : "(unnamed)";
+    return utc__text_name(task->impl->ops->name);
 }
 
 /* Wait until no thread of `task` has its call mark at `lo` or `hi`. */

@@ -4,6 +4,7 @@
 
 #include "base/errors.h"
 #include "base/mpi_wait.h"
+#include "base/text.h"
 #include "base/wait_hook.h"
 #include "context/binding.h"
 #include "observe/trace.h"
@@ -40,7 +41,7 @@ static void report_start(struct utc__task *t, int local_id, utc_status_t rc)
          * GPU's failure is the device's or the driver's: logged too */
         if (rc == UTC_ERR_GPU)
             utc_log(UTC_LOG_WARN, "task %s thread %d could not start: %s",
-                    t->ops->name ? t->ops->name : "?", local_id, utc_last_error());
+                    utc__text_name(t->ops->name), local_id, utc_last_error());
         if (atomic_compare_exchange_strong(&t->start_rc, &expected, (int)rc)) {
             snprintf(t->start_msg, sizeof t->start_msg, "%s", utc_last_error());
             t->start_thread = local_id;
@@ -102,7 +103,7 @@ static utc_status_t execute(struct utc__thread *th, utc__cmd_kind_t kind, void *
         const char *msg = utc_last_error();
         /* a GPU error is the device's or the driver's, not the program's flow: say it */
         utc_log(rc == UTC_ERR_GPU ? UTC_LOG_WARN : UTC_LOG_INFO,
-                "task %s (id %d) thread %d: %s returned %d (%s)%s%s", ops->name ? ops->name : "?",
+                "task %s (id %d) thread %d: %s returned %d (%s)%s%s", utc__text_name(ops->name),
                 t->id, ctx->global_id, kind == UTC__CMD_INIT ? "init" : "run", raw,
                 utc_status_string(rc), *msg ? ": " : "", msg);
         utc__mailbox_note_user(t->mailbox, rc, raw, ctx->global_id, msg);

@@ -181,7 +181,7 @@ utc_status_t utc_gpu_check(const char *what)
 static utc_status_t check_options(const struct utc__task *t)
 {
     const utc_task_options_t *o = &t->opts;
-    const char *name = t->ops->name ? t->ops->name : "?";
+    const char *name = utc__text_name(t->ops->name);
     if ((int)o->mem_kind < UTC_MEM_PAGEABLE || (int)o->mem_kind > UTC_MEM_UNIFIED)
         return utc__error(UTC_ERR_INVALID_ARG,
                           "utc_task_create: GPU task '%s': mem_kind %d is not a utc_mem_kind_t",
@@ -207,7 +207,7 @@ static utc_status_t gpu_task_create(utc_task_t *task)
     if (rc != UTC_OK || t->nlocal == 0)
         return rc;
 
-    const char *name = t->ops->name ? t->ops->name : "?";
+    const char *name = utc__text_name(t->ops->name);
     int ndev;
     const char *why;
     rc = device_count(&ndev, &why);

@@ -242,7 +242,7 @@ utc_status_t utc__gs_task_open(utc_task_t *task, utc__gs_task_t **out)
         return UTC_OK;
     }
 
-    const char *name = t->ops && t->ops->name ? t->ops->name : "?";
+    const char *name = utc__text_name(t->ops ? t->ops->name : NULL);
     utc__gs_task_t *gs = calloc(1, sizeof *gs);
     if (!gs)
         return utc__error(UTC_ERR_NO_MEMORY, "task '%s': no memory for gshared state", name);
