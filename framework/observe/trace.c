@@ -516,7 +516,7 @@ static void tf_write(tfile_t *t, const void *p, size_t n)
 {
     errno = 0;
     if (t->f && !t->err && n > 0 && fwrite(p, 1, n, t->f) != n)
-        tf_fail(t, "write");
+        tf_fail(t, "writing");
 }
 
 static void tf_puts(tfile_t *t, const char *s) { tf_write(t, s, strlen(s)); }
@@ -526,23 +526,25 @@ static utc_status_t tf_close(tfile_t *t, const char *path)
 {
     errno = 0;
     if (!t->err && fflush(t->f) != 0)
-        tf_fail(t, "write");
+        tf_fail(t, "writing");
     if (!t->err && !t->in_place && fsync(fileno(t->f)) != 0)
-        tf_fail(t, "fsync");
+        tf_fail(t, "syncing it to disk");
     errno = 0;
     if (fclose(t->f) != 0)
-        tf_fail(t, "close");
+        tf_fail(t, "closing");
     t->f = NULL;
     if (!t->err && !t->in_place && rename(t->tmp, path) != 0)
-        tf_fail(t, "rename");
+        tf_fail(t, "renaming it into place");
     if (!t->err)
         return UTC_OK;
     if (t->in_place)
-        return utc__error(UTC_ERR_IO, "UTC_TRACE='%s': the trace's %s failed (%s); what was "
-                          "written there is incomplete", path, t->step, strerror(t->err));
+        return utc__error(UTC_ERR_IO, "UTC_TRACE='%s': the trace could not be written: %s "
+                          "failed (%s); what it received is incomplete", path, t->step,
+                          strerror(t->err));
     unlink(t->tmp);
-    return utc__error(UTC_ERR_IO, "UTC_TRACE='%s': the trace's %s failed (%s); no trace "
-                      "written, the file left as it was", path, t->step, strerror(t->err));
+    return utc__error(UTC_ERR_IO, "UTC_TRACE='%s': the trace could not be written: %s "
+                      "failed (%s); no partial trace left, the path is as it was", path,
+                      t->step, strerror(t->err));
 }
 
 enum { FRAG_TAG = 0x7acf };

@@ -30,7 +30,13 @@ utc_status_t utc_init(int *argc, char ***argv) __attribute__((warn_unused_result
  * run that stops on an error returns; utc_finalize waits for each run to return, saying
  * in the log which task it waits for every 5 s. After it every UTC call returns
  * UTC_ERR_NOT_INITIALIZED.
- * @return UTC_OK; UTC_ERR_NOT_INITIALIZED if UTC is not running; UTC_ERR_DEADLOCK when
+ * With UTC_TRACE set, the trace is written here (by rank 0). If it cannot be written
+ * whole (a full disk, a write, sync or rename error, a symbolic link at the path), no
+ * partial file is left, the reason is logged, and utc_finalize returns UTC_ERR_IO on every
+ * rank once it has finished all the rest (UTC is finalized all the same): check its status
+ * so that a run whose trace was lost exits non-zero.
+ * @return UTC_OK; UTC_ERR_IO if the trace could not be written (utc_last_error() says
+ *         why); UTC_ERR_NOT_INITIALIZED if UTC is not running; UTC_ERR_DEADLOCK when
  *         called from a task's thread.
  */
 utc_status_t utc_finalize(void);
@@ -65,6 +71,10 @@ typedef enum utc_log_level {
 /**
  * @brief Write a log line to stderr, prefixed with the level and the rank, if the level
  * is at least UTC_LOG's. Thread-safe. Usable before utc_init (rank shown as "-").
+ *
+ * One message is one line: control characters in it (a newline, a terminal escape) are
+ * written as escapes (\n, \t, \x1b), and so are bytes that are not UTF-8 (\xNN); a
+ * message longer than about 1000 bytes is cut, between characters.
  */
 void utc_log(utc_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -43,7 +43,10 @@ struct utc__thread;
  * utc_task_init / utc_task_wait.
  */
 typedef struct utc_task_ops {
-    const char *name; /**< short name, for logs and traces */
+    /** short name, for logs, statistics and traces; NULL or "" is shown as "(unnamed)".
+     *  Any bytes: logs show control characters and bytes that are not UTF-8 as escapes
+     *  (\n, \x1b), traces as JSON escapes; cut to 47 bytes (whole characters) there. */
+    const char *name;
     size_t size;      /**< size of the user's struct (>= sizeof(utc_task_t)) */
     /** Called by every local thread at utc_task_init, with utc_task_init's arg. */
     int (*init)(utc_task_t *self, utc_ctx_t *ctx, void *arg);
@@ -203,7 +206,8 @@ int utc_task_is_local(const utc_task_t *task);
 utc_task_kind_t utc_task_kind(const utc_task_t *task);
 /** @brief The memory kind GPU buffers of this task should use (a creation option). */
 utc_mem_kind_t utc_task_mem_kind(const utc_task_t *task);
-/** @brief The name from the task's ops. */
+/** @brief The name from the task's ops, as it is; "(unnamed)" when it is NULL or empty,
+ *  "(invalid task)" for a handle that is not a live task. */
 const char *utc_task_name(const utc_task_t *task);
 
 /* ---- inside a task: thread context ---- */

@@ -10,10 +10,21 @@
  *   stores into the next rank's part, quiets, joins a gdata barrier, loads it back from
  *   there, then an allreduce.
  * - main: a world barrier before and after.
+ *
+ * `--limit-file-size BYTES`: rank 0 may write no more than BYTES to a file from just
+ * before utc_finalize (RLIMIT_FSIZE, with SIGXFSZ ignored, so a write past it fails with
+ * EFBIG as on a full disk: the trace cannot be written).
+ * Exit 0 when all went well, 1 when the run failed, 3 when utc_finalize failed.
+ * `--finalize-fails`: utc_finalize must fail with UTC_ERR_IO: exit 0 when it does (after
+ * saying so), 4 when it does not. (Every rank then exits 0, so mpirun does not kill a
+ * rank before it has printed its line.)
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <utc/utc.h>
 
@@ -106,6 +117,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "utc_init: %s\n", utc_last_error());
         return 1;
     }
+    long fsize_limit = -1;
+    int finalize_fails = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--limit-file-size") && i + 1 < argc)
+            fsize_limit = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--finalize-fails"))
+            finalize_fails = 1;
+    }
     int n = utc_nranks(), last = n - 1;
     int ping_procs[2] = {0, 0}, pong_procs[1] = {last}, gs_procs[64];
     int ngs = utc_procs_spread(gs_procs, 64, 0, n < 64 ? n : 64, 1);
@@ -146,6 +165,20 @@ int main(int argc, char **argv)
         utc_task_destroy(pong);
     if (ping)
         utc_task_destroy(ping);
-    utc_finalize();
-    return rc == UTC_OK ? 0 : 1;
+    if (fsize_limit >= 0 && utc_rank() == 0) {
+        struct rlimit rl;
+        getrlimit(RLIMIT_FSIZE, &rl);
+        rl.rlim_cur = (rlim_t)fsize_limit;
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            perror("setrlimit");
+    }
+    int me = utc_rank();
+    utc_status_t frc = utc_finalize();
+    if (frc != UTC_OK)
+        printf("trace_run: rank %d: utc_finalize: %s (%s)\n", me, utc_status_string(frc),
+               utc_last_error());
+    if (finalize_fails)
+        return rc == UTC_OK && frc == UTC_ERR_IO ? 0 : 4;
+    return rc != UTC_OK ? 1 : frc != UTC_OK ? 3 : 0;
 }
