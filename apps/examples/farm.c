@@ -246,6 +246,8 @@ int main(int argc, char **argv)
         utc_task_destroy(coll);
     if (disp)
         utc_task_destroy(disp);
-    utc_finalize();
-    return rc == UTC_OK ? 0 : 1;
+    utc_status_t frc = utc_finalize(); /* fails when, say, the UTC_TRACE file was lost */
+    if (frc != UTC_OK)
+        fprintf(stderr, "utc_finalize: %s\n", utc_last_error());
+    return rc == UTC_OK && frc == UTC_OK ? 0 : 1;
 }

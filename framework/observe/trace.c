@@ -474,7 +474,13 @@ static utc_status_t tf_open(tfile_t *t, const char *path)
         if (S_ISDIR(st.st_mode))
             return utc__error(UTC_ERR_IO, "UTC_TRACE='%s' is a directory: name a file", path);
         if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+            /* no O_CREAT, O_TRUNC: a stream, written from where it is */
             int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+            if (fd >= 0 && (fstat(fd, &st) != 0 || S_ISREG(st.st_mode))) {
+                close(fd); /* replaced by a file meanwhile: not overwritten in place */
+                fd = -1;
+                errno = EAGAIN;
+            }
             if (fd < 0 || !(t->f = fdopen(fd, "w"))) {
                 int e = errno;
                 if (fd >= 0)

@@ -41,7 +41,8 @@ no_leftovers() {
 # fail with UTC_ERR_IO on every rank, and rank 0 log an error saying $2. The program
 # exits non-zero; with --finalize-fails (checked on every rank) zero.
 finalize_fails() {
-    local path=$1 why=$2 log="$work/last.txt" st=0
+    local path=$1 why=$2 st=0
+    local log="$path.log"
     shift 2
     UTC_TRACE="$path" "$utcrun" -np "$np" "$prog" "$@" > "$log" 2>&1 || st=$?
     case " $* " in
