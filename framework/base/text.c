@@ -75,14 +75,29 @@ static size_t token(const unsigned char *s, size_t n, utc__text_mode_t mode, cha
     *used = len;
     const char *esc = NULL;
     switch (cp) {
-    case '\n': esc = "\\n"; break;
-    case '\r': esc = "\\r"; break;
-    case '\t': esc = "\\t"; break;
-    case '\b': esc = mode == UTC__TEXT_JSON ? "\\b" : NULL; break;
-    case '\f': esc = mode == UTC__TEXT_JSON ? "\\f" : NULL; break;
-    case '"': esc = mode == UTC__TEXT_JSON ? "\\\"" : NULL; break;
-    case '\\': esc = mode == UTC__TEXT_JSON ? "\\\\" : NULL; break;
-    default: break;
+    case '\n':
+        esc = "\\n";
+        break;
+    case '\r':
+        esc = "\\r";
+        break;
+    case '\t':
+        esc = "\\t";
+        break;
+    case '\b':
+        esc = mode == UTC__TEXT_JSON ? "\\b" : NULL;
+        break;
+    case '\f':
+        esc = mode == UTC__TEXT_JSON ? "\\f" : NULL;
+        break;
+    case '"':
+        esc = mode == UTC__TEXT_JSON ? "\\\"" : NULL;
+        break;
+    case '\\':
+        esc = mode == UTC__TEXT_JSON ? "\\\\" : NULL;
+        break;
+    default:
+        break;
     }
     bool control = cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
     if (esc)
@@ -132,8 +147,7 @@ static size_t escape(char *dst, size_t cap, const char *src, size_t len, utc__te
     return out;
 }
 
-size_t utc__text_escape(char *dst, size_t cap, const char *src, size_t len,
-                        utc__text_mode_t mode)
+size_t utc__text_escape(char *dst, size_t cap, const char *src, size_t len, utc__text_mode_t mode)
 {
     size_t written, wcols;
     return escape(dst, cap, src, len, mode, SIZE_MAX, &written, &wcols);

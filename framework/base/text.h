@@ -45,8 +45,7 @@ typedef enum utc__text_mode {
  * Returns the length of the whole escaped text (as snprintf does): the output was cut
  * when the value is cap or more. dst may be NULL when cap is 0 (to measure).
  */
-size_t utc__text_escape(char *dst, size_t cap, const char *src, size_t len,
-                        utc__text_mode_t mode);
+size_t utc__text_escape(char *dst, size_t cap, const char *src, size_t len, utc__text_mode_t mode);
 
 /*
  * `src` escaped as a log line (UTC__TEXT_LINE) in a column `width` characters wide: cut

@@ -32,7 +32,7 @@ static void test_line(void)
     expect_escape("a\nutc[0] error: forged", UTC__TEXT_LINE, "a\\nutc[0] error: forged");
     expect_escape("\r\t\x1b[31m\x7f\x01", UTC__TEXT_LINE, "\\r\\t\\x1b[31m\\x7f\\x01");
     expect_escape("nel\xc2\x85", UTC__TEXT_LINE, "nel\\u0085"); /* a C1 control */
-    expect_escape("q\"b\\s", UTC__TEXT_LINE, "q\"b\\s");         /* kept as they are */
+    expect_escape("q\"b\\s", UTC__TEXT_LINE, "q\"b\\s");        /* kept as they are */
     /* not UTF-8: a lone byte, a continuation byte, overlong forms, a surrogate, above
      * U+10FFFF, a character cut short by the next byte */
     expect_escape("\xff|\x80|\xc0\xaf|\xe0\x80\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xe2\x82(",
@@ -50,8 +50,7 @@ static void test_json(void)
 {
     expect_escape("plain", UTC__TEXT_JSON, "plain");
     expect_escape("q\"b\\s/", UTC__TEXT_JSON, "q\\\"b\\\\s/");
-    expect_escape("\n\r\t\b\f\x01\x1b\x7f", UTC__TEXT_JSON,
-                  "\\n\\r\\t\\b\\f\\u0001\\u001b\\u007f");
+    expect_escape("\n\r\t\b\f\x01\x1b\x7f", UTC__TEXT_JSON, "\\n\\r\\t\\b\\f\\u0001\\u001b\\u007f");
     /* non-ASCII as \uXXXX, above U+FFFF as a surrogate pair: the output is ASCII */
     expect_escape("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xc2\x85", UTC__TEXT_JSON,
                   "\\u00e9\\u20ac\\ud83d\\ude00\\u0085");
@@ -66,15 +65,15 @@ static void test_escape_cut(void)
     CU_ASSERT_EQUAL(utc__text_escape(NULL, 0, "a\nb", 3, UTC__TEXT_LINE), 4);
     char out[8];
     memset(out, 'X', sizeof out);
-    /* "ab\x1b" + "cd": the escape (4 bytes) does not fit whole in 5 bytes with the NUL */
-    size_t n = utc__text_escape(out, 5, "ab\x1b" "cd", 5, UTC__TEXT_LINE);
+    /* "ab", ESC, "cd": the escape (4 bytes) does not fit whole in 5 bytes with the NUL */
+    size_t n = utc__text_escape(out, 5, "ab\033cd", 5, UTC__TEXT_LINE);
     CU_ASSERT_EQUAL(n, 8);
     CU_ASSERT_STRING_EQUAL(out, "ab");
     /* nothing after a cut, even what would fit */
-    n = utc__text_escape(out, 4, "\xe2\x82\xac" "a", 4, UTC__TEXT_LINE);
+    n = utc__text_escape(out, 4, "\342\202\254a", 4, UTC__TEXT_LINE);
     CU_ASSERT_EQUAL(n, 4);
     CU_ASSERT_STRING_EQUAL(out, "\xe2\x82\xac");
-    n = utc__text_escape(out, 3, "\xe2\x82\xac" "a", 4, UTC__TEXT_LINE);
+    n = utc__text_escape(out, 3, "\342\202\254a", 4, UTC__TEXT_LINE);
     CU_ASSERT_STRING_EQUAL(out, "");
     /* length counts bytes: a NUL inside is a control character like any other */
     n = utc__text_escape(out, sizeof out, "a\0b", 3, UTC__TEXT_LINE);
@@ -162,8 +161,7 @@ static void test_log_lines(void)
         *nl = '\0';
         CU_ASSERT(strncmp(l, prefix, strlen(prefix)) == 0);
         if (lines == 0)
-            CU_ASSERT_STRING_EQUAL(l + strlen(prefix),
-                                   "task 'evil\\nutc[0] error: forged' failed");
+            CU_ASSERT_STRING_EQUAL(l + strlen(prefix), "task 'evil\\nutc[0] error: forged' failed");
         if (lines == 1)
             CU_ASSERT_STRING_EQUAL(l + strlen(prefix), "bytes '\\xff\\u0085\\x1b[2J'");
         if (lines == 2) { /* cut: only whole "é" after "long '" */
@@ -188,4 +186,7 @@ static const utc_test_case_t cases[] = {
     {"utc_log writes one line per message, whatever its arguments", test_log_lines},
     UTC_TEST_END};
 
-int main(int argc, char **argv) { return utc_test_main(argc, argv, "text", cases); }
+int main(int argc, char **argv)
+{
+    return utc_test_main(argc, argv, "text", cases);
+}

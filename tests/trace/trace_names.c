@@ -65,8 +65,7 @@ int main(int argc, char **argv)
     utc_task_t *tasks[NNAMES] = {0};
     int bad = 0, n = utc_nranks();
     for (int i = 0; i < NNAMES; i++) {
-        ops[i] = (utc_task_ops_t){.name = names[i], .size = sizeof(utc_task_t),
-                                  .run = named_run};
+        ops[i] = (utc_task_ops_t){.name = names[i], .size = sizeof(utc_task_t), .run = named_run};
         int procs[2] = {i % n, i % n};
         utc_status_t rc = utc_task_create(&ops[i], procs, i == EVIL ? 2 : 1, NULL, &tasks[i]);
         if (rc != UTC_OK) {
@@ -82,8 +81,8 @@ int main(int argc, char **argv)
         utc_status_t rc = utc_task_wait(tasks[i]);
         if (utc_task_is_local(tasks[i]) == 1) {
             if (rc != UTC_ERR_TASK_FAILED) {
-                utc_log(UTC_LOG_ERROR, "task %d: wait returned %d, not UTC_ERR_TASK_FAILED",
-                        i, (int)rc);
+                utc_log(UTC_LOG_ERROR, "task %d: wait returned %d, not UTC_ERR_TASK_FAILED", i,
+                        (int)rc);
                 bad = 1;
             } else { /* the message names the task: logged, it must stay one line */
                 utc_log(UTC_LOG_INFO, "expected failure of task %d: %s", i, utc_last_error());
