@@ -47,7 +47,7 @@ utc_status_t utc_conduit_sendrecv(utc_conduit_t *conduit, int dest, const void *
     rc = utc_conduit_iwrite_to(conduit, dest, sbuf, ssize, stag, &wr);
     if (rc != UTC_OK) {
         char why[256];
-        snprintf(why, sizeof why, "%s", utc_last_error());
+        utc__text_copy(why, sizeof why, utc_last_error());
         (void)utc_request_cancel(&rr);
         (void)utc_request_wait(&rr, NULL); /* canceled, or its message had come */
         return utc__error(rc, "%s", why);
@@ -132,7 +132,7 @@ static bool set_pass(int count, utc_request_t **reqs, utc_status_t *statuses,
         if (st != UTC_OK && first->rc == UTC_OK) {
             first->rc = st;
             first->at = i;
-            snprintf(first->why, sizeof first->why, "%s", utc_last_error());
+            utc__text_copy(first->why, sizeof first->why, utc_last_error());
         }
     }
     return pending;

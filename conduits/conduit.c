@@ -1223,7 +1223,7 @@ static utc_status_t run_op_marked(utc_conduit_t *h, const xfer_t *x, size_t *rec
         if (x->info)
             e->info[k] = *x->info;
         if (rc != UTC_OK)
-            snprintf(e->errmsg[k], sizeof e->errmsg[k], "%s", utc_last_error());
+            utc__text_copy(e->errmsg[k], sizeof e->errmsg[k], utc_last_error());
     }
     uint64_t t0 = utc__prof_start();
     /* orders thread 0's results before our reads */

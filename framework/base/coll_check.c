@@ -11,6 +11,7 @@
 #include "base/coll_check.h"
 #include "base/errors.h"
 #include "base/mpi_wait.h"
+#include "base/text.h"
 
 /* On the wire: the call, the sequence number, the local argument check's status and the
  * parts, each also complemented. */
@@ -252,7 +253,7 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
     free(all);
     if (d->args_rc != UTC_OK) { /* this rank's own complaint, which the mismatch replaces */
         char own[512]; /* a copy: utc__error writes where utc_last_error points */
-        snprintf(own, sizeof own, "%s", utc_last_error());
+        utc__text_copy(own, sizeof own, utc_last_error());
         return utc__error(UTC_ERR_MISMATCH, "%s (here: %s)", msg, own);
     }
     return utc__error(UTC_ERR_MISMATCH, "%s", msg);

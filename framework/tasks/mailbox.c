@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/errors.h"
 #include "base/sync.h"
+#include "base/text.h"
 #include "tasks/mailbox.h"
 
 #define MAILBOX_SLOTS 64
@@ -114,7 +115,7 @@ void utc__mailbox_note_user(utc__mailbox_t *mb, utc_status_t rc, int raw, int th
         mb->user_set = true;
         mb->user_raw = raw;
         mb->user_thread = thread;
-        snprintf(mb->user_msg, sizeof mb->user_msg, "%s", msg ? msg : "");
+        utc__text_copy(mb->user_msg, sizeof mb->user_msg, msg ? msg : "");
     }
 }
 

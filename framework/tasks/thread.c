@@ -43,7 +43,7 @@ static void report_start(struct utc__task *t, int local_id, utc_status_t rc)
             utc_log(UTC_LOG_WARN, "task %s thread %d could not start: %s",
                     utc__text_name(t->ops->name), local_id, utc_last_error());
         if (atomic_compare_exchange_strong(&t->start_rc, &expected, (int)rc)) {
-            snprintf(t->start_msg, sizeof t->start_msg, "%s", utc_last_error());
+            utc__text_copy(t->start_msg, sizeof t->start_msg, utc_last_error());
             t->start_thread = local_id;
         }
     }

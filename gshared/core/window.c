@@ -55,7 +55,7 @@ utc_status_t utc__gs_team_leave(utc__gs_task_t *gs, bool leader, utc_status_t rc
     if (leader) {
         gs->team_rc = rc;
         if (rc != UTC_OK)
-            snprintf(gs->team_msg, sizeof gs->team_msg, "%s", utc_last_error());
+            utc__text_copy(gs->team_msg, sizeof gs->team_msg, utc_last_error());
     }
     UTC__WAIT_CALL(UTC__WAIT_RMA_BARRIER, gs->task->impl->id, -1, -1, gs->task->impl->ops->name,
                    utc__barrier_wait(&gs->barrier));

@@ -73,7 +73,7 @@ typedef enum utc_log_level {
  * is at least UTC_LOG's. Thread-safe. Usable before utc_init (rank shown as "-").
  *
  * One message is one line: control characters in it (a newline, a terminal escape) are
- * written as escapes (\n, \t, \x1b), and so are bytes that are not UTF-8 (\xNN); a
+ * written as escapes (\\n, \\t, \\x1b), and so are bytes that are not UTF-8 (\\xNN); a
  * message longer than about 1000 bytes is cut, between characters.
  */
 void utc_log(utc_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -61,7 +61,7 @@ const char *utc_status_string(int status);
  * Set by the failing call (which argument, which file and line, MPI's or CUDA's own
  * message). Not cleared by successful calls. Thread-local; valid until the thread's
  * next failing call. One line: control characters and bytes that are not UTF-8 in the
- * names it quotes are written as escapes (\n, \x1b, \xNN), as in the log.
+ * names it quotes are written as escapes (\\n, \\x1b, \\xNN), as in the log.
  * @return a string, "" when this thread has had no error.
  */
 const char *utc_last_error(void);

@@ -45,7 +45,7 @@ struct utc__thread;
 typedef struct utc_task_ops {
     /** short name, for logs, statistics and traces; NULL or "" is shown as "(unnamed)".
      *  Any bytes: logs show control characters and bytes that are not UTF-8 as escapes
-     *  (\n, \x1b), traces as JSON escapes; cut to 47 bytes (whole characters) there. */
+     *  (\\n, \\x1b), traces as JSON escapes; cut to 47 bytes (whole characters) there. */
     const char *name;
     size_t size;      /**< size of the user's struct (>= sizeof(utc_task_t)) */
     /** Called by every local thread at utc_task_init, with utc_task_init's arg. */
