@@ -70,8 +70,7 @@ int main(int argc, char **argv)
         if ((rc = app_utc_start("bfs", &argc, &argv)) != APP_EXIT_OK)
             return rc;
         if (o.impl == APP_IMPL_GPU && (rc = app_gpu_check("bfs")) != APP_EXIT_OK) {
-            app_utc_stop();
-            return rc;
+            return app_utc_stop("bfs", rc);
         }
     }
 
@@ -133,6 +132,5 @@ out:
     free(ref);
     free(level);
     bfs_graph_fini(&g);
-    app_utc_stop();
-    return rc;
+    return app_utc_stop("bfs", rc);
 }

@@ -29,10 +29,17 @@ int app_utc_start(const char *app, int *argc, char ***argv)
     return APP_EXIT_OK;
 }
 
-void app_utc_stop(void)
+int app_utc_stop(const char *app, int rc)
 {
-    if (utc_is_initialized())
-        (void)utc_finalize();
+    if (!utc_is_initialized())
+        return rc;
+    utc_status_t frc = utc_finalize(); /* fails when, say, the UTC_TRACE file was lost */
+    if (frc != UTC_OK) {
+        app_utc_error(app, "utc_finalize", frc);
+        if (rc == APP_EXIT_OK)
+            rc = APP_EXIT_FAIL;
+    }
+    return rc;
 }
 
 int app_gpu_check(const char *app)

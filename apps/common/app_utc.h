@@ -17,8 +17,15 @@
  */
 int app_utc_start(const char *app, int *argc, char ***argv);
 
-/** @brief utc_finalize (when UTC is running). */
-void app_utc_stop(void);
+/**
+ * @brief utc_finalize (when UTC is running); a failure of it (a trace that could not be
+ * written) is printed and turns a successful exit status into APP_EXIT_FAIL.
+ * @param app the program's name, for the message
+ * @param rc  the exit status so far
+ * @return the exit status to return: rc, or APP_EXIT_FAIL where rc was APP_EXIT_OK and
+ *         utc_finalize failed
+ */
+int app_utc_stop(const char *app, int rc);
 
 /**
  * @brief Check that --impl gpu can run: a CUDA build and at least one visible device.

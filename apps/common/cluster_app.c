@@ -568,9 +568,14 @@ int capp_main(int argc, char **argv, const capp_app_t *app)
         }
         status = agree(status);
     }
-    if (with_utc)
-        (void)utc_finalize();
-    else
+    if (with_utc) {
+        utc_status_t frc = utc_finalize(); /* fails when, say, the UTC_TRACE file was lost */
+        if (frc != UTC_OK) {
+            fprintf(stderr, "%s: utc_finalize: %s\n", app->name, utc_last_error());
+            if (status == CAPP_EXIT_OK)
+                status = CAPP_EXIT_RUNTIME;
+        }
+    } else
         MPI_Finalize();
     return status;
 }

@@ -68,8 +68,7 @@ int main(int argc, char **argv)
         if ((rc = app_utc_start("md5", &argc, &argv)) != APP_EXIT_OK)
             return rc;
         if (o.impl == APP_IMPL_GPU && (rc = app_gpu_check("md5")) != APP_EXIT_OK) {
-            app_utc_stop();
-            return rc;
+            return app_utc_stop("md5", rc);
         }
     }
 
@@ -132,6 +131,5 @@ out:
     free(ref);
     free(digests);
     md5_input_fini(&in);
-    app_utc_stop();
-    return rc;
+    return app_utc_stop("md5", rc);
 }

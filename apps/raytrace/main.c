@@ -98,8 +98,7 @@ int main(int argc, char **argv)
         if ((rc = app_utc_start("raytrace", &argc, &argv)) != APP_EXIT_OK)
             return rc;
         if (o.impl == APP_IMPL_GPU && (rc = app_gpu_check("raytrace")) != APP_EXIT_OK) {
-            app_utc_stop();
-            return rc;
+            return app_utc_stop("raytrace", rc);
         }
     }
 
@@ -129,6 +128,5 @@ int main(int argc, char **argv)
 
 out:
     rt_job_fini(&job);
-    app_utc_stop();
-    return rc;
+    return app_utc_stop("raytrace", rc);
 }

@@ -106,8 +106,7 @@ int main(int argc, char **argv)
         if ((rc = app_utc_start("rotate", &argc, &argv)) != APP_EXIT_OK)
             return rc;
         if (o.impl == APP_IMPL_GPU && (rc = app_gpu_check("rotate")) != APP_EXIT_OK) {
-            app_utc_stop();
-            return rc;
+            return app_utc_stop("rotate", rc);
         }
     }
 
@@ -141,6 +140,5 @@ int main(int argc, char **argv)
 
 out:
     rotate_job_fini(&job);
-    app_utc_stop();
-    return rc;
+    return app_utc_stop("rotate", rc);
 }

@@ -141,6 +141,11 @@ int main(int argc, char **argv)
     rc = close_video(&opt, video, rc);
     MPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     ryr_scene_fini(&scene);
-    utc_finalize();
+    utc_status_t frc = utc_finalize(); /* fails when, say, the UTC_TRACE file was lost */
+    if (frc != UTC_OK) {
+        fprintf(stderr, "ryr: utc_finalize: %s\n", utc_last_error());
+        if (rc == 0)
+            rc = 1;
+    }
     return rc;
 }

@@ -866,7 +866,11 @@ int main(int argc, char **argv)
     tb_plan_t **plans = tk->plan;
     for (int r = 0; r < ntasks; r++) /* fini frees the plans; the rank instance goes */
         utc_task_destroy(tasks[r]);
-    utc_finalize();
+    int status = 0;
+    if (utc_finalize() != UTC_OK) { /* fails when, say, the UTC_TRACE file was lost */
+        fprintf(stderr, "utc_taskbench: utc_finalize: %s\n", utc_last_error());
+        status = 1;
+    }
 
     for (int i = 0; i < T; i++)
         free(plans[i]);
@@ -880,5 +884,5 @@ int main(int argc, char **argv)
     free(tb_argv);
     task_graph_list_destroy(gl);
     app_destroy(app);
-    return 0;
+    return status;
 }

@@ -74,8 +74,7 @@ int main(int argc, char **argv)
         if ((rc = app_utc_start("yuv", &argc, &argv)) != APP_EXIT_OK)
             return rc;
         if (o.impl == APP_IMPL_GPU && (rc = app_gpu_check("yuv")) != APP_EXIT_OK) {
-            app_utc_stop();
-            return rc;
+            return app_utc_stop("yuv", rc);
         }
     }
 
@@ -106,6 +105,5 @@ int main(int argc, char **argv)
 
 out:
     yuv_job_fini(&job);
-    app_utc_stop();
-    return rc;
+    return app_utc_stop("yuv", rc);
 }
