@@ -14,8 +14,8 @@
 #include "base/text.h"
 
 /* On the wire: the call, the sequence number, the local argument check's status and the
- * parts, each also complemented. */
-enum { K = 3 + UTC__CHECK_PARTS };
+ * parts, each also complemented (2K words, maximized), then the pairs' balance (summed). */
+enum { K = 3 + UTC__CHECK_PARTS, W = 2 * K + 1 };
 
 static const char *const call_names[UTC__CALL_COUNT] = {
     [UTC__CALL_TASK_CREATE] = "utc_task_create",
@@ -27,11 +27,24 @@ static const char *const call_names[UTC__CALL_COUNT] = {
     [UTC__CALL_TASK_SCATTER] = "utc_task_scatter",
     [UTC__CALL_TASK_REDUCE] = "utc_task_reduce",
     [UTC__CALL_TASK_ALLREDUCE] = "utc_task_allreduce",
+    [UTC__CALL_TASK_ALLGATHER] = "utc_task_allgather",
+    [UTC__CALL_TASK_ALLGATHERV] = "utc_task_allgatherv",
+    [UTC__CALL_TASK_ALLTOALL] = "utc_task_alltoall",
+    [UTC__CALL_TASK_ALLTOALLV] = "utc_task_alltoallv",
+    [UTC__CALL_TASK_SCAN] = "utc_task_scan",
+    [UTC__CALL_TASK_EXSCAN] = "utc_task_exscan",
 };
 
 static uint64_t world_seq;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int check_on = 1;
+
+/* The check's reduction: one record of W words (so MPI never splits it), the first 2K
+ * maximized, the balance summed. Made at the first check, freed before MPI_Finalize (a
+ * mutex, not a once: UTC may start again on an MPI the program keeps). */
+static pthread_mutex_t op_lock = PTHREAD_MUTEX_INITIALIZER;
+static MPI_Datatype op_type = MPI_DATATYPE_NULL;
+static MPI_Op op_check = MPI_OP_NULL;
 
 static void read_env(void)
 {
@@ -201,40 +214,181 @@ static utc_status_t wait_meeting(MPI_Request *req)
     }
 }
 
-utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_ranks,
-                             const char *fn, const utc__coll_desc_t *d)
+/* The check's reduction over records of W words (op_type). */
+static void check_reduce(void *in, void *inout, int *len, MPI_Datatype *type)
 {
-    pthread_once(&env_once, read_env);
-    if (!check_on) {
-        (*seq)++;
+    (void)type;
+    const uint64_t *a = in;
+    uint64_t *b = inout;
+    for (int r = 0; r < *len; r++, a += W, b += W) {
+        for (int i = 0; i < 2 * K; i++)
+            b[i] = a[i] > b[i] ? a[i] : b[i];
+        b[2 * K] += a[2 * K]; /* wraps: the balance is a sum modulo 2^64 */
+    }
+}
+
+static utc_status_t check_op(MPI_Datatype *type, MPI_Op *op)
+{
+    int err = MPI_SUCCESS;
+    pthread_mutex_lock(&op_lock);
+    if (op_check == MPI_OP_NULL) {
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        if ((err = MPI_Type_contiguous(W, MPI_UINT64_T, &t)) == MPI_SUCCESS &&
+            (err = MPI_Type_commit(&t)) == MPI_SUCCESS &&
+            (err = MPI_Op_create(check_reduce, 1, &op_check)) == MPI_SUCCESS)
+            op_type = t;
+        else if (t != MPI_DATATYPE_NULL)
+            MPI_Type_free(&t);
+    }
+    *type = op_type;
+    *op = op_check;
+    pthread_mutex_unlock(&op_lock);
+    return err == MPI_SUCCESS ? UTC_OK
+                              : utc__mpi_error(err, "MPI_Op_create (argument check of a "
+                                                    "collective call)");
+}
+
+void utc__coll_check_fini(void)
+{
+    pthread_mutex_lock(&op_lock);
+    if (op_check != MPI_OP_NULL)
+        MPI_Op_free(&op_check);
+    if (op_type != MPI_DATATYPE_NULL)
+        MPI_Type_free(&op_type);
+    pthread_mutex_unlock(&op_lock);
+}
+
+/* A 64-bit mixer (the finalizer of splitmix64): a bijection that spreads every input bit. */
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* One pair's count as the balance sees it: sender i, receiver j, count v. */
+static uint64_t pair_hash(int i, int j, uint64_t v)
+{
+    return mix(mix((uint64_t)(uint32_t)i << 32 | (uint32_t)j) + v);
+}
+
+/* This rank's share of the balance: its row (what it sends) minus its column (what it
+ * expects). The ranks' shares sum to zero when every pair agrees. */
+static uint64_t pairs_balance(const utc__coll_pairs_t *p, int me, int n)
+{
+    uint64_t b = 0;
+    for (int k = 0; k < n; k++)
+        b += pair_hash(me, k, p->sends(p->arg, k)) - pair_hash(k, me, p->expects(p->arg, k));
+    return b;
+}
+
+/* "sendcounts[2] = 8" or "sendcount = 8". */
+static void add_count(char *msg, size_t cap, const char *name, bool one, int idx, uint64_t v)
+{
+    if (one)
+        add(msg, cap, "%s %llu", name, (unsigned long long)v);
+    else
+        add(msg, cap, "%s[%d] = %llu", name, idx, (unsigned long long)v);
+}
+
+/*
+ * The pairs whose counts disagree, for the message (the rare path: the balance was not
+ * zero and everything else agreed). Each rank learns what every rank sends it (one
+ * alltoall of the counts) and compares with what it expects; then every rank gathers each
+ * rank's first disagreement and how many it found, and writes the same message.
+ */
+static utc_status_t pairs_message(MPI_Comm comm, const int *world_ranks,
+                                  const utc__coll_desc_t *d, const char *fn, uint64_t seq,
+                                  char *msg, size_t cap)
+{
+    const utc__coll_pairs_t *p = d->pairs;
+    int n = 0, me = 0;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    /* sent and got: n each; found: 4 per rank (how many, the first sender, its count, ours) */
+    uint64_t *buf = malloc(sizeof *buf * 6 * (size_t)n);
+    int have = buf != NULL, all_have = 0, err;
+    if ((err = MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, comm)) != MPI_SUCCESS ||
+        !all_have) {
+        free(buf);
+        if (err != MPI_SUCCESS)
+            return utc__mpi_error(err, "MPI_Allreduce (argument check of a collective call)");
+        snprintf(msg, cap, "%s: the ranks disagree on the %s and %s of checked collective "
+                 "call #%llu (out of memory for the details)", fn, p->sends_name,
+                 p->expects_name, (unsigned long long)seq + 1);
         return UTC_OK;
     }
-    uint64_t mine[2 * K], max[2 * K];
-    mine[0] = (uint64_t)d->call;
-    mine[1] = *seq;
-    mine[2] = (uint64_t)(int64_t)d->args_rc;
-    for (int p = 0; p < UTC__CHECK_PARTS; p++)
-        mine[3 + p] = d->part_name[p] && d->args_rc == UTC_OK ? d->part[p] : 0;
-    for (int i = 0; i < K; i++)
-        mine[K + i] = ~mine[i];
+    uint64_t *sent = buf, *got = buf + n, *found = buf + 2 * n;
+    for (int j = 0; j < n; j++)
+        sent[j] = p->sends(p->arg, j);
+    uint64_t mine[4] = {0, 0, 0, 0};
     MPI_Request req;
-    int err = MPI_Iallreduce(mine, max, 2 * K, MPI_UINT64_T, MPI_MAX, comm, &req);
+    utc_status_t rc = UTC_OK;
+    if ((err = MPI_Ialltoall(sent, 1, MPI_UINT64_T, got, 1, MPI_UINT64_T, comm, &req)) ||
+        (rc = utc__mpi_wait(&req, NULL, -1)) != UTC_OK)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        uint64_t want = p->expects(p->arg, i);
+        if (got[i] != want && mine[0]++ == 0)
+            mine[1] = (uint64_t)i, mine[2] = got[i], mine[3] = want;
+    }
+    if ((err = MPI_Iallgather(mine, 4, MPI_UINT64_T, found, 4, MPI_UINT64_T, comm, &req)) ||
+        (rc = utc__mpi_wait(&req, NULL, -1)) != UTC_OK)
+        goto out;
+    snprintf(msg, cap, "%s: the ranks disagree (checked collective call #%llu): ", fn,
+             (unsigned long long)seq + 1);
+    uint64_t pairs = 0;
+    int shown = 0;
+    for (int j = 0; j < n; j++) {
+        const uint64_t *f = found + 4 * (size_t)j;
+        pairs += f[0];
+        if (!f[0] || shown == 3)
+            continue;
+        int i = (int)f[1];
+        add(msg, cap, "%srank %d sends %llu elements to rank %d (its ", shown++ ? "; " : "",
+            world_ranks ? world_ranks[i] : i, (unsigned long long)f[2],
+            world_ranks ? world_ranks[j] : j);
+        add_count(msg, cap, p->sends_name, p->sends_one, j, f[2]);
+        add(msg, cap, "), which expects %llu (its ", (unsigned long long)f[3]);
+        add_count(msg, cap, p->expects_name, false, i, f[3]);
+        add(msg, cap, ")");
+    }
+    if (pairs > (uint64_t)shown)
+        add(msg, cap, " (and %llu more pairs)", (unsigned long long)(pairs - (uint64_t)shown));
+    if (!pairs) /* the hashes disagree but no count does: cannot happen unless memory is bad */
+        add(msg, cap, "the %s and %s do not match, but no pair was found", p->sends_name,
+            p->expects_name);
+    add(msg, cap, ". What rank i sends to rank j must be what rank j expects from rank i "
+        "(group ranks index the arrays)");
+out:
+    free(buf);
     if (err != MPI_SUCCESS)
-        return utc__mpi_error(err, "MPI_Iallreduce (argument check of a collective call)");
-    utc_status_t rc = wait_meeting(&req);
-    if (rc != UTC_OK)
-        return rc;
-    bool agree = true;
-    for (int i = 0; i < K; i++)
-        agree &= max[i] == ~max[K + i]; /* the maximum equals the minimum */
-    *seq = max[1] + 1;
-    if (agree)
-        return UTC_OK;
+        return utc__mpi_error(err, "exchanging the counts (argument check of a collective "
+                                   "call)");
+    return rc;
+}
 
-    int n = 0;
+/* The rare path: the ranks disagree. Every rank builds the same message and returns
+ * UTC_ERR_MISMATCH with it (or UTC_ERR_MPI). */
+static utc_status_t disagree(MPI_Comm comm, const int *world_ranks, const char *fn,
+                             const utc__coll_desc_t *d, const uint64_t *mine,
+                             const uint64_t *max)
+{
+    bool words_agree = true;
+    for (int i = 0; i < K; i++)
+        words_agree &= max[i] == ~max[K + i];
+    char msg[1024];
+    utc_status_t rc;
+    if (words_agree) { /* only the pairs' balance: every rank has pairs (same call) */
+        if ((rc = pairs_message(comm, world_ranks, d, fn, max[1], msg, sizeof msg)) != UTC_OK)
+            return rc;
+        goto done;
+    }
+    int n = 0, err;
     MPI_Comm_size(comm, &n);
     uint64_t *all = malloc(sizeof *all * K * (size_t)n);
-    char msg[1024];
     /* the gather only when every rank has room for it (a rare path: blocking is fine) */
     int have = all != NULL, all_have = 0;
     if ((err = MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, comm)) || !all_have) {
@@ -244,6 +398,7 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
                           "details). Every rank must make the same collective calls, in the "
                           "same order, with the same arguments", fn, (unsigned long long)max[1] + 1);
     }
+    MPI_Request req;
     if ((err = MPI_Iallgather(mine, K, MPI_UINT64_T, all, K, MPI_UINT64_T, comm, &req)) ||
         (rc = utc__mpi_wait(&req, NULL, -1)) != UTC_OK) {
         free(all);
@@ -251,10 +406,52 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
     }
     describe(msg, sizeof msg, all, n, world_ranks, d, fn);
     free(all);
+done:
     if (d->args_rc != UTC_OK) { /* this rank's own complaint, which the mismatch replaces */
         char own[512]; /* a copy: utc__error writes where utc_last_error points */
         utc__text_copy(own, sizeof own, utc_last_error());
         return utc__error(UTC_ERR_MISMATCH, "%s (here: %s)", msg, own);
     }
     return utc__error(UTC_ERR_MISMATCH, "%s", msg);
+}
+
+utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_ranks,
+                             const char *fn, const utc__coll_desc_t *d)
+{
+    pthread_once(&env_once, read_env);
+    if (!check_on) {
+        (*seq)++;
+        return UTC_OK;
+    }
+    MPI_Datatype type;
+    MPI_Op op;
+    utc_status_t rc = check_op(&type, &op);
+    if (rc != UTC_OK)
+        return rc;
+    uint64_t mine[W], max[W];
+    mine[0] = (uint64_t)d->call;
+    mine[1] = *seq;
+    mine[2] = (uint64_t)(int64_t)d->args_rc;
+    for (int p = 0; p < UTC__CHECK_PARTS; p++)
+        mine[3 + p] = d->part_name[p] && d->args_rc == UTC_OK ? d->part[p] : 0;
+    for (int i = 0; i < K; i++)
+        mine[K + i] = ~mine[i];
+    mine[2 * K] = 0;
+    if (d->pairs && d->args_rc == UTC_OK) {
+        int n = 0, me = 0;
+        MPI_Comm_size(comm, &n);
+        MPI_Comm_rank(comm, &me);
+        mine[2 * K] = pairs_balance(d->pairs, me, n);
+    }
+    MPI_Request req;
+    int err = MPI_Iallreduce(mine, max, 1, type, op, comm, &req);
+    if (err != MPI_SUCCESS)
+        return utc__mpi_error(err, "MPI_Iallreduce (argument check of a collective call)");
+    if ((rc = wait_meeting(&req)) != UTC_OK)
+        return rc;
+    bool agree = max[2 * K] == 0;
+    for (int i = 0; i < K; i++)
+        agree &= max[i] == ~max[K + i]; /* the maximum equals the minimum */
+    *seq = max[1] + 1;
+    return agree ? UTC_OK : disagree(comm, world_ranks, fn, d, mine, max);
 }

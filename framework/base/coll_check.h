@@ -7,9 +7,12 @@
  * rank passed, as a few 64-bit digests (one per part: proc list, options, ...), and
  * utc__coll_check compares them across the ranks with one small non-blocking allreduce
  * (the maximum of each value and of its complement: equal everywhere when both agree).
- * On a disagreement every rank gathers the descriptions, builds the same message (the
- * call, its sequence number, which ranks differ from the lowest and in what) and returns
- * UTC_ERR_MISMATCH, before any other collective: the runtime stays usable.
+ * Calls whose ranks pass counts that must match pair by pair (what rank i sends to rank j
+ * is what j expects from i: the v-forms of the task collectives) add one word to the same
+ * allreduce, summed instead of maximized (see utc__coll_pairs_t). On a disagreement every
+ * rank gathers the descriptions, builds the same message (the call, its sequence number,
+ * which ranks differ from the lowest and in what) and returns UTC_ERR_MISMATCH, before any
+ * other collective: the runtime stays usable.
  *
  * UTC_CHECK=0 in the environment turns the comparison off (the sequence numbers still
  * count); see doc/PERFORMANCE.md for its cost.
@@ -39,10 +42,32 @@ typedef enum utc__coll_call {
     UTC__CALL_TASK_SCATTER,
     UTC__CALL_TASK_REDUCE,
     UTC__CALL_TASK_ALLREDUCE,
+    UTC__CALL_TASK_ALLGATHER,
+    UTC__CALL_TASK_ALLGATHERV,
+    UTC__CALL_TASK_ALLTOALL,
+    UTC__CALL_TASK_ALLTOALLV,
+    UTC__CALL_TASK_SCAN,
+    UTC__CALL_TASK_EXSCAN,
     UTC__CALL_COUNT
 } utc__coll_call_t;
 
 #define UTC__CHECK_PARTS 4
+
+/*
+ * Counts that must match between pairs of ranks: what this rank sends to comm rank j
+ * (sends(arg, j)) must be what j expects from it (j's expects(arg, i) for this rank i).
+ * Each rank adds hash(i, j, sends) over its row and subtracts hash(i, j, expects) over its
+ * column; the sum over the ranks, made in the check's one allreduce, is zero when every
+ * pair agrees (a disagreement cancels out with probability 2^-64). Only when it is not
+ * zero, one more exchange of the counts finds the pairs to name in the message.
+ */
+typedef struct utc__coll_pairs {
+    const char *sends_name, *expects_name; /* the arguments, for the message ("sendcounts") */
+    bool sends_one;                        /* sends_name is one count, not an array */
+    uint64_t (*sends)(const void *arg, int j);
+    uint64_t (*expects)(const void *arg, int i);
+    const void *arg;
+} utc__coll_pairs_t;
 
 /* What this rank passed to a collective call. */
 typedef struct utc__coll_desc {
@@ -54,6 +79,9 @@ typedef struct utc__coll_desc {
     /* Optional: the parts are plain values (a count, a root), not digests, and this writes
      * part `p`'s value `v` readably into buf; the message then shows each rank's value. */
     void (*show)(int p, uint64_t v, char *buf, size_t cap);
+    /* Optional: counts to check pair by pair (read only when args_rc is UTC_OK). Whether a
+     * call has them must be the same on every rank that makes it (a property of the call). */
+    const utc__coll_pairs_t *pairs;
 } utc__coll_desc_t;
 
 /* Digests (FNV-1a, 64 bits): start with UTC__DIGEST_INIT, then add values. */
@@ -79,5 +107,8 @@ bool utc__coll_check_on(void);
 
 /* The sequence counter of the world's checked calls. */
 uint64_t *utc__coll_world_seq(void);
+
+/* Free what the check made in MPI (its reduction op); before MPI_Finalize. */
+void utc__coll_check_fini(void);
 
 #endif /* UTC_BASE_COLL_CHECK_H */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/coll_check.h"
 #include "base/errors.h"
 #include "base/mpi_wait.h"
 #include "base/wait_hook.h"
@@ -106,6 +107,7 @@ void utc__context_stop(void)
     utc__log_set_rank(-1);
     utc__binding_stop();
     hwloc_topology_destroy(topology);
+    utc__coll_check_fini();
     MPI_Comm_free(&world);
     if (we_initialized_mpi)
         MPI_Finalize();

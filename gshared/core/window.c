@@ -71,6 +71,8 @@ utc_status_t utc__gs_team_leave(utc__gs_task_t *gs, bool leader, utc_status_t rc
 
 void utc__gs_task_close(utc__gs_task_t *gs)
 {
+    utc__gs_board_fini(&gs->board); /* first: it may live in the window */
+    free(gs->coll_ints);
     if (gs->win != MPI_WIN_NULL) {
         MPI_Win_unlock_all(gs->win);
         MPI_Win_free(&gs->win);
@@ -152,79 +154,106 @@ static utc_status_t window_failed(int err, size_t size, const char *name)
 }
 
 /*
- * The task's window. When all its ranks share a node it is allocated with
- * MPI_Win_allocate_shared, otherwise with MPI_Win_allocate; both give MPI-allocated memory
- * (never MPI_Win_create on malloc'd memory, 10-50x slower here). Why shared on one node:
- * Open MPI 4.1's default one-sided component there (osc/rdma over btl/vader) crashes in
- * 64-bit MPI_Compare_and_swap (open-mpi/ompi#7967, #11349); the shared-memory component
- * does not, and its RMA latency is as low or lower (doc/PERFORMANCE.md). Where the shared
- * flavour is not available (e.g. `--mca osc ucx`), every rank fails alike and falls back.
+ * A window of `bytes` on each rank, into *win with this rank's memory at *base. When all
+ * the ranks share a node it is allocated with MPI_Win_allocate_shared, otherwise with
+ * MPI_Win_allocate; both give MPI-allocated memory (never MPI_Win_create on malloc'd
+ * memory, 10-50x slower here). Why shared on one node: Open MPI 4.1's default one-sided
+ * component there (osc/rdma over btl/vader) crashes in 64-bit MPI_Compare_and_swap
+ * (open-mpi/ompi#7967, #11349); the shared-memory component does not, and its RMA latency
+ * is as low or lower (doc/PERFORMANCE.md). Where the shared flavour is not available (e.g.
+ * `--mca osc ucx`), every rank fails alike and falls back. Returns MPI's error code.
  */
-static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *name)
+static int gs_win_allocate(utc__gs_task_t *gs, size_t bytes, bool one_node, const char *name,
+                           void **base, MPI_Win *win, bool *shared)
 {
-    if (size > (size_t)(((MPI_Aint)1 << (8 * sizeof(MPI_Aint) - 2)) - 1))
-        return utc__error(UTC_ERR_INVALID_ARG,
-                          "task '%s': window_size %zu bytes is larger than MPI can address", name,
-                          size);
     MPI_Info info;
     int err = MPI_Info_create(&info);
     if (err != MPI_SUCCESS)
-        return utc__mpi_error(err, "MPI_Info_create");
+        return err;
     /* Every rank exposes the same size with unit 1: lets the one-sided component skip
      * exchanging and looking up per-target sizes and units. Non-contiguous shared
      * segments keep each rank's part on its own pages. */
     MPI_Info_set(info, "same_size", "true");
     MPI_Info_set(info, "same_disp_unit", "true");
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    void *base = NULL;
-    bool one_node = gs_one_node(gs->comm, gs->nranks);
-    utc_status_t rc = window_fits(gs, size, one_node, name);
-    if (rc != UTC_OK) {
-        MPI_Info_free(&info);
-        return rc;
-    }
     err = MPI_ERR_OTHER;
+    *shared = false;
     if (one_node) {
-        err = MPI_Win_allocate_shared((MPI_Aint)size, 1, info, gs->comm, &base, &gs->win);
-        gs->shared = err == MPI_SUCCESS;
+        err = MPI_Win_allocate_shared((MPI_Aint)bytes, 1, info, gs->comm, base, win);
+        *shared = err == MPI_SUCCESS;
         if (err != MPI_SUCCESS)
-            utc_log(UTC_LOG_DEBUG,
-                    "task '%s': no shared window (error %d), using "
-                    "MPI_Win_allocate",
-                    name, err);
+            utc_log(UTC_LOG_DEBUG, "task '%s': no shared window (error %d), using "
+                    "MPI_Win_allocate", name, err);
     }
     if (err != MPI_SUCCESS)
-        err = MPI_Win_allocate((MPI_Aint)size, 1, info, gs->comm, &base, &gs->win);
+        err = MPI_Win_allocate((MPI_Aint)bytes, 1, info, gs->comm, base, win);
     MPI_Info_free(&info);
-    if (err != MPI_SUCCESS) {
-        gs->win = MPI_WIN_NULL;
-        return window_failed(err, size, name);
+    if (err != MPI_SUCCESS)
+        *win = MPI_WIN_NULL;
+    return err;
+}
+
+/* Where every rank's part of a shared window is mapped here (calloc'd), or NULL (not
+ * shared, no memory, a query refused). */
+static char **gs_peer_bases(MPI_Win win, int nranks)
+{
+    char **peer = calloc((size_t)nranks, sizeof *peer);
+    for (int r = 0; peer && r < nranks; r++) {
+        MPI_Aint qsize;
+        int unit;
+        if (MPI_Win_shared_query(win, r, &qsize, &unit, &peer[r]) != MPI_SUCCESS || !peer[r]) {
+            free(peer);
+            peer = NULL;
+        }
     }
+    return peer;
+}
+
+/* Errors return, and one passive-target epoch for the window's whole life. */
+static int gs_win_lock(MPI_Win win)
+{
+    int err = MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    return err == MPI_SUCCESS ? MPI_Win_lock_all(MPI_MODE_NOCHECK, win) : err;
+}
+
+/* Where the board's word goes in a window of `size` data bytes: past them, aligned. */
+static size_t board_disp(size_t size)
+{
+    return (size + UTC__GS_BOARD_BYTES - 1) / UTC__GS_BOARD_BYTES * UTC__GS_BOARD_BYTES;
+}
+
+/* The task's window (see gs_win_allocate), with room for the board past its `size` data
+ * bytes when the task has other ranks. */
+static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *name)
+{
+    if (size > (size_t)(((MPI_Aint)1 << (8 * sizeof(MPI_Aint) - 2)) - 1))
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "task '%s': window_size %zu bytes is larger than MPI can address", name,
+                          size);
+    bool one_node = gs_one_node(gs->comm, gs->nranks);
+    utc_status_t rc = window_fits(gs, size, one_node, name);
+    if (rc != UTC_OK)
+        return rc;
+    bool board = gs->nranks > 1;
+    void *base = NULL;
+    int err = gs_win_allocate(gs, board ? board_disp(size) + UTC__GS_BOARD_BYTES : size,
+                              one_node, name, &base, &gs->win, &gs->shared);
+    if (err != MPI_SUCCESS)
+        return window_failed(err, size, name);
     gs->base = base;
     gs->size = size;
     /* shared: where every rank's part is mapped here, for direct stores (ops/signal.c);
      * without it (no memory, a query refused) those take MPI's path */
-    if (gs->shared && (gs->peer_base = calloc((size_t)gs->nranks, sizeof(char *)))) {
-        for (int r = 0; r < gs->nranks; r++) {
-            MPI_Aint qsize;
-            int unit;
-            if (MPI_Win_shared_query(gs->win, r, &qsize, &unit, &gs->peer_base[r]) !=
-                    MPI_SUCCESS ||
-                !gs->peer_base[r]) {
-                free(gs->peer_base);
-                gs->peer_base = NULL;
-                break;
-            }
-        }
-    }
-    err = MPI_Win_set_errhandler(gs->win, MPI_ERRORS_RETURN);
-    if (err == MPI_SUCCESS)
-        err = MPI_Win_lock_all(MPI_MODE_NOCHECK, gs->win);
-    if (err != MPI_SUCCESS) {
+    if (gs->shared)
+        gs->peer_base = gs_peer_bases(gs->win, gs->nranks);
+    if ((err = gs_win_lock(gs->win)) != MPI_SUCCESS) {
         MPI_Win_free(&gs->win);
         gs->win = MPI_WIN_NULL;
         return utc__mpi_error(err, "MPI_Win_lock_all (task window)");
     }
+    if (board)
+        utc__gs_board_attach(&gs->board, gs->win, false, (MPI_Aint)board_disp(size), gs->base,
+                             gs->peer_base);
     /* the progress thread for passive targets starts with the first object (gdata.c), so
      * a task that never uses global shared data costs nothing while it waits */
     if (utc__gs_alloc_init(&gs->alloc, size) != UTC_OK)
@@ -232,6 +261,30 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
     utc_log(UTC_LOG_DEBUG, "task '%s': window of %zu bytes per rank (%s)", name, size,
             gs->shared ? "MPI_Win_allocate_shared" : "MPI_Win_allocate");
     return UTC_OK;
+}
+
+/*
+ * A task of several ranks with no window still gets one for its board: the watchdog can
+ * then name the ranks a collective waits for. Without one (MPI refuses, alike on every
+ * rank) the task works and the watchdog says it cannot tell.
+ */
+static void board_window_open(utc__gs_task_t *gs, const char *name)
+{
+    void *base = NULL;
+    MPI_Win win = MPI_WIN_NULL;
+    bool shared = false;
+    int err = gs_win_allocate(gs, UTC__GS_BOARD_BYTES, gs_one_node(gs->comm, gs->nranks), name,
+                              &base, &win, &shared);
+    if (err == MPI_SUCCESS && (err = gs_win_lock(win)) != MPI_SUCCESS)
+        MPI_Win_free(&win);
+    if (err != MPI_SUCCESS) {
+        utc_log(UTC_LOG_DEBUG, "task '%s': no window for the collective board (error %d)", name,
+                err);
+        return;
+    }
+    char **peer = shared ? gs_peer_bases(win, gs->nranks) : NULL;
+    utc__gs_board_attach(&gs->board, win, true, 0, base, peer);
+    free(peer);
 }
 
 utc_status_t utc__gs_task_open(utc_task_t *task, utc__gs_task_t **out)
@@ -270,10 +323,18 @@ utc_status_t utc__gs_task_open(utc_task_t *task, utc__gs_task_t **out)
                         name, gs->rank, gs->nranks, t->group_rank, t->ngroup);
         goto fail;
     }
+    if ((rc = utc__gs_board_init(&gs->board, gs->nranks, gs->rank)) != UTC_OK)
+        goto fail;
+    if (!(gs->coll_ints = malloc(sizeof *gs->coll_ints * 4 * (size_t)gs->nranks))) {
+        rc = utc__error(UTC_ERR_NO_MEMORY, "task '%s': no memory for collective counts", name);
+        goto fail;
+    }
     if (t->opts.window_size > 0) {
         rc = gs_window_open(gs, t->opts.window_size, name);
         if (rc != UTC_OK)
             goto fail;
+    } else if (gs->nranks > 1) {
+        board_window_open(gs, name);
     }
     *out = gs;
     return UTC_OK;

@@ -15,6 +15,7 @@
 
 #include "utc_internal.h"
 #include "core/alloc.h"
+#include "core/board.h"
 
 struct utc_gdata;
 
@@ -33,6 +34,10 @@ typedef struct utc__gs_task {
     /* Only the leader of a team step touches these (see utc__gs_team_*). */
     utc__gs_alloc_t alloc;
     uint64_t coll_seq; /* checked collectives on comm so far (ops/collectives.c) */
+    int *coll_ints;    /* 4 x nranks: the v-form collectives' counts for MPI */
+    /* the number of the collective each rank entered last, for the watchdog (core/board.h):
+     * in the window, past the allocator's bytes, or in a window of its own */
+    utc__gs_board_t board;
     struct utc_gdata *objects; /* live objects, to free with the task (data/gdata.c's) */
     /* team of the rank's threads: "one thread does it, all get the result" */
     utc__barrier_t barrier;

@@ -103,6 +103,32 @@ static inline void gs_run(gs_body_t body, int per_rank, size_t window, void *arg
     UTC_ASSERT_OK(utc_task_destroy(&t->base));
 }
 
+/*
+ * Task collectives in the suites' two forms, inside a body with `t` and `ctx`: `by` < 0,
+ * every local thread makes the call (all_form); otherwise only local thread `by` makes it
+ * (by_form) and a local barrier follows, so every thread may read the result.
+ */
+#define GS_COLL_CALL(by, all_form, by_form)                                                        \
+    do {                                                                                           \
+        if ((by) < 0)                                                                              \
+            GS_OK(t, ctx, all_form);                                                               \
+        else                                                                                       \
+            GS_OK(t, ctx, by_form);                                                                \
+        if ((by) >= 0)                                                                             \
+            GS_OK(t, ctx, utc_ctx_barrier_local(ctx));                                             \
+    } while (0)
+
+/* Before such a call: the filler thread runs stmt while the others wait (the _by caller
+ * may not be the filler). */
+#define GS_COLL_FILL(by, filler, stmt)                                                             \
+    do {                                                                                           \
+        if (filler) {                                                                              \
+            stmt;                                                                                  \
+        }                                                                                          \
+        if ((by) >= 0)                                                                             \
+            GS_OK(t, ctx, utc_ctx_barrier_local(ctx));                                             \
+    } while (0)
+
 /* xorshift64*: a small per-thread PRNG. */
 static inline uint64_t gs_rand(uint64_t *s)
 {

@@ -6,9 +6,20 @@
 
 #define N 5 /* elements per rank */
 
-static const utc_datatype_t types[] = {UTC_TYPE_INT, UTC_TYPE_INT64, UTC_TYPE_FLOAT,
-                                       UTC_TYPE_DOUBLE, UTC_TYPE_BYTE};
-static const char *const type_names[] = {"int", "int64", "float", "double", "byte"};
+static const utc_datatype_t types[] = {
+    UTC_TYPE_INT,   UTC_TYPE_INT64,  UTC_TYPE_FLOAT, UTC_TYPE_DOUBLE, UTC_TYPE_BYTE,   UTC_TYPE_INT8,
+    UTC_TYPE_UINT8, UTC_TYPE_INT16,  UTC_TYPE_UINT16, UTC_TYPE_INT32, UTC_TYPE_UINT32, UTC_TYPE_UINT64};
+static const char *const type_names[] = {
+    [UTC_TYPE_INT] = "int",       [UTC_TYPE_INT64] = "int64",   [UTC_TYPE_FLOAT] = "float",
+    [UTC_TYPE_DOUBLE] = "double", [UTC_TYPE_BYTE] = "byte",     [UTC_TYPE_INT8] = "int8",
+    [UTC_TYPE_UINT8] = "uint8",   [UTC_TYPE_INT16] = "int16",   [UTC_TYPE_UINT16] = "uint16",
+    [UTC_TYPE_INT32] = "int32",   [UTC_TYPE_UINT32] = "uint32", [UTC_TYPE_UINT64] = "uint64"};
+
+static bool is_unsigned(utc_datatype_t ty)
+{
+    return ty == UTC_TYPE_BYTE || ty == UTC_TYPE_UINT8 || ty == UTC_TYPE_UINT16 ||
+           ty == UTC_TYPE_UINT32 || ty == UTC_TYPE_UINT64;
+}
 
 /* Rank-shared buffers (bytes enough for 3 ranks x N elements of 8 bytes, and more). */
 typedef struct {
@@ -32,7 +43,26 @@ static void set_val(utc_datatype_t ty, void *buf, size_t i, long v)
         ((double *)buf)[i] = (double)v * 0.25;
         break;
     case UTC_TYPE_BYTE:
+    case UTC_TYPE_UINT8:
         ((unsigned char *)buf)[i] = (unsigned char)v;
+        break;
+    case UTC_TYPE_INT8:
+        ((int8_t *)buf)[i] = (int8_t)v;
+        break;
+    case UTC_TYPE_INT16:
+        ((int16_t *)buf)[i] = (int16_t)(v * 301);
+        break;
+    case UTC_TYPE_UINT16:
+        ((uint16_t *)buf)[i] = (uint16_t)(v * 301);
+        break;
+    case UTC_TYPE_INT32:
+        ((int32_t *)buf)[i] = (int32_t)(v * 70001);
+        break;
+    case UTC_TYPE_UINT32:
+        ((uint32_t *)buf)[i] = (uint32_t)(v * 70001);
+        break;
+    case UTC_TYPE_UINT64:
+        ((uint64_t *)buf)[i] = (uint64_t)v * 4000000007ULL;
         break;
     }
 }
@@ -47,11 +77,11 @@ static bool is_val(utc_datatype_t ty, const void *buf, size_t i, long v)
 }
 
 /* The value rank r contributes at element i: small integers (exact in float and in sums),
- * negative at odd i except for bytes (unsigned). */
+ * negative at odd i except for unsigned types. */
 static long contrib(utc_datatype_t ty, int r, size_t i)
 {
     long v = r * 3 + (long)i + 1;
-    return ty != UTC_TYPE_BYTE && i % 2 ? -v : v;
+    return !is_unsigned(ty) && i % 2 ? -v : v;
 }
 
 static long expected(utc_datatype_t ty, utc_reduce_op_t op, int nranks, size_t i)
@@ -78,24 +108,8 @@ static void run_all(gs_task_t *t, utc_ctx_t *ctx, utc_datatype_t ty, int by)
     bool filler = ctx->local_id == 0;
     int bad = 0;
 
-#define CALL(all_form, by_form)                                                                    \
-    do {                                                                                           \
-        if (by < 0)                                                                                \
-            GS_OK(t, ctx, all_form);                                                               \
-        else                                                                                       \
-            GS_OK(t, ctx, by_form);                                                                \
-        if (by >= 0)                                                                               \
-            GS_OK(t, ctx, utc_ctx_barrier_local(ctx));                                             \
-    } while (0)
-/* before a call: the filler fills while the others wait (the *_by caller may not be it) */
-#define FILL(stmt)                                                                                 \
-    do {                                                                                           \
-        if (filler) {                                                                              \
-            stmt;                                                                                  \
-        }                                                                                          \
-        if (by >= 0)                                                                               \
-            GS_OK(t, ctx, utc_ctx_barrier_local(ctx));                                             \
-    } while (0)
+#define CALL(all_form, by_form) GS_COLL_CALL(by, all_form, by_form)
+#define FILL(stmt)              GS_COLL_FILL(by, filler, stmt)
 
     for (int root = 0; root < n; root++) {
         /* broadcast */
