@@ -658,9 +658,11 @@ static void coll_describe(const utc__wait_detail_t *self, char *buf, size_t cap)
                  ": no answer from", nmute > 1 ? "s" : "");
         coll_describe_ranks(gs, vals, mute, nmute, false, buf, cap);
         len = strlen(buf);
+        /* a rank that has arrived tests its request, which lets MPI answer */
         snprintf(buf + len, cap - len, "%s", gs->board.win == MPI_WIN_NULL
                                              ? " (the task has no window to ask through)"
-                                             : " within 1 s");
+                                             : " within 1 s: not in an MPI call, so most "
+                                               "likely not arrived");
     }
 out:
     free(vals), free(known), free(late), free(mute);

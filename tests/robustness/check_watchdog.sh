@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # check_watchdog.sh UTCRUN NP PROG: the watchdog names what long waits wait on.
 #  - UTC_WATCHDOG=1 and 3 s waits: stderr names the conduit, tag and peer rank of a blocked
-#    read, the main thread's task wait, the task barrier and the global shared data barrier;
+#    read, the main thread's task wait, the task barrier, the global shared data barrier,
+#    and a task collective's call, number and late rank (also with the board read through
+#    MPI_Rget: --mca osc ucx);
 #  - without UTC_WATCHDOG (on by default, 60 s): no watchdog line for 1.5 s waits;
 #  - UTC_WATCHDOG=soon: a warning, and the program still runs.
 set -u
@@ -32,9 +34,41 @@ expect "^utc\[$reader\] watchdog: the main thread \(tid [0-9]+\) has waited .* u
 expect "watchdog: task 'wd_barrier' .* the task barrier of task 'wd_barrier'" "a task barrier"
 expect "watchdog: task 'wd_gdata' .* RMA: a global shared data team step of task 'wd_gdata'" \
     "a global shared data barrier"
+# a collective one rank comes late to names the call, its number and the late rank; the
+# late rank's other thread waits for its sibling
+last=$((np - 1))
+for step in "wd_coll:utc_task_allreduce" "wd_coll0:utc_task_alltoallv"; do
+    task=${step%%:*} call=${step#*:}
+    on="a task collective of task '$task' \(id [0-9]+\): $call #2"
+    if [ "$np" -gt 1 ]; then
+        expect "^utc\[0\] watchdog: task '$task' .* on $on: waiting for rank $last \(still at #1\)\$" \
+            "$call with rank $last late (on rank 0)"
+    fi
+    expect "^utc\[$last\] watchdog: task '$task' .* on $on: waiting for this rank's threads of the task \(1 of 2 here\)\$" \
+        "$call on the late rank, whose thread 0 is late"
+done
 # a 3 s wait with a 1 s threshold is reported at 1 s and 2 s, never with less than 1 s
 if grep -E "watchdog: .* has waited 0\.[0-9] s" "$tmp/err"; then
     fail "a wait shorter than the threshold was reported"
+fi
+
+# the collectives again where the board is read with MPI_Rget (a window outside shared
+# memory: one-sided component UCX); a late rank that makes no MPI call may not answer
+if [ "$np" -gt 1 ]; then
+    UTC_LEND=0 UTC_WATCHDOG=1 timeout 120 "$utcrun" -np "$np" --mca osc ucx "$prog" 3 coll \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if grep -q "rob_watchdog: done" "$tmp/out"; then
+        expect "^utc\[0\] watchdog: task 'wd_coll' .*: utc_task_allreduce #2: (waiting for rank $last \(still at #1\)|no answer from rank $last within 1 s: not in an MPI call, so most likely not arrived)\$" \
+            "utc_task_allreduce with rank $last late (osc ucx, on rank 0)"
+        expect "^utc\[0\] watchdog: task 'wd_coll0' .*: utc_task_alltoallv #2: (waiting for rank $last|no answer from rank $last)" \
+            "utc_task_alltoallv with rank $last late (osc ucx, on rank 0)"
+    elif grep -q "osc" "$tmp/err" && [ $rc != 0 ]; then
+        echo "(no one-sided component UCX here: that run is skipped)"
+    else
+        cat "$tmp/err"
+        fail "osc ucx: exit status $rc"
+    fi
 fi
 
 timeout 120 "$utcrun" -np "$np" "$prog" 1.5 >"$tmp/out" 2>"$tmp/err"

@@ -1,6 +1,7 @@
 /*
- * rob_watchdog [DELAY]: blocking waits that last DELAY seconds (default 3), for
- * check_watchdog.sh to run under UTC_WATCHDOG=1 and read the watchdog's lines on stderr.
+ * rob_watchdog [DELAY [coll]]: blocking waits that last DELAY seconds (default 3), for
+ * check_watchdog.sh to run under UTC_WATCHDOG=1 and read the watchdog's lines on stderr
+ * ("coll": steps 5 and 6 only).
  *
  * 1. conduit: task 'wd_reader' (2 threads, last rank) reads tag 7 of conduit 0 from task
  *    'wd_writer' (rank 0), which writes only after DELAY seconds. Expected lines: the
@@ -10,16 +11,28 @@
  *    seconds before utc_ctx_barrier, the others wait in it.
  * 3. global shared data: task 'wd_gdata'; global thread 0 sleeps before utc_gdata_barrier.
  * 4. a conduit read with a timeout returns UTC_ERR_TIMEOUT (checked here, exit 1 if not).
+ * 5. a task collective: task 'wd_coll' (2 threads per rank, a window); after one
+ *    utc_task_allreduce that all make at once, the last rank's thread 0 sleeps DELAY
+ *    seconds before the second. Expected lines: on the other ranks "utc_task_allreduce #2:
+ *    waiting for rank LAST (still at #1)"; on the last rank (its thread 1, or at one rank)
+ *    "waiting for this rank's threads of the task (1 of 2 here)".
+ * 6. the same with utc_task_alltoallv in task 'wd_coll0', created with no window (its
+ *    board has a window of its own).
  * Prints "rob_watchdog: done" on rank 0 and exits 0 when every step behaved.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <utc/utc.h>
 
 typedef struct {
     utc_task_t base;
+    /* steps 5 and 6: the rank's buffers */
+    int one, sum, send[16], recv[16];
+    size_t counts[16];
 } wd_task_t;
 
 static double delay_s = 3.0;
@@ -77,6 +90,37 @@ static int gdata_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return rc != UTC_OK ? rc : rc2;
 }
 
+/* Steps 5 and 6: the last rank's thread 0 comes DELAY seconds late to the second
+ * collective (the task's name says which); the results are checked. */
+static int coll_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    wd_task_t *t = (wd_task_t *)self;
+    int n = ctx->group_size, me = ctx->group_rank;
+    if (n > 16)
+        return UTC_ERR_INTERNAL;
+    if (ctx->local_id == 0) { /* the buffers are the rank's: one thread fills them */
+        t->one = 1;
+        for (int r = 0; r < n; r++)
+            t->counts[r] = 1, t->send[r] = me * 100 + r;
+    }
+    int rc = utc_task_allreduce(ctx, &t->one, &t->sum, 1, UTC_TYPE_INT, UTC_OP_SUM);
+    if (rc != UTC_OK || t->sum != n)
+        return rc != UTC_OK ? rc : UTC_ERR_INTERNAL;
+    if (me == n - 1 && ctx->local_id == 0)
+        sleep_s(delay_s);
+    if (strcmp(utc_task_name(self), "wd_coll0") != 0) {
+        rc = utc_task_allreduce(ctx, &t->one, &t->sum, 1, UTC_TYPE_INT, UTC_OP_SUM);
+        return rc == UTC_OK && t->sum != n ? UTC_ERR_INTERNAL : rc;
+    }
+    rc = utc_task_alltoallv(ctx, t->send, t->counts, NULL, t->recv, t->counts, NULL,
+                            UTC_TYPE_INT);
+    for (int r = 0; rc == UTC_OK && r < n; r++)
+        if (t->recv[r] != r * 100 + me)
+            rc = UTC_ERR_INTERNAL;
+    return rc;
+}
+
 static const utc_task_ops_t writer_ops = {.name = "wd_writer", .size = sizeof(wd_task_t),
                                           .run = writer_run};
 static const utc_task_ops_t reader_ops = {.name = "wd_reader", .size = sizeof(wd_task_t),
@@ -85,6 +129,10 @@ static const utc_task_ops_t barrier_ops = {.name = "wd_barrier", .size = sizeof(
                                            .run = barrier_run};
 static const utc_task_ops_t gdata_ops = {.name = "wd_gdata", .size = sizeof(wd_task_t),
                                          .run = gdata_run};
+static const utc_task_ops_t coll_ops = {.name = "wd_coll", .size = sizeof(wd_task_t),
+                                        .run = coll_run};
+static const utc_task_ops_t coll0_ops = {.name = "wd_coll0", .size = sizeof(wd_task_t),
+                                         .run = coll_run};
 
 static int failed(const char *what, int rc)
 {
@@ -93,10 +141,11 @@ static int failed(const char *what, int rc)
     return 1;
 }
 
-static int run_task(const utc_task_ops_t *ops, const int *procs, int n)
+static int run_task(const utc_task_ops_t *ops, const int *procs, int n,
+                    const utc_task_options_t *opts)
 {
     utc_task_t *t;
-    int rc = utc_task_create(ops, procs, n, NULL, &t);
+    int rc = utc_task_create(ops, procs, n, opts, &t);
     if (rc != UTC_OK)
         return failed("utc_task_create", rc);
     int bad = 0;
@@ -107,17 +156,10 @@ static int run_task(const utc_task_ops_t *ops, const int *procs, int n)
     return bad;
 }
 
-int main(int argc, char **argv)
+/* 1. a conduit read that waits delay_s (and 4. one with a timeout) */
+static int conduit_step(int nr)
 {
-    if (argc > 1)
-        delay_s = atof(argv[1]);
-    if (utc_init(&argc, &argv) != UTC_OK) {
-        fprintf(stderr, "rob_watchdog: utc_init: %s\n", utc_last_error());
-        return 1;
-    }
-    int nr = utc_nranks(), bad = 0, rc;
-
-    /* 1. a conduit read that waits delay_s */
+    int bad = 0, rc;
     int wprocs[1] = {0}, rprocs[2] = {nr - 1, nr - 1};
     utc_task_t *w, *r;
     if ((rc = utc_task_create(&writer_ops, wprocs, 1, NULL, &w)) != UTC_OK ||
@@ -139,11 +181,33 @@ int main(int argc, char **argv)
         (rc = utc_task_destroy(w)) != UTC_OK)
         bad |= failed("teardown", rc);
 
-    /* 2. a task barrier, 3. a global shared data barrier: 2 threads per rank */
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        delay_s = atof(argv[1]);
+    bool coll_only = argc > 2 && strcmp(argv[2], "coll") == 0;
+    if (utc_init(&argc, &argv) != UTC_OK) {
+        fprintf(stderr, "rob_watchdog: utc_init: %s\n", utc_last_error());
+        return 1;
+    }
+    int nr = utc_nranks(), bad = 0, rc;
+
     int procs[2 * 16];
     int n = utc_procs_spread(procs, 2 * 16, 0, nr, 2);
-    bad |= run_task(&barrier_ops, procs, n);
-    bad |= run_task(&gdata_ops, procs, n);
+    if (!coll_only) {
+        bad |= conduit_step(nr);
+        /* 2. a task barrier, 3. a global shared data barrier: 2 threads per rank */
+        bad |= run_task(&barrier_ops, procs, n, NULL);
+        bad |= run_task(&gdata_ops, procs, n, NULL);
+    }
+    /* 5. a task collective, 6. a v-form in a task with no window */
+    bad |= run_task(&coll_ops, procs, n, NULL);
+    utc_task_options_t no_window = UTC_TASK_OPTIONS_INIT;
+    no_window.window_size = 0;
+    bad |= run_task(&coll0_ops, procs, n, &no_window);
 
     if (utc_rank() == 0 && !bad)
         printf("rob_watchdog: done\n");
