@@ -299,9 +299,8 @@ static void add_count(char *msg, size_t cap, const char *name, bool one, int idx
  * alltoall of the counts) and compares with what it expects; then every rank gathers each
  * rank's first disagreement and how many it found, and writes the same message.
  */
-static utc_status_t pairs_message(MPI_Comm comm, const int *world_ranks,
-                                  const utc__coll_desc_t *d, const char *fn, uint64_t seq,
-                                  char *msg, size_t cap)
+static utc_status_t pairs_message(MPI_Comm comm, const int *world_ranks, const utc__coll_desc_t *d,
+                                  const char *fn, uint64_t seq, char *msg, size_t cap)
 {
     const utc__coll_pairs_t *p = d->pairs;
     int n = 0, me = 0;
@@ -315,9 +314,10 @@ static utc_status_t pairs_message(MPI_Comm comm, const int *world_ranks,
         free(buf);
         if (err != MPI_SUCCESS)
             return utc__mpi_error(err, "MPI_Allreduce (argument check of a collective call)");
-        snprintf(msg, cap, "%s: the ranks disagree on the %s and %s of checked collective "
-                 "call #%llu (out of memory for the details)", fn, p->sends_name,
-                 p->expects_name, (unsigned long long)seq + 1);
+        snprintf(msg, cap,
+                 "%s: the ranks disagree on the %s and %s of checked collective "
+                 "call #%llu (out of memory for the details)",
+                 fn, p->sends_name, p->expects_name, (unsigned long long)seq + 1);
         return UTC_OK;
     }
     uint64_t *sent = buf, *got = buf + n, *found = buf + 2 * n;
@@ -360,7 +360,8 @@ static utc_status_t pairs_message(MPI_Comm comm, const int *world_ranks,
     if (!pairs) /* the hashes disagree but no count does: cannot happen unless memory is bad */
         add(msg, cap, "the %s and %s do not match, but no pair was found", p->sends_name,
             p->expects_name);
-    add(msg, cap, ". What rank i sends to rank j must be what rank j expects from rank i "
+    add(msg, cap,
+        ". What rank i sends to rank j must be what rank j expects from rank i "
         "(group ranks index the arrays)");
 out:
     free(buf);
@@ -373,8 +374,7 @@ out:
 /* The rare path: the ranks disagree. Every rank builds the same message and returns
  * UTC_ERR_MISMATCH with it (or UTC_ERR_MPI). */
 static utc_status_t disagree(MPI_Comm comm, const int *world_ranks, const char *fn,
-                             const utc__coll_desc_t *d, const uint64_t *mine,
-                             const uint64_t *max)
+                             const utc__coll_desc_t *d, const uint64_t *mine, const uint64_t *max)
 {
     bool words_agree = true;
     for (int i = 0; i < K; i++)
@@ -415,8 +415,8 @@ done:
     return utc__error(UTC_ERR_MISMATCH, "%s", msg);
 }
 
-utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_ranks,
-                             const char *fn, const utc__coll_desc_t *d)
+utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_ranks, const char *fn,
+                             const utc__coll_desc_t *d)
 {
     pthread_once(&env_once, read_env);
     if (!check_on) {

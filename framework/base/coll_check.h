@@ -2,9 +2,9 @@
  * Base layer: checking that the ranks of a collective call agree.
  *
  * Collective calls (task, conduit and global shared data creation, the task collectives)
- * must be made by every rank in the same order with the same arguments. When they are not, MPI crashes or hangs
- * in the call's first communicator operation. So each such call first describes what this
- * rank passed, as a few 64-bit digests (one per part: proc list, options, ...), and
+ * must be made by every rank in the same order with the same arguments. When they are not, MPI
+ * crashes or hangs in the call's first communicator operation. So each such call first describes
+ * what this rank passed, as a few 64-bit digests (one per part: proc list, options, ...), and
  * utc__coll_check compares them across the ranks with one small non-blocking allreduce
  * (the maximum of each value and of its complement: equal everywhere when both agree).
  * Calls whose ranks pass counts that must match pair by pair (what rank i sends to rank j

@@ -74,8 +74,8 @@ static void board_refresh(utc__gs_board_t *b, double timeout_s)
         b->known[r] = false;
         if (r == b->rank || b->peer) {
             /* relaxed: as utc__gs_board_set */
-            b->last[r] = atomic_load_explicit(r == b->rank ? b->mine : b->peer[r],
-                                              memory_order_relaxed);
+            b->last[r] =
+                atomic_load_explicit(r == b->rank ? b->mine : b->peer[r], memory_order_relaxed);
             b->known[r] = true;
         } else if (b->win != MPI_WIN_NULL && fresh) {
             if (b->req[r] == MPI_REQUEST_NULL) { /* else: an older read, taken up below */

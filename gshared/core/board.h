@@ -23,21 +23,21 @@
 #define UTC__GS_BOARD_BYTES 64
 
 typedef struct utc__gs_board {
-    _Atomic uint64_t *mine;   /* this rank's word: in the window, or `alone` */
-    _Atomic uint64_t alone;   /* the word when there is no window to put it in */
-    MPI_Win win;              /* where the others' words are; MPI_WIN_NULL: unreadable */
-    bool own;                 /* win is the board's own (the task has no window) */
-    MPI_Aint disp;            /* the word's displacement in win, on every rank */
-    _Atomic uint64_t **peer;  /* shared memory: every rank's word, read directly; or NULL */
+    _Atomic uint64_t *mine;  /* this rank's word: in the window, or `alone` */
+    _Atomic uint64_t alone;  /* the word when there is no window to put it in */
+    MPI_Win win;             /* where the others' words are; MPI_WIN_NULL: unreadable */
+    bool own;                /* win is the board's own (the task has no window) */
+    MPI_Aint disp;           /* the word's displacement in win, on every rank */
+    _Atomic uint64_t **peer; /* shared memory: every rank's word, read directly; or NULL */
     int nranks, rank;
     /* the readers' (the watchdog's monitor) state, under lock */
     pthread_mutex_t lock;
-    MPI_Request *req;         /* per rank: an MPI_Rget in flight, or MPI_REQUEST_NULL */
-    uint64_t *got;            /* per rank: where that read lands */
-    uint64_t *last;           /* per rank: the last value read; cached for a second */
-    bool *known;              /* per rank: whether `last` is an answer */
-    uint64_t last_ns;         /* when `last` was read (0: never) */
-    uint64_t last_key;        /* and for which wait (the caller's key) */
+    MPI_Request *req;  /* per rank: an MPI_Rget in flight, or MPI_REQUEST_NULL */
+    uint64_t *got;     /* per rank: where that read lands */
+    uint64_t *last;    /* per rank: the last value read; cached for a second */
+    bool *known;       /* per rank: whether `last` is an answer */
+    uint64_t last_ns;  /* when `last` was read (0: never) */
+    uint64_t last_key; /* and for which wait (the caller's key) */
 } utc__gs_board_t;
 
 /* Make the board of `nranks` ranks with no window yet: every word is `alone`. */

@@ -182,8 +182,10 @@ static int gs_win_allocate(utc__gs_task_t *gs, size_t bytes, bool one_node, cons
         err = MPI_Win_allocate_shared((MPI_Aint)bytes, 1, info, gs->comm, base, win);
         *shared = err == MPI_SUCCESS;
         if (err != MPI_SUCCESS)
-            utc_log(UTC_LOG_DEBUG, "task '%s': no shared window (error %d), using "
-                    "MPI_Win_allocate", name, err);
+            utc_log(UTC_LOG_DEBUG,
+                    "task '%s': no shared window (error %d), using "
+                    "MPI_Win_allocate",
+                    name, err);
     }
     if (err != MPI_SUCCESS)
         err = MPI_Win_allocate((MPI_Aint)bytes, 1, info, gs->comm, base, win);
@@ -236,8 +238,8 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
         return rc;
     bool board = gs->nranks > 1;
     void *base = NULL;
-    int err = gs_win_allocate(gs, board ? board_disp(size) + UTC__GS_BOARD_BYTES : size,
-                              one_node, name, &base, &gs->win, &gs->shared);
+    int err = gs_win_allocate(gs, board ? board_disp(size) + UTC__GS_BOARD_BYTES : size, one_node,
+                              name, &base, &gs->win, &gs->shared);
     if (err != MPI_SUCCESS)
         return window_failed(err, size, name);
     gs->base = base;

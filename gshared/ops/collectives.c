@@ -70,8 +70,8 @@ static const struct {
                         UTC__EV_COLL_SCATTER, false, false, true, UTC__CALL_TASK_ALLTOALLV},
     [COLL_SCAN] = {"utc_task_scan", "utc_task_scan_by", "MPI_Iscan", UTC__EV_COLL_ALLREDUCE, true,
                    false, false, UTC__CALL_TASK_SCAN},
-    [COLL_EXSCAN] = {"utc_task_exscan", "utc_task_exscan_by", "MPI_Iexscan",
-                     UTC__EV_COLL_ALLREDUCE, true, false, false, UTC__CALL_TASK_EXSCAN},
+    [COLL_EXSCAN] = {"utc_task_exscan", "utc_task_exscan_by", "MPI_Iexscan", UTC__EV_COLL_ALLREDUCE,
+                     true, false, false, UTC__CALL_TASK_EXSCAN},
 };
 
 /* Placeholders for the arguments a kind does not take (never read). */
@@ -86,12 +86,12 @@ typedef struct {
     void *recvbuf; /* bcast: the buffer */
     size_t count;  /* allgatherv: the sendcount; alltoallv: unused */
     utc_datatype_t type;
-    utc_reduce_op_t op;        /* reducing kinds only */
-    int root;                  /* rooted kinds only */
-    const size_t *sendcounts;  /* alltoallv */
-    const size_t *sdispls;     /* alltoallv (NULL: packed) */
-    const size_t *recvcounts;  /* the v-forms */
-    const size_t *rdispls;     /* the v-forms (NULL: packed) */
+    utc_reduce_op_t op;       /* reducing kinds only */
+    int root;                 /* rooted kinds only */
+    const size_t *sendcounts; /* alltoallv */
+    const size_t *sdispls;    /* alltoallv (NULL: packed) */
+    const size_t *recvcounts; /* the v-forms */
+    const size_t *rdispls;    /* the v-forms (NULL: packed) */
 } coll_t;
 
 size_t utc_datatype_size(utc_datatype_t type)
@@ -268,11 +268,11 @@ static utc_status_t coll_blocks(const utc__gs_task_t *gs, const coll_t *c, const
     size_t end = 0;
     for (int r = 0; r < gs->nranks; r++) {
         if (counts[r] > INT_MAX)
-            return utc__error(UTC_ERR_INVALID_ARG, "%s: %s[%d] = %zu is larger than INT_MAX",
-                              c->fn, cname, r, counts[r]);
+            return utc__error(UTC_ERR_INVALID_ARG, "%s: %s[%d] = %zu is larger than INT_MAX", c->fn,
+                              cname, r, counts[r]);
         if (displs && displs[r] > INT_MAX)
-            return utc__error(UTC_ERR_INVALID_ARG, "%s: %s[%d] = %zu is larger than INT_MAX",
-                              c->fn, dname, r, displs[r]);
+            return utc__error(UTC_ERR_INVALID_ARG, "%s: %s[%d] = %zu is larger than INT_MAX", c->fn,
+                              dname, r, displs[r]);
         size_t at = displs ? displs[r] : end;
         if (counts[r] && at + counts[r] > end)
             end = at + counts[r];
@@ -307,22 +307,28 @@ static utc_status_t coll_check_all(const utc__gs_task_t *gs, const coll_t *c)
     case COLL_ALLGATHERV:
         send = c->count;
         if (!c->recvcounts)
-            return utc__error(UTC_ERR_INVALID_ARG, "%s: recvcounts is NULL (one count per "
-                              "rank of the task)", c->fn);
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "%s: recvcounts is NULL (one count per "
+                              "rank of the task)",
+                              c->fn);
         rc = coll_blocks(gs, c, c->recvcounts, c->rdispls, "recvcounts", "displs", &recv);
         break;
     case COLL_ALLTOALLV:
         if (!c->recvcounts)
-            return utc__error(UTC_ERR_INVALID_ARG, "%s: recvcounts is NULL (one count per "
-                              "rank of the task)", c->fn);
-        if ((rc = coll_blocks(gs, c, c->recvcounts, c->rdispls, "recvcounts", "rdispls",
-                              &recv)) != UTC_OK)
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "%s: recvcounts is NULL (one count per "
+                              "rank of the task)",
+                              c->fn);
+        if ((rc = coll_blocks(gs, c, c->recvcounts, c->rdispls, "recvcounts", "rdispls", &recv)) !=
+            UTC_OK)
             return rc;
         if (c->sendbuf && c->sendbuf == c->recvbuf)
             return UTC_OK; /* in place: recvcounts and rdispls say what is sent */
         if (!c->sendcounts)
-            return utc__error(UTC_ERR_INVALID_ARG, "%s: sendcounts is NULL (one count per "
-                              "rank of the task)", c->fn);
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "%s: sendcounts is NULL (one count per "
+                              "rank of the task)",
+                              c->fn);
         rc = coll_blocks(gs, c, c->sendcounts, c->sdispls, "sendcounts", "sdispls", &send);
         break;
     default:
@@ -332,12 +338,15 @@ static utc_status_t coll_check_all(const utc__gs_task_t *gs, const coll_t *c)
         return rc;
     /* what a rank sends itself: with other ranks, checked with every pair (coll_agree) */
     if (gs->nranks == 1 && c->kind == COLL_ALLGATHERV && c->count != c->recvcounts[0])
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: sendcount %zu is not recvcounts[0] = %zu "
-                          "(what this rank contributes)", c->fn, c->count, c->recvcounts[0]);
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "%s: sendcount %zu is not recvcounts[0] = %zu "
+                          "(what this rank contributes)",
+                          c->fn, c->count, c->recvcounts[0]);
     if (gs->nranks == 1 && c->kind == COLL_ALLTOALLV && c->sendcounts[0] != c->recvcounts[0])
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: sendcounts[0] = %zu is not recvcounts[0] = "
-                          "%zu (what this rank sends itself)", c->fn, c->sendcounts[0],
-                          c->recvcounts[0]);
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "%s: sendcounts[0] = %zu is not recvcounts[0] = "
+                          "%zu (what this rank sends itself)",
+                          c->fn, c->sendcounts[0], c->recvcounts[0]);
     if (send && !c->sendbuf)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: sendbuf is NULL", c->fn);
     if (recv && !c->recvbuf)
@@ -347,8 +356,8 @@ static utc_status_t coll_check_all(const utc__gs_task_t *gs, const coll_t *c)
     if (send && recv && s < r + recv * size && r < s + send * size && !coll_in_place(gs, c))
         return utc__error(UTC_ERR_INVALID_ARG,
                           "%s: sendbuf and recvbuf overlap (%zu and %zu bytes at %p and %p); "
-                          "for in place pass %s", c->fn, send * size, recv * size,
-                          (const void *)s, (const void *)r,
+                          "for in place pass %s",
+                          c->fn, send * size, recv * size, (const void *)s, (const void *)r,
                           c->kind == COLL_ALLGATHER || c->kind == COLL_ALLGATHERV
                               ? "this rank's block of recvbuf as sendbuf"
                               : "recvbuf as sendbuf");
@@ -445,13 +454,13 @@ static utc_status_t coll_agree(utc__gs_task_t *gs, const coll_t *c, utc_status_t
     }
     bool reducing = coll_kinds[c->kind].reducing, rooted = coll_kinds[c->kind].rooted;
     bool vector = coll_kinds[c->kind].vector;
-    const utc__coll_pairs_t pairs = {
-        .sends_name = c->kind == COLL_ALLGATHERV ? "sendcount" : "sendcounts",
-        .expects_name = "recvcounts",
-        .sends_one = c->kind == COLL_ALLGATHERV,
-        .sends = coll_sends,
-        .expects = coll_expects,
-        .arg = c};
+    const utc__coll_pairs_t pairs = {.sends_name =
+                                         c->kind == COLL_ALLGATHERV ? "sendcount" : "sendcounts",
+                                     .expects_name = "recvcounts",
+                                     .sends_one = c->kind == COLL_ALLGATHERV,
+                                     .sends = coll_sends,
+                                     .expects = coll_expects,
+                                     .arg = c};
     utc__coll_desc_t d = {.call = coll_kinds[c->kind].call,
                           .args_rc = local,
                           .part_name = {[PART_COUNT] = vector ? NULL : "count",
@@ -509,8 +518,8 @@ static int coll_start(utc__gs_task_t *gs, const coll_t *c, MPI_Request *req)
     case COLL_SCATTER:
         return MPI_Iscatter(c->sendbuf, n, dt, recv, n, dt, c->root, comm, req);
     case COLL_REDUCE: /* in place at the root only */
-        return MPI_Ireduce(gs->rank == c->root ? send : c->sendbuf, recv, n, dt, op, c->root,
-                           comm, req);
+        return MPI_Ireduce(gs->rank == c->root ? send : c->sendbuf, recv, n, dt, op, c->root, comm,
+                           req);
     case COLL_ALLREDUCE:
         return MPI_Iallreduce(send, recv, n, dt, op, comm, req);
     case COLL_ALLGATHER:
@@ -623,8 +632,10 @@ static void coll_describe(const utc__wait_detail_t *self, char *buf, size_t cap)
     if (utc__gs_board_get_mine(&gs->board) < w->seq) { /* its leader has not started */
         /* relaxed: a count for a message, ordered with nothing */
         unsigned in = atomic_load_explicit(&gs->barrier.arrived, memory_order_relaxed);
-        snprintf(buf + len, cap - len, ": waiting for this rank's threads of the task (%u of "
-                 "%d here)", in, gs->nlocal);
+        snprintf(buf + len, cap - len,
+                 ": waiting for this rank's threads of the task (%u of "
+                 "%d here)",
+                 in, gs->nlocal);
         return;
     }
     if (n == 1) {
@@ -654,15 +665,15 @@ static void coll_describe(const utc__wait_detail_t *self, char *buf, size_t cap)
     }
     if (nmute) {
         len = strlen(buf);
-        snprintf(buf + len, cap - len, "%s rank%s", nlate ? "; no answer from" :
-                 ": no answer from", nmute > 1 ? "s" : "");
+        snprintf(buf + len, cap - len, "%s rank%s", nlate ? "; no answer from" : ": no answer from",
+                 nmute > 1 ? "s" : "");
         coll_describe_ranks(gs, vals, mute, nmute, false, buf, cap);
         len = strlen(buf);
         /* a rank that has arrived tests its request, which lets MPI answer */
-        snprintf(buf + len, cap - len, "%s", gs->board.win == MPI_WIN_NULL
-                                             ? " (the task has no window to ask through)"
-                                             : " within 1 s: not in an MPI call, so most "
-                                               "likely not arrived");
+        snprintf(buf + len, cap - len, "%s",
+                 gs->board.win == MPI_WIN_NULL ? " (the task has no window to ask through)"
+                                               : " within 1 s: not in an MPI call, so most "
+                                                 "likely not arrived");
     }
 out:
     free(vals), free(known), free(late), free(mute);
@@ -671,8 +682,8 @@ out:
 /* Tell the wait hook this thread waits in call c (until utc__wait_end). */
 static void coll_wait_begin(coll_wait_t *w, utc__gs_task_t *gs, const coll_t *c)
 {
-    *w = (coll_wait_t){.base.describe = coll_describe, .gs = gs, .fn = c->fn,
-                       .seq = gs->coll_seq + 1};
+    *w = (coll_wait_t){
+        .base.describe = coll_describe, .gs = gs, .fn = c->fn, .seq = gs->coll_seq + 1};
     utc__wait_begin_detail(UTC__WAIT_COLLECTIVE, gs->task->impl->id, -1, -1,
                            gs->task->impl->ops->name, &w->base);
 }
@@ -731,8 +742,13 @@ static utc_status_t coll(utc_ctx_t *ctx, const int *by, const coll_t *call)
 
 /* The calls with one count, as coll_t: what each public call passes. */
 #define COLL_ONE(kind_, send_, recv_, count_, type_, op_, root_)                                   \
-    (&(const coll_t){.kind = (kind_), .sendbuf = (send_), .recvbuf = (recv_), .count = (count_),  \
-                     .type = (type_), .op = (op_), .root = (root_)})
+    (&(const coll_t){.kind = (kind_),                                                              \
+                     .sendbuf = (send_),                                                           \
+                     .recvbuf = (recv_),                                                           \
+                     .count = (count_),                                                            \
+                     .type = (type_),                                                              \
+                     .op = (op_),                                                                  \
+                     .root = (root_)})
 
 utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type, int root)
 {
@@ -748,8 +764,7 @@ utc_status_t utc_task_gather(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf,
 utc_status_t utc_task_scatter(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
                               utc_datatype_t type, int root)
 {
-    return coll(ctx, NULL,
-                COLL_ONE(COLL_SCATTER, sendbuf, recvbuf, count, type, COLL_NO_OP, root));
+    return coll(ctx, NULL, COLL_ONE(COLL_SCATTER, sendbuf, recvbuf, count, type, COLL_NO_OP, root));
 }
 
 utc_status_t utc_task_reduce(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
@@ -777,8 +792,12 @@ utc_status_t utc_task_allgatherv(utc_ctx_t *ctx, const void *sendbuf, size_t sen
                                  utc_datatype_t type)
 {
     return coll(ctx, NULL,
-                &(const coll_t){.kind = COLL_ALLGATHERV, .sendbuf = sendbuf, .count = sendcount,
-                                .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = displs,
+                &(const coll_t){.kind = COLL_ALLGATHERV,
+                                .sendbuf = sendbuf,
+                                .count = sendcount,
+                                .recvbuf = recvbuf,
+                                .recvcounts = recvcounts,
+                                .rdispls = displs,
                                 .type = type});
 }
 
@@ -794,9 +813,14 @@ utc_status_t utc_task_alltoallv(utc_ctx_t *ctx, const void *sendbuf, const size_
                                 const size_t *rdispls, utc_datatype_t type)
 {
     return coll(ctx, NULL,
-                &(const coll_t){.kind = COLL_ALLTOALLV, .sendbuf = sendbuf,
-                                .sendcounts = sendcounts, .sdispls = sdispls, .recvbuf = recvbuf,
-                                .recvcounts = recvcounts, .rdispls = rdispls, .type = type});
+                &(const coll_t){.kind = COLL_ALLTOALLV,
+                                .sendbuf = sendbuf,
+                                .sendcounts = sendcounts,
+                                .sdispls = sdispls,
+                                .recvbuf = recvbuf,
+                                .recvcounts = recvcounts,
+                                .rdispls = rdispls,
+                                .type = type});
 }
 
 utc_status_t utc_task_scan(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
@@ -808,8 +832,7 @@ utc_status_t utc_task_scan(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, s
 utc_status_t utc_task_exscan(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
                              utc_datatype_t type, utc_reduce_op_t op)
 {
-    return coll(ctx, NULL,
-                COLL_ONE(COLL_EXSCAN, sendbuf, recvbuf, count, type, op, COLL_NO_ROOT));
+    return coll(ctx, NULL, COLL_ONE(COLL_EXSCAN, sendbuf, recvbuf, count, type, op, COLL_NO_ROOT));
 }
 
 utc_status_t utc_task_bcast_by(utc_ctx_t *ctx, int thread, void *buf, size_t count,
@@ -857,8 +880,12 @@ utc_status_t utc_task_allgatherv_by(utc_ctx_t *ctx, int thread, const void *send
                                     const size_t *displs, utc_datatype_t type)
 {
     return coll(ctx, &thread,
-                &(const coll_t){.kind = COLL_ALLGATHERV, .sendbuf = sendbuf, .count = sendcount,
-                                .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = displs,
+                &(const coll_t){.kind = COLL_ALLGATHERV,
+                                .sendbuf = sendbuf,
+                                .count = sendcount,
+                                .recvbuf = recvbuf,
+                                .recvcounts = recvcounts,
+                                .rdispls = displs,
                                 .type = type});
 }
 
@@ -875,16 +902,20 @@ utc_status_t utc_task_alltoallv_by(utc_ctx_t *ctx, int thread, const void *sendb
                                    utc_datatype_t type)
 {
     return coll(ctx, &thread,
-                &(const coll_t){.kind = COLL_ALLTOALLV, .sendbuf = sendbuf,
-                                .sendcounts = sendcounts, .sdispls = sdispls, .recvbuf = recvbuf,
-                                .recvcounts = recvcounts, .rdispls = rdispls, .type = type});
+                &(const coll_t){.kind = COLL_ALLTOALLV,
+                                .sendbuf = sendbuf,
+                                .sendcounts = sendcounts,
+                                .sdispls = sdispls,
+                                .recvbuf = recvbuf,
+                                .recvcounts = recvcounts,
+                                .rdispls = rdispls,
+                                .type = type});
 }
 
 utc_status_t utc_task_scan_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
                               size_t count, utc_datatype_t type, utc_reduce_op_t op)
 {
-    return coll(ctx, &thread,
-                COLL_ONE(COLL_SCAN, sendbuf, recvbuf, count, type, op, COLL_NO_ROOT));
+    return coll(ctx, &thread, COLL_ONE(COLL_SCAN, sendbuf, recvbuf, count, type, op, COLL_NO_ROOT));
 }
 
 utc_status_t utc_task_exscan_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,

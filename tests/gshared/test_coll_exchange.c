@@ -13,7 +13,7 @@
 
 #include "gs_test.h"
 
-#define MAXR  3   /* ranks the suite runs at, at most */
+#define MAXR  3    /* ranks the suite runs at, at most */
 #define BYTES 4096 /* per buffer: 3 x 3 blocks of 37 elements of 8 bytes, with gaps */
 
 static const size_t counts[] = {0, 1, 5, 37};
@@ -133,8 +133,8 @@ static void do_allgather(gs_task_t *t, utc_ctx_t *ctx, int by, utc_datatype_t ty
 }
 
 /* Rank r contributes (r + k) % 4 elements (variant k; 0 included). */
-static void do_allgatherv(gs_task_t *t, utc_ctx_t *ctx, int by, utc_datatype_t ty, int k,
-                          bool gaps, bool in_place)
+static void do_allgatherv(gs_task_t *t, utc_ctx_t *ctx, int by, utc_datatype_t ty, int k, bool gaps,
+                          bool in_place)
 {
     xbufs_t *b = t->shared;
     int n = ctx->group_size, me = ctx->group_rank, bad = 0;
@@ -199,8 +199,8 @@ static void do_alltoall(gs_task_t *t, utc_ctx_t *ctx, int by, utc_datatype_t ty,
         bad += !untouched(b->recv, (size_t)n * cnt * size, (size_t)n * cnt * size + 64);
     }
     if (bad)
-        fprintf(stderr, "alltoall %zu x type %d (by %d, in place %d): %d wrong\n", cnt, (int)ty,
-                by, in_place, bad);
+        fprintf(stderr, "alltoall %zu x type %d (by %d, in place %d): %d wrong\n", cnt, (int)ty, by,
+                in_place, bad);
     GS_CHECK(t, ctx, bad == 0);
     GS_OK(t, ctx, utc_ctx_barrier_local(ctx));
 }
@@ -211,8 +211,8 @@ static size_t pair_count(int i, int j, int k, bool symmetric)
     return symmetric ? (size_t)((i + j + k) % 4) : (size_t)((2 * i + 3 * j + k) % 5);
 }
 
-static void do_alltoallv(gs_task_t *t, utc_ctx_t *ctx, int by, utc_datatype_t ty, int k,
-                         bool gaps, bool in_place)
+static void do_alltoallv(gs_task_t *t, utc_ctx_t *ctx, int by, utc_datatype_t ty, int k, bool gaps,
+                         bool in_place)
 {
     xbufs_t *b = t->shared;
     int n = ctx->group_size, me = ctx->group_rank, bad = 0;
@@ -404,7 +404,9 @@ static long scan_want(utc_datatype_t ty, utc_reduce_op_t op, int upto, size_t i)
     long acc = scan_in(ty, 0, i);
     for (int r = 1; r <= upto; r++) {
         long v = scan_in(ty, r, i);
-        acc = op == UTC_OP_SUM ? acc + v : op == UTC_OP_MIN ? (v < acc ? v : acc) : (v > acc ? v : acc);
+        acc = op == UTC_OP_SUM   ? acc + v
+              : op == UTC_OP_MIN ? (v < acc ? v : acc)
+                                 : (v > acc ? v : acc);
     }
     return acc;
 }
@@ -496,8 +498,9 @@ static uint64_t u64_fold(utc_reduce_op_t op, int upto, int i)
     acc = v[i];
     for (int r = 1; r <= upto; r++) {
         u64_in(r, v);
-        acc = op == UTC_OP_SUM ? acc + v[i] : op == UTC_OP_MIN ? (v[i] < acc ? v[i] : acc)
-                                                                : (v[i] > acc ? v[i] : acc);
+        acc = op == UTC_OP_SUM   ? acc + v[i]
+              : op == UTC_OP_MIN ? (v[i] < acc ? v[i] : acc)
+                                 : (v[i] > acc ? v[i] : acc);
     }
     return acc;
 }
@@ -547,14 +550,13 @@ static void body_unsigned(gs_task_t *t, utc_ctx_t *ctx, void *arg)
         ((int32_t *)b->send)[8] = me == 0 ? INT32_MIN : INT32_MAX;
     }
     GS_OK(t, ctx, utc_task_allreduce(ctx, b->send, b->recv, 1, UTC_TYPE_INT8, UTC_OP_MIN));
-    GS_OK(t, ctx, utc_task_allreduce(ctx, b->send + 8, b->recv + 8, 1, UTC_TYPE_UINT8,
-                                     UTC_OP_MAX));
-    GS_OK(t, ctx, utc_task_allreduce(ctx, b->send + 16, b->recv + 16, 1, UTC_TYPE_INT16,
-                                     UTC_OP_MIN));
-    GS_OK(t, ctx, utc_task_allreduce(ctx, b->send + 24, b->recv + 24, 1, UTC_TYPE_UINT16,
-                                     UTC_OP_MAX));
-    GS_OK(t, ctx, utc_task_allreduce(ctx, b->send + 32, b->recv + 32, 1, UTC_TYPE_INT32,
-                                     UTC_OP_MIN));
+    GS_OK(t, ctx, utc_task_allreduce(ctx, b->send + 8, b->recv + 8, 1, UTC_TYPE_UINT8, UTC_OP_MAX));
+    GS_OK(t, ctx,
+          utc_task_allreduce(ctx, b->send + 16, b->recv + 16, 1, UTC_TYPE_INT16, UTC_OP_MIN));
+    GS_OK(t, ctx,
+          utc_task_allreduce(ctx, b->send + 24, b->recv + 24, 1, UTC_TYPE_UINT16, UTC_OP_MAX));
+    GS_OK(t, ctx,
+          utc_task_allreduce(ctx, b->send + 32, b->recv + 32, 1, UTC_TYPE_INT32, UTC_OP_MIN));
     if (filler) {
         GS_CHECK(t, ctx, ((int8_t *)b->recv)[0] == -100);
         GS_CHECK(t, ctx, ((uint8_t *)b->recv)[8] == 200);
@@ -583,8 +585,8 @@ static void expect_mismatch(gs_task_t *t, utc_ctx_t *ctx, int line, int rc, int 
 {
     int want = ctx->group_size > 1 ? UTC_ERR_MISMATCH : alone;
     if (rc != want) {
-        fprintf(stderr, "[rank %d] line %d: got %d (%s), want %d: %s\n", ctx->world_rank, line,
-                rc, utc_status_string(rc), want, utc_last_error());
+        fprintf(stderr, "[rank %d] line %d: got %d (%s), want %d: %s\n", ctx->world_rank, line, rc,
+                utc_status_string(rc), want, utc_last_error());
         atomic_fetch_add(&t->failures, 1);
         return;
     }
@@ -595,8 +597,8 @@ static void expect_mismatch(gs_task_t *t, utc_ctx_t *ctx, int line, int rc, int 
     va_start(ap, alone);
     for (const char *needle; (needle = va_arg(ap, const char *));)
         if (!strstr(msg, needle)) {
-            fprintf(stderr, "[rank %d] line %d: message lacks '%s': %s\n", ctx->world_rank,
-                    line, needle, msg);
+            fprintf(stderr, "[rank %d] line %d: message lacks '%s': %s\n", ctx->world_rank, line,
+                    needle, msg);
             atomic_fetch_add(&t->failures, 1);
         }
     va_end(ap);
@@ -637,10 +639,10 @@ static void body_mismatch(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     snprintf(s1, sizeof s1, "rank %d sends 3 elements to rank 0 (its sendcounts[0] = 3)", wlast);
     snprintf(s2, sizeof s2, "which expects 2 (its recvcounts[%d] = 2)", last);
     GS_OK(t, ctx, utc_ctx_barrier_local(ctx));
-    int rc = utc_task_alltoallv(ctx, b->send, b->scounts, NULL, b->recv, b->rcounts, NULL,
-                                UTC_TYPE_INT);
-    expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, "utc_task_alltoallv", "task 'gs_test'", s1,
-                    s2, NULL);
+    int rc =
+        utc_task_alltoallv(ctx, b->send, b->scounts, NULL, b->recv, b->rcounts, NULL, UTC_TYPE_INT);
+    expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, "utc_task_alltoallv", "task 'gs_test'", s1, s2,
+                    NULL);
     still_works(t, ctx);
 
     /* alltoallv: every rank sends itself one element more than it expects from itself (at
@@ -651,11 +653,12 @@ static void body_mismatch(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     if (ctx->local_id == 0)
         b->rcounts[me] = 2;
     GS_OK(t, ctx, utc_ctx_barrier_local(ctx));
-    rc = utc_task_alltoallv(ctx, b->send, b->scounts, NULL, b->recv, b->rcounts, NULL,
-                            UTC_TYPE_INT);
+    rc =
+        utc_task_alltoallv(ctx, b->send, b->scounts, NULL, b->recv, b->rcounts, NULL, UTC_TYPE_INT);
     expect_mismatch(t, ctx, __LINE__, rc, UTC_ERR_INVALID_ARG,
                     "rank 0 sends 3 elements to rank 0 (its sendcounts[0] = 3), which expects 2 "
-                    "(its recvcounts[0] = 2)", NULL);
+                    "(its recvcounts[0] = 2)",
+                    NULL);
     if (n == 1 && !strstr(utc_last_error(), "sendcounts[0] = 3 is not recvcounts[0] = 2")) {
         fprintf(stderr, "one rank: %s\n", utc_last_error());
         atomic_fetch_add(&t->failures, 1);
@@ -710,8 +713,8 @@ static void body_mismatch(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     /* two different collectives at the same point */
     rc = odd ? utc_task_exscan(ctx, b->send, b->recv, 2, UTC_TYPE_INT, UTC_OP_SUM)
              : utc_task_allgather(ctx, b->send, b->recv, 2, UTC_TYPE_INT);
-    expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, "made another collective call",
-                    "utc_task_exscan", NULL);
+    expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, "made another collective call", "utc_task_exscan",
+                    NULL);
     still_works(t, ctx);
 
     /* a bad argument on one rank only: NULL recvcounts there */
@@ -719,8 +722,8 @@ static void body_mismatch(gs_task_t *t, utc_ctx_t *ctx, void *arg)
         for (int j = 0; j < n; j++)
             b->scounts[j] = b->rcounts[j] = 1;
     GS_OK(t, ctx, utc_ctx_barrier_local(ctx));
-    rc = utc_task_alltoallv(ctx, b->send, b->scounts, NULL, b->recv, odd ? NULL : b->rcounts,
-                            NULL, UTC_TYPE_INT);
+    rc = utc_task_alltoallv(ctx, b->send, b->scounts, NULL, b->recv, odd ? NULL : b->rcounts, NULL,
+                            UTC_TYPE_INT);
     expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, "own checks", NULL);
     if (odd && !strstr(utc_last_error(), "(here: utc_task_alltoallv: recvcounts is NULL")) {
         fprintf(stderr, "the odd rank's message lacks its own error: %s\n", utc_last_error());
@@ -746,11 +749,12 @@ static void body_bad_alike(gs_task_t *t, utc_ctx_t *ctx, void *arg)
             b->sdispls[j] = (size_t)INT_MAX + 1;
         }
     GS_OK(t, ctx, utc_ctx_barrier_local(ctx));
-    GS_ERROR(t, ctx, utc_task_alltoallv(ctx, b->send, b->scounts, NULL, b->recv, NULL, NULL,
-                                        UTC_TYPE_INT),
+    GS_ERROR(t, ctx,
+             utc_task_alltoallv(ctx, b->send, b->scounts, NULL, b->recv, NULL, NULL, UTC_TYPE_INT),
              UTC_ERR_INVALID_ARG, "recvcounts is NULL");
-    GS_ERROR(t, ctx, utc_task_alltoallv(ctx, b->send, b->scounts, b->sdispls, b->recv,
-                                        b->rcounts, NULL, UTC_TYPE_INT),
+    GS_ERROR(t, ctx,
+             utc_task_alltoallv(ctx, b->send, b->scounts, b->sdispls, b->recv, b->rcounts, NULL,
+                                UTC_TYPE_INT),
              UTC_ERR_INVALID_ARG, "sdispls[0] = 2147483648 is larger than INT_MAX");
     GS_ERROR(t, ctx, utc_task_allgatherv(ctx, b->send, 4, b->recv, NULL, NULL, UTC_TYPE_INT),
              UTC_ERR_INVALID_ARG, "recvcounts is NULL");
@@ -761,8 +765,8 @@ static void body_bad_alike(gs_task_t *t, utc_ctx_t *ctx, void *arg)
              UTC_ERR_INVALID_ARG, "overlap");
     GS_ERROR(t, ctx, utc_task_allgather(ctx, b->recv + 1, b->recv, 2, UTC_TYPE_INT),
              UTC_ERR_INVALID_ARG, "this rank's block of recvbuf");
-    GS_ERROR(t, ctx, utc_task_allgather(ctx, b->send, NULL, 2, UTC_TYPE_INT),
-             UTC_ERR_INVALID_ARG, "recvbuf is NULL");
+    GS_ERROR(t, ctx, utc_task_allgather(ctx, b->send, NULL, 2, UTC_TYPE_INT), UTC_ERR_INVALID_ARG,
+             "recvbuf is NULL");
     GS_ERROR(t, ctx, utc_task_exscan(ctx, b->send, b->recv, 2, UTC_TYPE_INT, (utc_reduce_op_t)9),
              UTC_ERR_INVALID_ARG, "unknown reduce op 9");
     GS_ERROR(t, ctx, utc_task_alltoall(ctx, b->send, b->recv, 2, (utc_datatype_t)99),
@@ -774,8 +778,8 @@ static void body_bad_alike(gs_task_t *t, utc_ctx_t *ctx, void *arg)
         for (int j = 0; j < n; j++)
             b->scounts[j] = b->rcounts[j] = 0;
     GS_OK(t, ctx, utc_ctx_barrier_local(ctx));
-    GS_OK(t, ctx, utc_task_alltoallv(ctx, NULL, b->scounts, NULL, NULL, b->rcounts, NULL,
-                                     UTC_TYPE_INT));
+    GS_OK(t, ctx,
+          utc_task_alltoallv(ctx, NULL, b->scounts, NULL, NULL, b->rcounts, NULL, UTC_TYPE_INT));
     GS_OK(t, ctx, utc_task_allgather(ctx, NULL, NULL, 0, UTC_TYPE_DOUBLE));
     still_works(t, ctx);
 }

@@ -6,9 +6,10 @@
 
 #define N 5 /* elements per rank */
 
-static const utc_datatype_t types[] = {
-    UTC_TYPE_INT,   UTC_TYPE_INT64,  UTC_TYPE_FLOAT, UTC_TYPE_DOUBLE, UTC_TYPE_BYTE,   UTC_TYPE_INT8,
-    UTC_TYPE_UINT8, UTC_TYPE_INT16,  UTC_TYPE_UINT16, UTC_TYPE_INT32, UTC_TYPE_UINT32, UTC_TYPE_UINT64};
+static const utc_datatype_t types[] = {UTC_TYPE_INT,    UTC_TYPE_INT64,  UTC_TYPE_FLOAT,
+                                       UTC_TYPE_DOUBLE, UTC_TYPE_BYTE,   UTC_TYPE_INT8,
+                                       UTC_TYPE_UINT8,  UTC_TYPE_INT16,  UTC_TYPE_UINT16,
+                                       UTC_TYPE_INT32,  UTC_TYPE_UINT32, UTC_TYPE_UINT64};
 static const char *const type_names[] = {
     [UTC_TYPE_INT] = "int",       [UTC_TYPE_INT64] = "int64",   [UTC_TYPE_FLOAT] = "float",
     [UTC_TYPE_DOUBLE] = "double", [UTC_TYPE_BYTE] = "byte",     [UTC_TYPE_INT8] = "int8",

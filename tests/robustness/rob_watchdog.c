@@ -113,8 +113,7 @@ static int coll_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
         rc = utc_task_allreduce(ctx, &t->one, &t->sum, 1, UTC_TYPE_INT, UTC_OP_SUM);
         return rc == UTC_OK && t->sum != n ? UTC_ERR_INTERNAL : rc;
     }
-    rc = utc_task_alltoallv(ctx, t->send, t->counts, NULL, t->recv, t->counts, NULL,
-                            UTC_TYPE_INT);
+    rc = utc_task_alltoallv(ctx, t->send, t->counts, NULL, t->recv, t->counts, NULL, UTC_TYPE_INT);
     for (int r = 0; rc == UTC_OK && r < n; r++)
         if (t->recv[r] != r * 100 + me)
             rc = UTC_ERR_INTERNAL;
@@ -129,10 +128,10 @@ static const utc_task_ops_t barrier_ops = {.name = "wd_barrier", .size = sizeof(
                                            .run = barrier_run};
 static const utc_task_ops_t gdata_ops = {.name = "wd_gdata", .size = sizeof(wd_task_t),
                                          .run = gdata_run};
-static const utc_task_ops_t coll_ops = {.name = "wd_coll", .size = sizeof(wd_task_t),
-                                        .run = coll_run};
-static const utc_task_ops_t coll0_ops = {.name = "wd_coll0", .size = sizeof(wd_task_t),
-                                         .run = coll_run};
+static const utc_task_ops_t coll_ops = {
+    .name = "wd_coll", .size = sizeof(wd_task_t), .run = coll_run};
+static const utc_task_ops_t coll0_ops = {
+    .name = "wd_coll0", .size = sizeof(wd_task_t), .run = coll_run};
 
 static int failed(const char *what, int rc)
 {
