@@ -164,6 +164,37 @@ static MPI_Op coll_mpi_op(utc_reduce_op_t op)
     return MPI_OP_NULL;
 }
 
+/* An element of any type, for the identities below. */
+typedef union {
+    int i;
+    int8_t i8;
+    uint8_t u8;
+    int16_t i16;
+    uint16_t u16;
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f;
+    double d;
+} coll_elem_t;
+
+/* Each type's smallest and largest value: the identities of MAX and MIN. */
+static const coll_elem_t coll_lowest[] = {
+    [UTC_TYPE_INT] = {.i = INT_MIN},     [UTC_TYPE_INT64] = {.i64 = INT64_MIN},
+    [UTC_TYPE_FLOAT] = {.f = -INFINITY}, [UTC_TYPE_DOUBLE] = {.d = -(double)INFINITY},
+    [UTC_TYPE_BYTE] = {.u8 = 0},         [UTC_TYPE_INT8] = {.i8 = INT8_MIN},
+    [UTC_TYPE_UINT8] = {.u8 = 0},        [UTC_TYPE_INT16] = {.i16 = INT16_MIN},
+    [UTC_TYPE_UINT16] = {.u16 = 0},      [UTC_TYPE_INT32] = {.i32 = INT32_MIN},
+    [UTC_TYPE_UINT32] = {.u32 = 0},      [UTC_TYPE_UINT64] = {.u64 = 0}};
+static const coll_elem_t coll_highest[] = {
+    [UTC_TYPE_INT] = {.i = INT_MAX},          [UTC_TYPE_INT64] = {.i64 = INT64_MAX},
+    [UTC_TYPE_FLOAT] = {.f = INFINITY},       [UTC_TYPE_DOUBLE] = {.d = (double)INFINITY},
+    [UTC_TYPE_BYTE] = {.u8 = UINT8_MAX},      [UTC_TYPE_INT8] = {.i8 = INT8_MAX},
+    [UTC_TYPE_UINT8] = {.u8 = UINT8_MAX},     [UTC_TYPE_INT16] = {.i16 = INT16_MAX},
+    [UTC_TYPE_UINT16] = {.u16 = UINT16_MAX},  [UTC_TYPE_INT32] = {.i32 = INT32_MAX},
+    [UTC_TYPE_UINT32] = {.u32 = UINT32_MAX},  [UTC_TYPE_UINT64] = {.u64 = UINT64_MAX}};
+
 /* `count` elements of the identity of `op` (what an exclusive scan gives group rank 0):
  * 0 for a sum, the type's largest value for a minimum and its smallest for a maximum. */
 static void coll_identity(utc_datatype_t type, utc_reduce_op_t op, void *buf, size_t count)
@@ -173,58 +204,9 @@ static void coll_identity(utc_datatype_t type, utc_reduce_op_t op, void *buf, si
         memset(buf, 0, count * size); /* 0 in every type, 0.0 included */
         return;
     }
-    bool low = op == UTC_OP_MAX; /* the identity of a maximum is the lowest value */
-    union {
-        int i;
-        int8_t i8;
-        uint8_t u8;
-        int16_t i16;
-        uint16_t u16;
-        int32_t i32;
-        uint32_t u32;
-        int64_t i64;
-        uint64_t u64;
-        float f;
-        double d;
-    } v;
-    switch (type) {
-    case UTC_TYPE_INT:
-        v.i = low ? INT_MIN : INT_MAX;
-        break;
-    case UTC_TYPE_INT8:
-        v.i8 = low ? INT8_MIN : INT8_MAX;
-        break;
-    case UTC_TYPE_BYTE:
-    case UTC_TYPE_UINT8:
-        v.u8 = low ? 0 : UINT8_MAX;
-        break;
-    case UTC_TYPE_INT16:
-        v.i16 = low ? INT16_MIN : INT16_MAX;
-        break;
-    case UTC_TYPE_UINT16:
-        v.u16 = low ? 0 : UINT16_MAX;
-        break;
-    case UTC_TYPE_INT32:
-        v.i32 = low ? INT32_MIN : INT32_MAX;
-        break;
-    case UTC_TYPE_UINT32:
-        v.u32 = low ? 0 : UINT32_MAX;
-        break;
-    case UTC_TYPE_INT64:
-        v.i64 = low ? INT64_MIN : INT64_MAX;
-        break;
-    case UTC_TYPE_UINT64:
-        v.u64 = low ? 0 : UINT64_MAX;
-        break;
-    case UTC_TYPE_FLOAT:
-        v.f = low ? -INFINITY : INFINITY;
-        break;
-    case UTC_TYPE_DOUBLE:
-        v.d = low ? -(double)INFINITY : (double)INFINITY;
-        break;
-    }
+    const coll_elem_t *v = op == UTC_OP_MAX ? &coll_lowest[type] : &coll_highest[type];
     for (size_t i = 0; i < count; i++)
-        memcpy((char *)buf + i * size, &v, size);
+        memcpy((char *)buf + i * size, v, size);
 }
 
 /* Where group rank r's block of a v-form starts: displs[r], or packed after the blocks of
@@ -560,7 +542,7 @@ static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c, utc_status_t l
         snprintf(why, sizeof why, "%s", utc_last_error());
         return utc__error(rc, "%s on task '%s': %s", c->fn, utc_task_name(gs->task), why);
     }
-    if (c->kind == COLL_EXSCAN && gs->rank == 0) /* MPI leaves it undefined */
+    if (c->kind == COLL_EXSCAN && gs->rank == 0 && c->count) /* MPI leaves it undefined */
         coll_identity(c->type, c->op, c->recvbuf, c->count);
     return UTC_OK;
 }
@@ -750,6 +732,12 @@ static utc_status_t coll(utc_ctx_t *ctx, const int *by, const coll_t *call)
                      .op = (op_),                                                                  \
                      .root = (root_)})
 
+/* The v-forms, as coll_t (count: allgatherv's sendcount). */
+#define COLL_V(kind_, send_, scounts_, sdispls_, count_, recv_, rcounts_, rdispls_, type_)          \
+    (&(const coll_t){.kind = (kind_), .sendbuf = (send_), .sendcounts = (scounts_),              \
+                     .sdispls = (sdispls_), .count = (count_), .recvbuf = (recv_),                \
+                     .recvcounts = (rcounts_), .rdispls = (rdispls_), .type = (type_)})
+
 utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type, int root)
 {
     return coll(ctx, NULL, COLL_ONE(COLL_BCAST, NULL, buf, count, type, COLL_NO_OP, root));
@@ -792,13 +780,8 @@ utc_status_t utc_task_allgatherv(utc_ctx_t *ctx, const void *sendbuf, size_t sen
                                  utc_datatype_t type)
 {
     return coll(ctx, NULL,
-                &(const coll_t){.kind = COLL_ALLGATHERV,
-                                .sendbuf = sendbuf,
-                                .count = sendcount,
-                                .recvbuf = recvbuf,
-                                .recvcounts = recvcounts,
-                                .rdispls = displs,
-                                .type = type});
+                COLL_V(COLL_ALLGATHERV, sendbuf, NULL, NULL, sendcount, recvbuf, recvcounts, displs,
+                       type));
 }
 
 utc_status_t utc_task_alltoall(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
@@ -813,14 +796,8 @@ utc_status_t utc_task_alltoallv(utc_ctx_t *ctx, const void *sendbuf, const size_
                                 const size_t *rdispls, utc_datatype_t type)
 {
     return coll(ctx, NULL,
-                &(const coll_t){.kind = COLL_ALLTOALLV,
-                                .sendbuf = sendbuf,
-                                .sendcounts = sendcounts,
-                                .sdispls = sdispls,
-                                .recvbuf = recvbuf,
-                                .recvcounts = recvcounts,
-                                .rdispls = rdispls,
-                                .type = type});
+                COLL_V(COLL_ALLTOALLV, sendbuf, sendcounts, sdispls, 0, recvbuf, recvcounts,
+                       rdispls, type));
 }
 
 utc_status_t utc_task_scan(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
@@ -880,13 +857,8 @@ utc_status_t utc_task_allgatherv_by(utc_ctx_t *ctx, int thread, const void *send
                                     const size_t *displs, utc_datatype_t type)
 {
     return coll(ctx, &thread,
-                &(const coll_t){.kind = COLL_ALLGATHERV,
-                                .sendbuf = sendbuf,
-                                .count = sendcount,
-                                .recvbuf = recvbuf,
-                                .recvcounts = recvcounts,
-                                .rdispls = displs,
-                                .type = type});
+                COLL_V(COLL_ALLGATHERV, sendbuf, NULL, NULL, sendcount, recvbuf, recvcounts, displs,
+                       type));
 }
 
 utc_status_t utc_task_alltoall_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
@@ -902,14 +874,8 @@ utc_status_t utc_task_alltoallv_by(utc_ctx_t *ctx, int thread, const void *sendb
                                    utc_datatype_t type)
 {
     return coll(ctx, &thread,
-                &(const coll_t){.kind = COLL_ALLTOALLV,
-                                .sendbuf = sendbuf,
-                                .sendcounts = sendcounts,
-                                .sdispls = sdispls,
-                                .recvbuf = recvbuf,
-                                .recvcounts = recvcounts,
-                                .rdispls = rdispls,
-                                .type = type});
+                COLL_V(COLL_ALLTOALLV, sendbuf, sendcounts, sdispls, 0, recvbuf, recvcounts,
+                       rdispls, type));
 }
 
 utc_status_t utc_task_scan_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,

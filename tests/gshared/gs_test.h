@@ -129,6 +129,19 @@ static inline void gs_run(gs_body_t body, int per_rank, size_t window, void *arg
             GS_OK(t, ctx, utc_ctx_barrier_local(ctx));                                             \
     } while (0)
 
+/* Create a task, give it `bytes` of zeroed rank-shared memory (t->shared), run body once,
+ * destroy it. */
+static inline void gs_run_shared(gs_body_t body, int per_rank, size_t window, size_t bytes)
+{
+    gs_task_t *t = gs_task_create(per_rank, window);
+    void *shared = calloc(1, bytes);
+    CU_ASSERT_FATAL(shared != NULL);
+    t->shared = shared;
+    gs_task_exec(t, body, NULL);
+    UTC_ASSERT_OK(utc_task_destroy(&t->base));
+    free(shared);
+}
+
 /* xorshift64*: a small per-thread PRNG. */
 static inline uint64_t gs_rand(uint64_t *s)
 {

@@ -30,35 +30,51 @@ typedef struct {
 #define SENTINEL 0xee
 
 /* The value rank `src` sends rank `dst` at element i (dst 0 where all get the same). */
-static uint64_t xval(int src, int dst, size_t i)
+static long xval(int src, int dst, size_t i)
 {
-    return (uint64_t)src * 10000 + (uint64_t)dst * 1000 + i + 1;
+    return (long)src * 10000 + (long)dst * 1000 + (long)i + 1;
 }
 
-static void put(utc_datatype_t ty, void *buf, size_t i, uint64_t v)
+/* Element i of buf as value v of type ty (truncated as C converts). */
+static void put(utc_datatype_t ty, void *buf, size_t i, long v)
 {
     switch (ty) {
+    case UTC_TYPE_INT:
+        ((int *)buf)[i] = (int)v;
+        break;
+    case UTC_TYPE_INT64:
+        ((int64_t *)buf)[i] = v;
+        break;
+    case UTC_TYPE_DOUBLE:
+        ((double *)buf)[i] = (double)v;
+        break;
+    case UTC_TYPE_FLOAT:
+        ((float *)buf)[i] = (float)v;
+        break;
+    case UTC_TYPE_INT8:
+        ((int8_t *)buf)[i] = (int8_t)v;
+        break;
+    case UTC_TYPE_UINT16:
+        ((uint16_t *)buf)[i] = (uint16_t)v;
+        break;
+    case UTC_TYPE_UINT32:
+        ((uint32_t *)buf)[i] = (uint32_t)v;
+        break;
+    case UTC_TYPE_UINT64:
+        ((uint64_t *)buf)[i] = (uint64_t)v;
+        break;
     case UTC_TYPE_BYTE:
         ((uint8_t *)buf)[i] = (uint8_t)v;
         break;
     case UTC_TYPE_INT16:
         ((int16_t *)buf)[i] = (int16_t)v;
         break;
-    case UTC_TYPE_INT:
-        ((int *)buf)[i] = (int)v;
-        break;
-    case UTC_TYPE_UINT64:
-        ((uint64_t *)buf)[i] = v * 0x100000001ull;
-        break;
-    case UTC_TYPE_DOUBLE:
-        ((double *)buf)[i] = (double)v * 0.5;
-        break;
     default:
         break;
     }
 }
 
-static bool has(utc_datatype_t ty, const void *buf, size_t i, uint64_t v)
+static bool has(utc_datatype_t ty, const void *buf, size_t i, long v)
 {
     unsigned char want[8];
     put(ty, want, 0, v);
@@ -292,13 +308,7 @@ static void body_exchange_by(gs_task_t *t, utc_ctx_t *ctx, void *arg)
 static void run_with_bufs(gs_body_t body, int per_rank, size_t window)
 {
     CU_ASSERT_FATAL(utc_test_nranks() <= MAXR);
-    gs_task_t *t = gs_task_create(per_rank, window);
-    xbufs_t *bufs = calloc(1, sizeof *bufs);
-    CU_ASSERT_FATAL(bufs != NULL);
-    t->shared = bufs;
-    gs_task_exec(t, body, NULL);
-    UTC_ASSERT_OK(utc_task_destroy(&t->base));
-    free(bufs);
+    gs_run_shared(body, per_rank, window, sizeof(xbufs_t));
 }
 
 static void test_exchange_all_threads(void)
@@ -330,51 +340,11 @@ static long scan_in(utc_datatype_t ty, int r, size_t i)
     return is_signed(ty) && i % 2 ? -v : v;
 }
 
-static void put_long(utc_datatype_t ty, void *buf, size_t i, long v)
-{
-    switch (ty) {
-    case UTC_TYPE_INT:
-        ((int *)buf)[i] = (int)v;
-        break;
-    case UTC_TYPE_INT64:
-        ((int64_t *)buf)[i] = v;
-        break;
-    case UTC_TYPE_DOUBLE:
-        ((double *)buf)[i] = (double)v;
-        break;
-    case UTC_TYPE_FLOAT:
-        ((float *)buf)[i] = (float)v;
-        break;
-    case UTC_TYPE_INT8:
-        ((int8_t *)buf)[i] = (int8_t)v;
-        break;
-    case UTC_TYPE_UINT16:
-        ((uint16_t *)buf)[i] = (uint16_t)v;
-        break;
-    case UTC_TYPE_UINT32:
-        ((uint32_t *)buf)[i] = (uint32_t)v;
-        break;
-    case UTC_TYPE_UINT64:
-        ((uint64_t *)buf)[i] = (uint64_t)v;
-        break;
-    default:
-        break;
-    }
-}
-
-static bool has_long(utc_datatype_t ty, const void *buf, size_t i, long v)
-{
-    unsigned char want[8];
-    put_long(ty, want, 0, v);
-    size_t size = utc_datatype_size(ty);
-    return memcmp((const unsigned char *)buf + i * size, want, size) == 0;
-}
-
 /* Whether element i of buf is the identity of op for ty (exscan at group rank 0). */
 static bool is_identity(utc_datatype_t ty, utc_reduce_op_t op, const void *buf, size_t i)
 {
     if (op == UTC_OP_SUM)
-        return has_long(ty, buf, i, 0);
+        return has(ty, buf, i, 0);
     bool low = op == UTC_OP_MAX;
     switch (ty) {
     case UTC_TYPE_INT:
@@ -422,7 +392,7 @@ static void do_scan(gs_task_t *t, utc_ctx_t *ctx, int by, utc_datatype_t ty, utc
     GS_COLL_FILL(by, filler, {
         memset(b->recv, SENTINEL, sizeof b->recv);
         for (size_t i = 0; i < cnt; i++)
-            put_long(ty, send, i, scan_in(ty, me, i));
+            put(ty, send, i, scan_in(ty, me, i));
     });
     if (ex)
         GS_COLL_CALL(by, utc_task_exscan(ctx, send, b->recv, cnt, ty, op),
@@ -435,7 +405,7 @@ static void do_scan(gs_task_t *t, utc_ctx_t *ctx, int by, utc_datatype_t ty, utc
             if (ex && me == 0)
                 bad += !is_identity(ty, op, b->recv, i);
             else
-                bad += !has_long(ty, b->recv, i, scan_want(ty, op, ex ? me - 1 : me, i));
+                bad += !has(ty, b->recv, i, scan_want(ty, op, ex ? me - 1 : me, i));
         }
         bad += !untouched(b->recv, cnt * size, cnt * size + 64);
     }

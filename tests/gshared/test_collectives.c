@@ -204,12 +204,7 @@ static void body_by_forms(gs_task_t *t, utc_ctx_t *ctx, void *arg)
 
 static void run_with_bufs(gs_body_t body, int per_rank, size_t window)
 {
-    gs_task_t *t = gs_task_create(per_rank, window);
-    coll_bufs_t *bufs = calloc(1, sizeof *bufs);
-    t->shared = bufs;
-    gs_task_exec(t, body, NULL);
-    UTC_ASSERT_OK(utc_task_destroy(&t->base));
-    free(bufs);
+    gs_run_shared(body, per_rank, window, sizeof(coll_bufs_t));
 }
 
 static void test_all_threads_form(void)
