@@ -17,6 +17,12 @@
  * parts, each also complemented (2K words, maximized), then the pairs' balance (summed). */
 enum { K = 3 + UTC__CHECK_PARTS, W = 2 * K + 1 };
 
+/* Up to DIRECT_MAX ranks, each rank sends its record to every other (one round of small
+ * messages, tag CHECK_TAG on the caller's communicator, which no other UTC message there
+ * uses) and reduces them itself: a nonblocking allreduce costs ~1.5 us more here at 2-3
+ * ranks (doc/PERFORMANCE.md). Above it, an allreduce (the messages grow as n^2). */
+enum { DIRECT_MAX = 8, CHECK_TAG = 0x7c4c };
+
 static const char *const call_names[UTC__CALL_COUNT] = {
     [UTC__CALL_TASK_CREATE] = "utc_task_create",
     [UTC__CALL_CONDUIT_CREATE] = "utc_conduit_create",
@@ -196,20 +202,31 @@ static void describe(char *msg, size_t cap, const uint64_t *all, int n, const in
         "the same arguments");
 }
 
-/* Wait for the check's allreduce: the ranks of a creation usually arrive close together,
- * and a late wake-up would be paid by every creation, so yield (not sleep) for the first
- * 5 ms; after that, wait with back-off like every other MPI wait (a rank far behind). */
-static utc_status_t wait_meeting(MPI_Request *req)
+/* Wait for the check's exchange: the ranks of a creation or a collective usually arrive
+ * close together, and a late wake-up would be paid by every call, so test without a pause
+ * for the first 32 tests (a microsecond or two: a partner that is running answers within
+ * them; yielding at once cost ~0.7 us per collective at 2 ranks here), then yield (not
+ * sleep) up to 5 ms; after that, wait with back-off like every other MPI wait (a rank far
+ * behind). */
+static utc_status_t wait_meeting(int nreq, MPI_Request *reqs)
 {
     uint64_t start = utc__clock_ns();
     for (unsigned i = 0;; i++) {
-        int done = 0, err = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        int done = 0, err = MPI_Testall(nreq, reqs, &done, MPI_STATUSES_IGNORE);
         if (err != MPI_SUCCESS)
-            return utc__mpi_error(err, "MPI_Test (argument check of a collective call)");
+            return utc__mpi_error(err, "MPI_Testall (argument check of a collective call)");
         if (done)
             return UTC_OK;
-        if ((i & 63) == 63 && utc__clock_ns() - start > 5000000)
-            return utc__mpi_wait(req, NULL, -1);
+        if (i < 32)
+            continue;
+        if ((i & 63) == 63 && utc__clock_ns() - start > 5000000) {
+            for (int k = 0; k < nreq; k++) {
+                utc_status_t rc = utc__mpi_wait(&reqs[k], NULL, -1);
+                if (rc != UTC_OK)
+                    return rc;
+            }
+            return UTC_OK;
+        }
         sched_yield();
     }
 }
@@ -374,7 +391,8 @@ out:
 /* The rare path: the ranks disagree. Every rank builds the same message and returns
  * UTC_ERR_MISMATCH with it (or UTC_ERR_MPI). */
 static utc_status_t disagree(MPI_Comm comm, const int *world_ranks, const char *fn,
-                             const utc__coll_desc_t *d, const uint64_t *mine, const uint64_t *max)
+                             const utc__coll_desc_t *d, const uint64_t *mine, const uint64_t *max,
+                             const uint64_t *records)
 {
     bool words_agree = true;
     for (int i = 0; i < K; i++)
@@ -388,6 +406,13 @@ static utc_status_t disagree(MPI_Comm comm, const int *world_ranks, const char *
     }
     int n = 0, err;
     MPI_Comm_size(comm, &n);
+    if (records) { /* every rank's record is here already (a direct exchange) */
+        uint64_t all[DIRECT_MAX * K];
+        for (int r = 0; r < n; r++)
+            memcpy(all + (size_t)r * K, records + (size_t)r * W, sizeof *all * K);
+        describe(msg, sizeof msg, all, n, world_ranks, d, fn);
+        goto done;
+    }
     uint64_t *all = malloc(sizeof *all * K * (size_t)n);
     /* the gather only when every rank has room for it (a rare path: blocking is fine) */
     int have = all != NULL, all_have = 0;
@@ -415,6 +440,25 @@ done:
     return utc__error(UTC_ERR_MISMATCH, "%s", msg);
 }
 
+/* Every rank's record into records[r * W ..] (DIRECT_MAX's one round of messages). */
+static utc_status_t exchange_direct(MPI_Comm comm, int n, int me, const uint64_t *mine,
+                                    uint64_t *records)
+{
+    MPI_Request req[2 * DIRECT_MAX];
+    int nreq = 0, err = MPI_SUCCESS;
+    memcpy(records + (size_t)me * W, mine, sizeof *mine * W);
+    for (int r = 0; r < n && err == MPI_SUCCESS; r++)
+        if (r != me)
+            err = MPI_Irecv(records + (size_t)r * W, W, MPI_UINT64_T, r, CHECK_TAG, comm,
+                            &req[nreq++]);
+    for (int r = 0; r < n && err == MPI_SUCCESS; r++)
+        if (r != me)
+            err = MPI_Isend(mine, W, MPI_UINT64_T, r, CHECK_TAG, comm, &req[nreq++]);
+    if (err != MPI_SUCCESS)
+        return utc__mpi_error(err, "MPI_Isend/MPI_Irecv (argument check of a collective call)");
+    return wait_meeting(nreq, req);
+}
+
 utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_ranks, const char *fn,
                              const utc__coll_desc_t *d)
 {
@@ -423,11 +467,7 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
         (*seq)++;
         return UTC_OK;
     }
-    MPI_Datatype type;
-    MPI_Op op;
-    utc_status_t rc = check_op(&type, &op);
-    if (rc != UTC_OK)
-        return rc;
+    utc_status_t rc = UTC_OK;
     uint64_t mine[W], max[W];
     mine[0] = (uint64_t)d->call;
     mine[1] = *seq;
@@ -437,21 +477,33 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
     for (int i = 0; i < K; i++)
         mine[K + i] = ~mine[i];
     mine[2 * K] = 0;
-    if (d->pairs && d->args_rc == UTC_OK) {
-        int n = 0, me = 0;
-        MPI_Comm_size(comm, &n);
-        MPI_Comm_rank(comm, &me);
+    int n = 0, me = 0;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    if (d->pairs && d->args_rc == UTC_OK)
         mine[2 * K] = pairs_balance(d->pairs, me, n);
+    uint64_t records[DIRECT_MAX * W];
+    MPI_Datatype type;
+    MPI_Op op;
+    if (n <= DIRECT_MAX && (rc = exchange_direct(comm, n, me, mine, records)) == UTC_OK) {
+        memcpy(max, records, sizeof max);
+        for (int r = 1; r < n; r++) {
+            int len = 1;
+            check_reduce(records + (size_t)r * W, max, &len, NULL);
+        }
+    } else if (n > DIRECT_MAX && (rc = check_op(&type, &op)) == UTC_OK) {
+        MPI_Request req;
+        int err = MPI_Iallreduce(mine, max, 1, type, op, comm, &req);
+        if (err != MPI_SUCCESS)
+            return utc__mpi_error(err, "MPI_Iallreduce (argument check of a collective call)");
+        rc = wait_meeting(1, &req);
     }
-    MPI_Request req;
-    int err = MPI_Iallreduce(mine, max, 1, type, op, comm, &req);
-    if (err != MPI_SUCCESS)
-        return utc__mpi_error(err, "MPI_Iallreduce (argument check of a collective call)");
-    if ((rc = wait_meeting(&req)) != UTC_OK)
+    if (rc != UTC_OK)
         return rc;
     bool agree = max[2 * K] == 0;
     for (int i = 0; i < K; i++)
         agree &= max[i] == ~max[K + i]; /* the maximum equals the minimum */
     *seq = max[1] + 1;
-    return agree ? UTC_OK : disagree(comm, world_ranks, fn, d, mine, max);
+    return agree ? UTC_OK
+                 : disagree(comm, world_ranks, fn, d, mine, max, n <= DIRECT_MAX ? records : NULL);
 }

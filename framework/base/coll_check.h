@@ -5,14 +5,17 @@
  * must be made by every rank in the same order with the same arguments. When they are not, MPI
  * crashes or hangs in the call's first communicator operation. So each such call first describes
  * what this rank passed, as a few 64-bit digests (one per part: proc list, options, ...), and
- * utc__coll_check compares them across the ranks with one small non-blocking allreduce
- * (the maximum of each value and of its complement: equal everywhere when both agree).
- * Calls whose ranks pass counts that must match pair by pair (what rank i sends to rank j
- * is what j expects from i: the v-forms of the task collectives) add one word to the same
- * allreduce, summed instead of maximized (see utc__coll_pairs_t). On a disagreement every
- * rank gathers the descriptions, builds the same message (the call, its sequence number,
- * which ranks differ from the lowest and in what) and returns UTC_ERR_MISMATCH, before any
- * other collective: the runtime stays usable.
+ * utc__coll_check compares them across the ranks in one round: up to 8 ranks, each rank
+ * sends its description to every other and reduces them itself; beyond that, one small
+ * non-blocking allreduce (with a reduction of its own). Compared is the maximum of each
+ * value and of its complement: equal everywhere when all agree. Calls whose ranks pass
+ * counts that must match pair by pair (what rank i sends to rank j is what j expects from
+ * i: the v-forms of the task collectives) add one word, summed instead of maximized (see
+ * utc__coll_pairs_t). On a disagreement every rank has or gathers the descriptions, builds
+ * the same message (the call, its sequence number, which ranks differ from the lowest and
+ * in what) and returns UTC_ERR_MISMATCH, before any other collective: the runtime stays
+ * usable. The direct round uses tag 0x7c4c on the caller's communicator: no other message
+ * there may use it.
  *
  * UTC_CHECK=0 in the environment turns the comparison off (the sequence numbers still
  * count); see doc/PERFORMANCE.md for its cost.

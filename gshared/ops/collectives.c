@@ -422,7 +422,7 @@ static uint64_t coll_expects(const void *arg, int i)
  * The cross-rank argument check (base/coll_check.h), made by the thread of each rank that
  * then makes the MPI call: what every rank can check (count, datatype, op, root; for the
  * v-forms, that the counts match pair by pair) and the status of this rank's own checks
- * (`local`) are compared in one small allreduce on the task's communicator. So a bad
+ * (`local`) are compared in one small exchange on the task's communicator. So a bad
  * argument that only the root sees (a NULL buffer there) or a count that differs on one
  * rank ends the call on every rank with UTC_ERR_MISMATCH before any data moves, and the
  * next collective agrees again. With UTC_CHECK=0 nothing is compared: a local error is

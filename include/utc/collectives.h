@@ -26,7 +26,7 @@
  *
  * Every collective first checks that the task's ranks agree: the call, count, type, op and
  * root, whether each rank's own argument checks passed, and for the v-forms that what rank
- * i sends to rank j is what rank j expects from rank i, compared in one small allreduce.
+ * i sends to rank j is what rank j expects from rank i, compared in one small exchange.
  * When they do not (or a bad argument is seen on some ranks only, e.g. a NULL buffer at
  * the root), every rank returns UTC_ERR_MISMATCH before any data moves, with a message
  * naming the call, the task and each rank's value (for the v-forms: the pairs of ranks
