@@ -390,10 +390,15 @@ out:
 
 /* The rare path: the ranks disagree. Every rank builds the same message and returns
  * UTC_ERR_MISMATCH with it (or UTC_ERR_MPI). */
-static utc_status_t disagree(MPI_Comm comm, const int *world_ranks, const char *fn,
+static utc_status_t disagree(MPI_Comm comm, const int *world_ranks, const char *call,
                              const utc__coll_desc_t *d, const uint64_t *mine, const uint64_t *max,
                              const uint64_t *records)
 {
+    char fn[192]; /* the call as the message names it: with its task, if it has one */
+    if (d->task)
+        snprintf(fn, sizeof fn, "%s on task '%s'", call, d->task);
+    else
+        snprintf(fn, sizeof fn, "%s", call);
     bool words_agree = true;
     for (int i = 0; i < K; i++)
         words_agree &= max[i] == ~max[K + i];

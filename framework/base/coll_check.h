@@ -85,6 +85,8 @@ typedef struct utc__coll_desc {
     /* Optional: counts to check pair by pair (read only when args_rc is UTC_OK). Whether a
      * call has them must be the same on every rank that makes it (a property of the call). */
     const utc__coll_pairs_t *pairs;
+    /* Optional: the task the call acts on; messages then name "fn on task 'task'" */
+    const char *task;
 } utc__coll_desc_t;
 
 /* Digests (FNV-1a, 64 bits): start with UTC__DIGEST_INIT, then add values. */

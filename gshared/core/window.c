@@ -73,6 +73,7 @@ void utc__gs_task_close(utc__gs_task_t *gs)
 {
     utc__gs_board_fini(&gs->board); /* first: it may live in the window */
     free(gs->coll_ints);
+    free(gs->coll_reqs);
     if (gs->win != MPI_WIN_NULL) {
         MPI_Win_unlock_all(gs->win);
         MPI_Win_free(&gs->win);
@@ -327,7 +328,9 @@ utc_status_t utc__gs_task_open(utc_task_t *task, utc__gs_task_t **out)
     }
     if ((rc = utc__gs_board_init(&gs->board, gs->nranks, gs->rank)) != UTC_OK)
         goto fail;
-    if (!(gs->coll_ints = malloc(sizeof *gs->coll_ints * 4 * (size_t)gs->nranks))) {
+    gs->coll_ints = malloc(sizeof *gs->coll_ints * 4 * (size_t)gs->nranks);
+    gs->coll_reqs = malloc(sizeof *gs->coll_reqs * 2 * (size_t)gs->nranks);
+    if (!gs->coll_ints || !gs->coll_reqs) {
         rc = utc__error(UTC_ERR_NO_MEMORY, "task '%s': no memory for collective counts", name);
         goto fail;
     }

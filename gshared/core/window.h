@@ -35,6 +35,7 @@ typedef struct utc__gs_task {
     utc__gs_alloc_t alloc;
     uint64_t coll_seq; /* checked collectives on comm so far (ops/collectives.c) */
     int *coll_ints;    /* 4 x nranks: the v-form collectives' counts for MPI */
+    MPI_Request *coll_reqs; /* 2 x nranks: a collective's requests */
     /* the number of the collective each rank entered last, for the watchdog (core/board.h):
      * in the window, past the allocator's bytes, or in a window of its own */
     utc__gs_board_t board;
