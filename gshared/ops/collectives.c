@@ -1,7 +1,8 @@
 /*
  * Task collectives on the task's own communicator. One thread per rank makes a nonblocking
- * MPI collective and waits on it with back-off (MPI's blocking collectives busy-poll); the
- * rank's other threads wait in the team barrier, asleep after a short spin. The public
+ * MPI collective (all-to-all: its messages, coll_exchange) and waits on it with back-off
+ * (MPI's blocking collectives busy-poll); the rank's other threads wait in the team
+ * barrier, asleep after a short spin. The public
  * calls are one path (coll): the plain forms are called by every local thread of the rank,
  * the _by forms by one of them; the kinds differ only in coll_kinds, their argument checks
  * and the MPI call. While a call waits, the watchdog can ask it which ranks have not
