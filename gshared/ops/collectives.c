@@ -591,7 +591,7 @@ static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c, utc_status_t l
         return coll_mpi_failed(gs, c, err);
     if (rc != UTC_OK) { /* name the call and the task in front of the wait's message */
         char why[256];
-        snprintf(why, sizeof why, "%s", utc_last_error());
+        utc__text_copy(why, sizeof why, utc_last_error());
         return utc__error(rc, "%s on task '%s': %s", c->fn, utc_task_name(gs->task), why);
     }
     if (c->kind == COLL_EXSCAN && gs->rank == 0 && c->count) /* MPI leaves it undefined */
