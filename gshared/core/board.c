@@ -10,7 +10,7 @@ utc_status_t utc__gs_board_init(utc__gs_board_t *b, int nranks, int rank)
 {
     *b = (utc__gs_board_t){.win = MPI_WIN_NULL, .nranks = nranks, .rank = rank};
     atomic_init(&b->alone, 0);
-    b->mine = &b->alone;
+    atomic_init(&b->mine, &b->alone);
     b->req = malloc(sizeof *b->req * (size_t)nranks);
     b->got = calloc((size_t)nranks, sizeof *b->got);
     b->last = calloc((size_t)nranks, sizeof *b->last);
@@ -29,14 +29,20 @@ utc_status_t utc__gs_board_init(utc__gs_board_t *b, int nranks, int rank)
 void utc__gs_board_attach(utc__gs_board_t *b, MPI_Win win, bool own, MPI_Aint disp, char *base,
                           char *const *peer_base)
 {
+    _Atomic uint64_t **peer = peer_base ? malloc(sizeof *peer * (size_t)b->nranks) : NULL;
+    for (int r = 0; peer && r < b->nranks; r++)
+        peer[r] = (_Atomic uint64_t *)(peer_base[r] + disp);
+    _Atomic uint64_t *word = (_Atomic uint64_t *)(base + disp);
+    /* relaxed: only this thread stores the word; the release below publishes it */
+    atomic_init(word, atomic_load_explicit(&b->alone, memory_order_relaxed));
+    pthread_mutex_lock(&b->lock); /* the readers' fields */
     b->win = win;
     b->own = own;
     b->disp = disp;
-    b->mine = (_Atomic uint64_t *)(base + disp);
-    atomic_init(b->mine, 0);
-    if (peer_base && (b->peer = malloc(sizeof *b->peer * (size_t)b->nranks)))
-        for (int r = 0; r < b->nranks; r++)
-            b->peer[r] = (_Atomic uint64_t *)(peer_base[r] + disp);
+    b->peer = peer;
+    /* release: pairs with utc__gs_board_get_mine's acquire */
+    atomic_store_explicit(&b->mine, word, memory_order_release);
+    pthread_mutex_unlock(&b->lock);
 }
 
 void utc__gs_board_fini(utc__gs_board_t *b)
@@ -74,8 +80,8 @@ static void board_refresh(utc__gs_board_t *b, double timeout_s)
         b->known[r] = false;
         if (r == b->rank || b->peer) {
             /* relaxed: as utc__gs_board_set */
-            b->last[r] =
-                atomic_load_explicit(r == b->rank ? b->mine : b->peer[r], memory_order_relaxed);
+            b->last[r] = r == b->rank ? utc__gs_board_get_mine(b)
+                                      : atomic_load_explicit(b->peer[r], memory_order_relaxed);
             b->known[r] = true;
         } else if (b->win != MPI_WIN_NULL && fresh) {
             if (b->req[r] == MPI_REQUEST_NULL) { /* else: an older read, taken up below */
@@ -111,10 +117,11 @@ static void board_refresh(utc__gs_board_t *b, double timeout_s)
     free(fresh);
 }
 
-void utc__gs_board_read(utc__gs_board_t *b, uint64_t key, double timeout_s, uint64_t *vals,
+bool utc__gs_board_read(utc__gs_board_t *b, uint64_t key, double timeout_s, uint64_t *vals,
                         bool *known)
 {
     pthread_mutex_lock(&b->lock);
+    bool readable = b->win != MPI_WIN_NULL;
     uint64_t now = utc__clock_ns();
     if (b->last_ns == 0 || b->last_key != key || now - b->last_ns > 1000000000ull) {
         board_refresh(b, timeout_s);
@@ -126,4 +133,5 @@ void utc__gs_board_read(utc__gs_board_t *b, uint64_t key, double timeout_s, uint
         known[r] = b->known[r];
     }
     pthread_mutex_unlock(&b->lock);
+    return readable;
 }

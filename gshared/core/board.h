@@ -4,8 +4,9 @@
  * stores it, a plain local store). Another rank reads it only when the watchdog reports a
  * collective that waits (to name the ranks that have not arrived): directly where the
  * ranks share memory, else with MPI_Rget and a bounded wait. The word lives just past the
- * task window's data (core/window.c sizes the window for it), or in a window of its own
- * when the task has no window; a one-rank task keeps it in the board itself.
+ * task window's data (core/window.c sizes the window for it); a task with no window gets
+ * a window of its own for it at its first collective (so a task that makes none pays
+ * nothing); until then, and in a one-rank task, the word is in the board itself.
  */
 #ifndef UTC_GSHARED_CORE_BOARD_H
 #define UTC_GSHARED_CORE_BOARD_H
@@ -23,7 +24,9 @@
 #define UTC__GS_BOARD_BYTES 64
 
 typedef struct utc__gs_board {
-    _Atomic uint64_t *mine;  /* this rank's word: in the window, or `alone` */
+    /* this rank's word: `alone`, then in the window once there is one (published with a
+     * release store: the word is set before) */
+    _Atomic(_Atomic uint64_t *) mine;
     _Atomic uint64_t alone;  /* the word when there is no window to put it in */
     MPI_Win win;             /* where the others' words are; MPI_WIN_NULL: unreadable */
     bool own;                /* win is the board's own (the task has no window) */
@@ -46,7 +49,8 @@ utc_status_t utc__gs_board_init(utc__gs_board_t *b, int nranks, int rank)
 
 /* Put this rank's word at `disp` of `win` (locked for the board's life by the caller,
  * `own`: freed by utc__gs_board_fini), whose memory here is `base`; `peer_base` (may be
- * NULL) maps every rank's part of a shared window. */
+ * NULL) maps every rank's part of a shared window. The word keeps its value. By the
+ * thread that sets the word (at the task's creation, or the leader of a collective). */
 void utc__gs_board_attach(utc__gs_board_t *b, MPI_Win win, bool own, MPI_Aint disp, char *base,
                           char *const *peer_base);
 
@@ -57,24 +61,30 @@ void utc__gs_board_fini(utc__gs_board_t *b);
 /* This rank's word: the number of the task collective it entered last. */
 static inline void utc__gs_board_set(utc__gs_board_t *b, uint64_t v)
 {
-    /* relaxed: a readout for the watchdog, ordered with nothing; another rank may read an
-     * older value for a moment */
-    atomic_store_explicit(b->mine, v, memory_order_relaxed);
+    /* relaxed: the word is a readout for the watchdog, ordered with nothing (another rank
+     * may read an older value for a moment); the pointer is only changed by this thread,
+     * the leader of a collective (utc__gs_board_attach) */
+    atomic_store_explicit(atomic_load_explicit(&b->mine, memory_order_relaxed), v,
+                          memory_order_relaxed);
 }
 
+/* Any thread (the watchdog). */
 static inline uint64_t utc__gs_board_get_mine(utc__gs_board_t *b)
 {
-    return atomic_load_explicit(b->mine, memory_order_relaxed); /* as in utc__gs_board_set */
+    /* acquire: pairs with utc__gs_board_attach's release, which set the word first */
+    return atomic_load_explicit(atomic_load_explicit(&b->mine, memory_order_acquire),
+                                memory_order_relaxed);
 }
 
 /*
  * Every rank's word into vals[0 .. nranks-1]; known[r] false for a rank that gave no
  * answer within timeout_s (its read stays in flight; the next call takes it up). A read
  * for the same `key` (the collective's number) made less than a second ago is given again:
- * the waiting threads of one rank are described one after the other. Any thread; slow
- * (for the watchdog's reports only).
+ * the waiting threads of one rank are described one after the other. Returns false when
+ * the others' words cannot be read at all (no window yet). Any thread; slow (for the
+ * watchdog's reports only).
  */
-void utc__gs_board_read(utc__gs_board_t *b, uint64_t key, double timeout_s, uint64_t *vals,
+bool utc__gs_board_read(utc__gs_board_t *b, uint64_t key, double timeout_s, uint64_t *vals,
                         bool *known);
 
 #endif /* UTC_GSHARED_CORE_BOARD_H */

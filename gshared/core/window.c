@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/coll_check.h"
 #include "base/wait_hook.h"
 #include "core/progress.h"
 #include "core/window.h"
@@ -266,13 +267,21 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
     return UTC_OK;
 }
 
-/*
- * A task of several ranks with no window still gets one for its board: the watchdog can
- * then name the ranks a collective waits for. Without one (MPI refuses, alike on every
- * rank) the task works and the watchdog says it cannot tell.
- */
-static void board_window_open(utc__gs_task_t *gs, const char *name)
+void utc__gs_board_window(utc__gs_task_t *gs)
 {
+    gs->board_tried = true;
+    const char *name = utc_task_name(gs->task);
+    /* MPI_Win_allocate busy-polls while it waits: meet first, asleep (when the argument
+     * check is on, the collective's ranks have met in it already) */
+    if (!utc__coll_check_on()) {
+        MPI_Request bar;
+        int err = MPI_Ibarrier(gs->comm, &bar);
+        if (err != MPI_SUCCESS || utc__mpi_wait(&bar, MPI_STATUS_IGNORE, -1.0) != UTC_OK) {
+            utc_log(UTC_LOG_DEBUG, "task '%s': no window for the collective board (a barrier "
+                    "failed)", name);
+            return;
+        }
+    }
     void *base = NULL;
     MPI_Win win = MPI_WIN_NULL;
     bool shared = false;
@@ -280,7 +289,7 @@ static void board_window_open(utc__gs_task_t *gs, const char *name)
                               &base, &win, &shared);
     if (err == MPI_SUCCESS && (err = gs_win_lock(win)) != MPI_SUCCESS)
         MPI_Win_free(&win);
-    if (err != MPI_SUCCESS) {
+    if (err != MPI_SUCCESS) { /* alike on every rank: the task works, the watchdog cannot tell */
         utc_log(UTC_LOG_DEBUG, "task '%s': no window for the collective board (error %d)", name,
                 err);
         return;
@@ -338,9 +347,9 @@ utc_status_t utc__gs_task_open(utc_task_t *task, utc__gs_task_t **out)
         rc = gs_window_open(gs, t->opts.window_size, name);
         if (rc != UTC_OK)
             goto fail;
-    } else if (gs->nranks > 1) {
-        board_window_open(gs, name);
     }
+    /* else the board gets a window at the first collective, if there is one */
+    gs->board_tried = gs->nranks == 1 || t->opts.window_size > 0;
     *out = gs;
     return UTC_OK;
 

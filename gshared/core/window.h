@@ -39,6 +39,7 @@ typedef struct utc__gs_task {
     /* the number of the collective each rank entered last, for the watchdog (core/board.h):
      * in the window, past the allocator's bytes, or in a window of its own */
     utc__gs_board_t board;
+    bool board_tried; /* the board has a window, or will never have one */
     struct utc_gdata *objects; /* live objects, to free with the task (data/gdata.c's) */
     /* team of the rank's threads: "one thread does it, all get the result" */
     utc__barrier_t barrier;
@@ -84,6 +85,12 @@ static inline bool utc__gs_in_task(const utc_task_t *task)
 /* Check ctx (non-NULL, the caller's own) and return its task's gshared state in *gs. */
 utc_status_t utc__gs_ctx_state(utc_ctx_t *ctx, const char *fn, utc__gs_task_t **gs)
     __attribute__((warn_unused_result));
+
+/* A task with no window: give its board a window of its own (core/board.h). Called by
+ * the leader of the task's first collective whose ranks agree (they have met), on every
+ * rank; collective over the task's ranks. On failure (alike on every rank) the board stays
+ * without one. Sets board_tried. */
+void utc__gs_board_window(utc__gs_task_t *gs);
 
 /*
  * Team steps: every local thread of the task calls utc__gs_team_enter; it returns true in

@@ -583,6 +583,8 @@ static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c, utc_status_t l
     utc_status_t rc = coll_agree(gs, c, local);
     if (rc != UTC_OK)
         return rc;
+    if (!gs->board_tried) /* a task with no window, at its first collective */
+        utc__gs_board_window(gs);
     int nreq = 0;
     int err = coll_start(gs, c, gs->coll_reqs, &nreq);
     for (int k = 0; k < nreq && rc == UTC_OK; k++) /* also those started before a failure */
@@ -683,7 +685,11 @@ static void coll_describe(const utc__wait_detail_t *self, char *buf, size_t cap)
         snprintf(buf + len, cap - len, ": (no memory to ask the other ranks)");
         goto out;
     }
-    utc__gs_board_read(&gs->board, w->seq, 1.0, vals, known);
+    if (!utc__gs_board_read(&gs->board, w->seq, 1.0, vals, known)) {
+        snprintf(buf + len, cap - len, ": which ranks have not arrived cannot be told (a task "
+                 "with no window can tell from its second collective on)");
+        goto out;
+    }
     int nlate = 0, nmute = 0;
     for (int r = 0; r < n; r++) {
         if (!known[r])
@@ -704,10 +710,8 @@ static void coll_describe(const utc__wait_detail_t *self, char *buf, size_t cap)
         coll_describe_ranks(gs, vals, mute, nmute, false, buf, cap);
         len = strlen(buf);
         /* a rank that has arrived tests its request, which lets MPI answer */
-        snprintf(buf + len, cap - len, "%s",
-                 gs->board.win == MPI_WIN_NULL ? " (the task has no window to ask through)"
-                                               : " within 1 s: not in an MPI call, so most "
-                                                 "likely not arrived");
+        snprintf(buf + len, cap - len, " within 1 s: not in an MPI call, so most likely not "
+                 "arrived");
     }
 out:
     free(vals), free(known), free(late), free(mute);
