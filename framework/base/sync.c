@@ -41,6 +41,23 @@ int utc__futex_wait_timeout(atomic_uint *word, unsigned expected, double timeout
 
 void utc__futex_wake(atomic_uint *word, int n) { futex(word, FUTEX_WAKE_PRIVATE, (unsigned)n, NULL); }
 
+int utc__futex_wait_shared(atomic_uint *word, unsigned expected, double timeout_s)
+{
+    struct timespec ts, *tsp = NULL;
+    if (timeout_s >= 0) {
+        ts.tv_sec = (time_t)timeout_s;
+        ts.tv_nsec = (long)((timeout_s - (double)ts.tv_sec) * 1e9);
+        tsp = &ts;
+    }
+    /* no FUTEX_PRIVATE_FLAG: the kernel keys the word by its page, so processes that map
+     * it at different addresses meet on it */
+    if (futex(word, FUTEX_WAIT, expected, tsp) == -1 && errno == ETIMEDOUT)
+        return -1;
+    return 0;
+}
+
+void utc__futex_wake_shared(atomic_uint *word, int n) { futex(word, FUTEX_WAKE, (unsigned)n, NULL); }
+
 unsigned utc__spin_while_eq(atomic_uint *word, unsigned old, unsigned long spin_ns)
 {
     uint64_t deadline = 0;
@@ -157,14 +174,14 @@ int utc__barrier_wait_or(utc__barrier_t *b, bool (*gone)(void *arg), void *arg)
     }
 }
 
-void utc__backoff_step(utc__backoff_t *b)
+/* Spin for spin_ns, then yield until 200 us, then sleep doubling from 1 us to 1 ms. */
+static void backoff(utc__backoff_t *b, uint64_t spin_ns)
 {
-    /* spin for 50 us, then yield until 200 us, then sleep doubling from 1 us to 1 ms */
     if (b->iter == 0)
         b->start_ns = utc__clock_ns();
     uint64_t waited = (b->iter & 15) == 0 ? utc__clock_ns() - b->start_ns : b->last_ns;
     b->last_ns = waited;
-    if (waited < BACKOFF_SPIN_NS) {
+    if (waited < spin_ns) {
         utc__cpu_relax();
     } else if (waited < BACKOFF_YIELD_NS) {
         sched_yield();
@@ -177,6 +194,10 @@ void utc__backoff_step(utc__backoff_t *b)
     }
     b->iter++;
 }
+
+void utc__backoff_step(utc__backoff_t *b) { backoff(b, BACKOFF_SPIN_NS); }
+
+void utc__backoff_step_yield(utc__backoff_t *b) { backoff(b, 0); }
 
 bool utc__backoff_polling(const utc__backoff_t *b)
 {

@@ -11,6 +11,7 @@
 
 #include "base/wait_hook.h"
 #include "core/progress.h"
+#include "core/wake.h"
 #include "core/window.h"
 
 UTC__GS_TLS const utc_task_t *utc__gs_thread_task;
@@ -184,8 +185,11 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
         return rc;
     }
     err = MPI_ERR_OTHER;
+    /* a shared window ends with the rank's wake record for signal waiters (core/wake.h) */
+    size_t wake_off = (size + 63) / 64 * 64;
     if (one_node) {
-        err = MPI_Win_allocate_shared((MPI_Aint)size, 1, info, gs->comm, &base, &gs->win);
+        err = MPI_Win_allocate_shared((MPI_Aint)(wake_off + UTC__GS_WAKE_BYTES), 1, info,
+                                      gs->comm, &base, &gs->win);
         gs->shared = err == MPI_SUCCESS;
         if (err != MPI_SUCCESS)
             utc_log(UTC_LOG_DEBUG,
@@ -216,6 +220,11 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
                 break;
             }
         }
+    }
+    if (gs->peer_base) {
+        /* ours, zeroed before any object exists (creating one meets every rank) */
+        memset(base + wake_off, 0, UTC__GS_WAKE_BYTES);
+        gs->wake_off = wake_off;
     }
     err = MPI_Win_set_errhandler(gs->win, MPI_ERRORS_RETURN);
     if (err == MPI_SUCCESS)

@@ -25,9 +25,17 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include <assert.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdlib.h>
+
 #include "base/sync.h"
 #include "base/wait_hook.h"
+#include "context/binding.h"
 #include "observe/trace.h"
+#include "core/wake.h"
 #include "data/gdata.h"
 
 static bool compare(int64_t v, utc_cmp_t cmp, int64_t value)
@@ -66,24 +74,122 @@ static utc_status_t signal_check(const utc_gdata_t *gd, size_t index, const char
     return UTC_OK;
 }
 
-/* The loop: true once the element compares, false at the deadline (< 0: none). */
-static bool wait_loop(const utc_gdata_t *gd, size_t index, utc_cmp_t cmp, int64_t value,
-                      double deadline, int64_t *v, int *err)
+/* What a wait_until waits for, for the watchdog (base/wait_hook.h): it names the element,
+ * the comparison and the value, and what the waiter last saw, only when it reports. */
+typedef struct {
+    utc__wait_detail_t base;
+    const utc_gdata_t *gd;
+    size_t index;
+    utc_cmp_t cmp;
+    int64_t value;
+    _Atomic int64_t last; /* the last value the waiter saw (relaxed: a report only) */
+} signal_wait_t;
+
+static_assert(offsetof(signal_wait_t, base) == 0, "the detail record comes first");
+
+static const char *const cmp_op[] = {"==", "!=", ">", ">=", "<", "<="};
+
+static void signal_describe(const utc__wait_detail_t *self, char *buf, size_t n)
 {
+    const signal_wait_t *w = (const signal_wait_t *)self;
+    /* relaxed: the waiter's last look, told as it is */
+    long long last = (long long)atomic_load_explicit(&w->last, memory_order_relaxed);
+    snprintf(buf, n,
+             "utc_gdata_wait_until on element %zu of this rank's part of the object at window "
+             "offset %zu (%zu elements per rank): waits until it is %s %lld, last seen %lld",
+             w->index, w->gd->offset, w->gd->count, cmp_op[w->cmp], (long long)w->value, last);
+}
+
+/* More ranks on this node than the process has CPUs: a waiter then yields from its first
+ * look instead of spinning, or it would keep the rank it waits for off a core. */
+static bool crowded(const utc__gs_task_t *gs)
+{
+    static atomic_int cpus; /* the allowed CPUs, learnt once (relaxed: the same value) */
+    int c = atomic_load_explicit(&cpus, memory_order_relaxed);
+    if (!c) {
+        c = utc__cpus_allowed();
+        atomic_store_explicit(&cpus, c, memory_order_relaxed);
+    }
+    return gs->nranks > c;
+}
+
+/*
+ * On a shared window a waiter polls (spins, yields) for UTC_GSHARED_SIGNAL_POLL_US
+ * microseconds (default 200, 0: sleeps at once), then sleeps on its wake slot until a
+ * store of the element wakes it, but at most UTC_GSHARED_SIGNAL_SLEEP_US (default 1000)
+ * at a time, so that stores that do not wake (a local store, through utc_gdata_ptr) are
+ * still seen.
+ */
+typedef struct {
+    uint64_t poll_ns;
+    double sleep_s;
+} signal_tuning_t;
+
+/* An environment variable of microseconds in lo .. hi, or dflt (with a warning if bad). */
+static long env_us(const char *name, long dflt, long lo, long hi)
+{
+    const char *env = getenv(name);
+    if (!env || !*env)
+        return dflt;
+    char *end;
+    long us = strtol(env, &end, 10);
+    if (*end == '\0' && us >= lo && us <= hi)
+        return us;
+    utc_log(UTC_LOG_WARN, "%s='%s' is not %ld..%ld; using %ld", name, env, lo, hi, dflt);
+    return dflt;
+}
+
+static signal_tuning_t signal_tuning;
+static pthread_once_t signal_tuning_once = PTHREAD_ONCE_INIT;
+
+static void read_tuning(void)
+{
+    signal_tuning.poll_ns =
+        (uint64_t)env_us("UTC_GSHARED_SIGNAL_POLL_US", 200, 0, 60000000) * 1000;
+    signal_tuning.sleep_s = (double)env_us("UTC_GSHARED_SIGNAL_SLEEP_US", 1000, 1, 60000000) * 1e-6;
+}
+
+/* The loop: true once the element compares, false at the deadline (< 0: none). */
+static bool wait_loop(signal_wait_t *w, double deadline, int64_t *v, int *err)
+{
+    const utc_gdata_t *gd = w->gd;
+    size_t disp = gd->offset + w->index * sizeof(int64_t);
     /* 8-byte aligned (the allocator aligns every part), read whole */
-    const _Atomic int64_t *p = (const _Atomic int64_t *)(gd->local + index * sizeof(int64_t));
+    const _Atomic int64_t *p = (const _Atomic int64_t *)(gd->gs->base + disp);
     bool shared = gd->gs->shared;
+    /* on a shared window: this rank's wake record, to sleep on once polling is over */
+    utc__gs_wake_t *wake = utc__gs_wake_of(gd->gs, gd->rank);
+    bool yield = wake && crowded(gd->gs);
+    if (wake)
+        pthread_once(&signal_tuning_once, read_tuning); /* the tuning, read once */
+    int64_t last = atomic_load_explicit(&w->last, memory_order_relaxed);
     for (utc__backoff_t b = UTC__BACKOFF_INIT;;) {
         if (!shared && (*err = MPI_Win_sync(gd->win)) != MPI_SUCCESS)
             return false;
         /* acquire: the producer's stores that came before the signal are seen after it */
         *v = atomic_load_explicit(p, memory_order_acquire);
-        if (compare(*v, cmp, value))
+        if (compare(*v, w->cmp, w->value))
             return (*err = MPI_Win_sync(gd->win)) == MPI_SUCCESS;
+        if (*v != last) /* relaxed: for the watchdog's report only */
+            atomic_store_explicit(&w->last, last = *v, memory_order_relaxed);
         /* the clock every 64 looks (a VM's clock read costs ~50 ns), the first included */
         if (deadline >= 0 && (b.iter & 63) == 0 && utc_wtime() >= deadline)
             return false;
-        utc__backoff_step(&b);
+        /* polled long enough (as of the back-off's last clock read): sleep until a store of
+         * the element wakes us */
+        if (wake && b.last_ns >= signal_tuning.poll_ns) {
+            double most = signal_tuning.sleep_s;
+            double left = deadline < 0 ? most : deadline - utc_wtime();
+            if (left <= 0)
+                return false;
+            utc__gs_sleep(wake, disp, p, *v, left < most ? left : most);
+            b.iter = 64; /* the clock at the next look */
+            continue;
+        }
+        if (yield)
+            utc__backoff_step_yield(&b);
+        else
+            utc__backoff_step(&b);
     }
 }
 
@@ -105,9 +211,12 @@ utc_status_t utc_gdata_wait_until(utc_gdata_t *gd, size_t index, utc_cmp_t cmp, 
     int64_t v = 0;
     int err = MPI_SUCCESS;
     uint64_t prof_t0 = utc__prof_stamp();
-    bool met = UTC__WAIT_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1, gd->rank,
-                              gd->task->impl->ops->name,
-                              wait_loop(gd, index, cmp, value, deadline, &v, &err));
+    signal_wait_t w = {.base = {.describe = signal_describe}, .gd = gd, .index = index,
+                       .cmp = cmp, .value = value};
+    utc__wait_begin_detail(UTC__WAIT_RMA, gd->task->impl->id, -1, utc_rank(),
+                           gd->task->impl->ops->name, &w.base);
+    bool met = wait_loop(&w, deadline, &v, &err);
+    utc__wait_end();
     if (seen)
         *seen = v;
     if (err != MPI_SUCCESS)
@@ -116,9 +225,7 @@ utc_status_t utc_gdata_wait_until(utc_gdata_t *gd, size_t index, utc_cmp_t cmp, 
         return utc__error(UTC_ERR_TIMEOUT,
                           "%s: element %zu of this rank's part is %lld, which did not become "
                           "%s %lld within %.3f s",
-                          fn, index, (long long)v,
-                          (const char *const[]){"==", "!=", ">", ">=", "<", "<="}[cmp],
-                          (long long)value, timeout_s);
+                          fn, index, (long long)v, cmp_op[cmp], (long long)value, timeout_s);
     UTC__PROF_LEAF(UTC__EV_RMA_WAIT, prof_t0, gd->task->impl->id, 8, -1, gd->rank);
     return UTC_OK;
 }
@@ -174,9 +281,12 @@ utc_status_t utc_gdata_rstore_signal(utc_gdata_t *gd, int rank, size_t start, si
         char *part = peer[rank] + gd->offset;
         if (n > 0)
             memcpy(part + start * sizeof(int64_t), src, n * sizeof(int64_t));
-        /* release: the block is visible before the element to whoever acquires it */
-        atomic_store_explicit((_Atomic int64_t *)(part + sig_index * sizeof(int64_t)),
-                              sig_value, memory_order_release);
+        /* seq_cst: the block is visible before the element to whoever acquires it (a
+         * release would do that), and the store comes before the read of the sleepers in
+         * utc__gs_wake (the waker's half of core/wake.h's Dekker pair) */
+        atomic_store((_Atomic int64_t *)(part + sig_index * sizeof(int64_t)), sig_value);
+        utc__gs_wake(utc__gs_wake_slot(utc__gs_wake_of(gd->gs, rank),
+                                       gd->offset + sig_index * sizeof(int64_t)));
     } else {
         int err = UTC__WAIT_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1, rank,
                                  gd->task->impl->ops->name,
