@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check_watchdog.sh UTCRUN NP PROG: the watchdog names what long waits wait on.
 #  - UTC_WATCHDOG=1 and 3 s waits: stderr names the conduit, tag and peer rank of a blocked
-#    read, the main thread's task wait, the task barrier and the global shared data barrier;
+#    read, the main thread's task wait, the task barrier, the global shared data barrier
+#    and a signal wait (its element, comparison, value and the value last seen);
 #  - without UTC_WATCHDOG (on by default, 60 s): no watchdog line for 1.5 s waits;
 #  - UTC_WATCHDOG=soon: a warning, and the program still runs.
 set -u
@@ -32,6 +33,8 @@ expect "^utc\[$reader\] watchdog: the main thread \(tid [0-9]+\) has waited .* u
 expect "watchdog: task 'wd_barrier' .* the task barrier of task 'wd_barrier'" "a task barrier"
 expect "watchdog: task 'wd_gdata' .* RMA: a global shared data team step of task 'wd_gdata'" \
     "a global shared data barrier"
+expect "^utc\[$reader\] watchdog: task 'wd_signal' .* on RMA: global shared data of task 'wd_signal' \(id [0-9]+\) on rank $reader: utc_gdata_wait_until on element 3 of this rank's part of the object at window offset 0 \(8 elements per rank\): waits until it is >= 5, last seen 2\$" \
+    "a signal wait (utc_gdata_wait_until) naming its element, comparison and values"
 # a 3 s wait with a 1 s threshold is reported at 1 s and 2 s, never with less than 1 s
 if grep -E "watchdog: .* has waited 0\.[0-9] s" "$tmp/err"; then
     fail "a wait shorter than the threshold was reported"

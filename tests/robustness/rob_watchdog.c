@@ -10,6 +10,10 @@
  *    seconds before utc_ctx_barrier, the others wait in it.
  * 3. global shared data: task 'wd_gdata'; global thread 0 sleeps before utc_gdata_barrier.
  * 4. a conduit read with a timeout returns UTC_ERR_TIMEOUT (checked here, exit 1 if not).
+ * 5. a signal: task 'wd_signal' (a thread on rank 0, one on the last rank); the last
+ *    rank's thread waits (utc_gdata_wait_until) until element 3 of its part is >= 5; rank
+ *    0's thread stores 2 there at once and 5 after DELAY seconds. Expected line: the
+ *    element, the comparison, the value and "last seen 2".
  * Prints "rob_watchdog: done" on rank 0 and exits 0 when every step behaved.
  */
 #include <stdio.h>
@@ -77,6 +81,30 @@ static int gdata_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return rc != UTC_OK ? rc : rc2;
 }
 
+static int signal_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)arg;
+    utc_gdata_t *gd;
+    int rc = utc_gdata_create(ctx, sizeof(int64_t), 8, &gd);
+    if (rc != UTC_OK)
+        return rc;
+    int waiter = ctx->group_size - 1; /* the group rank of the last rank */
+    if (ctx->global_id == 0) {
+        rc = utc_gdata_rstore_signal(gd, waiter, 0, 0, NULL, 3, 2);
+        sleep_s(delay_s);
+        if (rc == UTC_OK)
+            rc = utc_gdata_rstore_signal(gd, waiter, 0, 0, NULL, 3, 5);
+    } else {
+        int64_t seen = 0;
+        rc = utc_gdata_wait_until(gd, 3, UTC_CMP_GE, 5, 60.0, &seen);
+        if (rc == UTC_OK && seen != 5)
+            rc = UTC_ERR_INTERNAL;
+    }
+    int rc2 = utc_gdata_barrier(gd);
+    int rc3 = utc_gdata_destroy(ctx, gd);
+    return rc != UTC_OK ? rc : rc2 != UTC_OK ? rc2 : rc3;
+}
+
 static const utc_task_ops_t writer_ops = {.name = "wd_writer", .size = sizeof(wd_task_t),
                                           .run = writer_run};
 static const utc_task_ops_t reader_ops = {.name = "wd_reader", .size = sizeof(wd_task_t),
@@ -85,6 +113,8 @@ static const utc_task_ops_t barrier_ops = {.name = "wd_barrier", .size = sizeof(
                                            .run = barrier_run};
 static const utc_task_ops_t gdata_ops = {.name = "wd_gdata", .size = sizeof(wd_task_t),
                                          .run = gdata_run};
+static const utc_task_ops_t signal_ops = {.name = "wd_signal", .size = sizeof(wd_task_t),
+                                          .run = signal_run};
 
 static int failed(const char *what, int rc)
 {
@@ -144,6 +174,10 @@ int main(int argc, char **argv)
     int n = utc_procs_spread(procs, 2 * 16, 0, nr, 2);
     bad |= run_task(&barrier_ops, procs, n);
     bad |= run_task(&gdata_ops, procs, n);
+
+    /* 5. a signal waited for delay_s */
+    int sprocs[2] = {0, nr - 1};
+    bad |= run_task(&signal_ops, sprocs, 2);
 
     if (utc_rank() == 0 && !bad)
         printf("rob_watchdog: done\n");
