@@ -30,7 +30,7 @@ typedef struct {
 
 static int nranks, me;
 static long hops = 20000;
-static double us[NMETHODS]; /* this rep's per-hop time, on rank 0 */
+static double us[NMETHODS];                /* this rep's per-hop time, on rank 0 */
 static utc_conduit_t *to_next, *from_prev; /* conduit ring: this rank's two conduits */
 
 static int fail(const char *what, int rc)
@@ -112,10 +112,10 @@ static int conduit_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return 0;
 }
 
-static const utc_task_ops_t signal_ops = {.name = "signal_ring", .size = sizeof(ring_task_t),
-                                          .init = signal_init, .run = signal_run};
-static const utc_task_ops_t conduit_ops = {.name = "conduit_ring", .size = sizeof(ring_task_t),
-                                           .run = conduit_run};
+static const utc_task_ops_t signal_ops = {
+    .name = "signal_ring", .size = sizeof(ring_task_t), .init = signal_init, .run = signal_run};
+static const utc_task_ops_t conduit_ops = {
+    .name = "conduit_ring", .size = sizeof(ring_task_t), .run = conduit_run};
 
 static int cmp_double(const void *a, const void *b)
 {

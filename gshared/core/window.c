@@ -188,8 +188,8 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
     /* a shared window ends with the rank's wake record for signal waiters (core/wake.h) */
     size_t wake_off = (size + 63) / 64 * 64;
     if (one_node) {
-        err = MPI_Win_allocate_shared((MPI_Aint)(wake_off + UTC__GS_WAKE_BYTES), 1, info,
-                                      gs->comm, &base, &gs->win);
+        err = MPI_Win_allocate_shared((MPI_Aint)(wake_off + UTC__GS_WAKE_BYTES), 1, info, gs->comm,
+                                      &base, &gs->win);
         gs->shared = err == MPI_SUCCESS;
         if (err != MPI_SUCCESS)
             utc_log(UTC_LOG_DEBUG,

@@ -6,8 +6,9 @@
  * sees the block.
  *
  * Storing: on a window in shared memory (one node) the producer stores directly into the
- * target's part, mapped here (core/window.h's peer_base): a memcpy, then a release store of
- * the element, which no load that acquires it can see before the block. Elsewhere: MPI_Put
+ * target's part, mapped here (core/window.h's peer_base): a memcpy, then a seq_cst store of
+ * the element, which no load that acquires it can see before the block, and a wake of its
+ * sleepers if the target's wake record says there are any. Elsewhere: MPI_Put
  * of the block, MPI_Win_flush of the target (complete there), then the element with
  * MPI_Accumulate(MPI_REPLACE) (atomic per element) and another flush. Either way both are
  * complete at the target on return.
@@ -19,17 +20,22 @@
  * value is seen, MPI_Win_sync orders it before the caller's later loads of the window
  * (MPI's rule for seeing remote updates with local loads).
  *
- * Waiting costs little: the runtime's back-off (base/sync.h's utc__backoff_step: spin
- * ~50 us, yield until 0.2 ms, then sleep in doubling steps of at most 1 ms).
+ * Waiting costs little. On a shared window: poll for UTC_GSHARED_SIGNAL_POLL_US (default
+ * 0.2 ms) with the runtime's back-off (base/sync.h: spin ~50 us then yield; yield from
+ * the start when the task's threads on the node outnumber the CPUs, or the spinner keeps
+ * the thread it waits for off a core: 3 ranks on 2 cores passed a token in 34 us a hop that way, in
+ * ~1.5 us yielding), then sleep on the element's slot in this rank's wake record
+ * (core/wake.h), a futex shared between the processes, which every store path here wakes
+ * (rstore_signal, quiet, the atomics), at most UTC_GSHARED_SIGNAL_SLEEP_US (1 ms) at a
+ * time. Elsewhere: the back-off alone (spin, yield, sleep in doubling steps of <= 1 ms).
  */
-#include <stdatomic.h>
-#include <string.h>
-
 #include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/sync.h"
 #include "base/wait_hook.h"
@@ -100,8 +106,9 @@ static void signal_describe(const utc__wait_detail_t *self, char *buf, size_t n)
              w->index, w->gd->offset, w->gd->count, cmp_op[w->cmp], (long long)w->value, last);
 }
 
-/* More ranks on this node than the process has CPUs: a waiter then yields from its first
- * look instead of spinning, or it would keep the rank it waits for off a core. */
+/* More threads of the task on this node (its ranks, all here on a shared window, times
+ * this rank's threads) than the process has CPUs: a waiter then yields from its first look
+ * instead of spinning, or it would keep the thread it waits for off a core. */
 static bool crowded(const utc__gs_task_t *gs)
 {
     static atomic_int cpus; /* the allowed CPUs, learnt once (relaxed: the same value) */
@@ -110,7 +117,7 @@ static bool crowded(const utc__gs_task_t *gs)
         c = utc__cpus_allowed();
         atomic_store_explicit(&cpus, c, memory_order_relaxed);
     }
-    return gs->nranks > c;
+    return (long)gs->nranks * (gs->nlocal > 0 ? gs->nlocal : 1) > c;
 }
 
 /*
@@ -144,8 +151,7 @@ static pthread_once_t signal_tuning_once = PTHREAD_ONCE_INIT;
 
 static void read_tuning(void)
 {
-    signal_tuning.poll_ns =
-        (uint64_t)env_us("UTC_GSHARED_SIGNAL_POLL_US", 200, 0, 60000000) * 1000;
+    signal_tuning.poll_ns = (uint64_t)env_us("UTC_GSHARED_SIGNAL_POLL_US", 200, 0, 60000000) * 1000;
     signal_tuning.sleep_s = (double)env_us("UTC_GSHARED_SIGNAL_SLEEP_US", 1000, 1, 60000000) * 1e-6;
 }
 
@@ -211,8 +217,11 @@ utc_status_t utc_gdata_wait_until(utc_gdata_t *gd, size_t index, utc_cmp_t cmp, 
     int64_t v = 0;
     int err = MPI_SUCCESS;
     uint64_t prof_t0 = utc__prof_stamp();
-    signal_wait_t w = {.base = {.describe = signal_describe}, .gd = gd, .index = index,
-                       .cmp = cmp, .value = value};
+    signal_wait_t w = {.base = {.describe = signal_describe},
+                       .gd = gd,
+                       .index = index,
+                       .cmp = cmp,
+                       .value = value};
     utc__wait_begin_detail(UTC__WAIT_RMA, gd->task->impl->id, -1, utc_rank(),
                            gd->task->impl->ops->name, &w.base);
     bool met = wait_loop(&w, deadline, &v, &err);

@@ -23,7 +23,10 @@ static void sleep_us(long us)
         ;
 }
 
-static int next_rank(const utc_ctx_t *ctx) { return (ctx->group_rank + 1) % ctx->group_size; }
+static int next_rank(const utc_ctx_t *ctx)
+{
+    return (ctx->group_rank + 1) % ctx->group_size;
+}
 
 /* utc_gdata_wait_until for a value that is stored within a second: it must return UTC_OK
  * within 5 s. A lost wake-up leaves the waiter asleep until its 10 s timeout, after which
@@ -35,8 +38,10 @@ static void wait_woken(gs_task_t *t, utc_ctx_t *ctx, utc_gdata_t *gd, size_t e, 
     GS_OK(t, ctx, utc_gdata_wait_until(gd, e, cmp, value, 10.0, seen));
     double took = utc_wtime() - t0;
     if (took >= 5.0)
-        fprintf(stderr, "[rank %d thread %d] a wait for element %zu took %.3f s: a lost "
-                "wake-up\n", ctx->world_rank, ctx->local_id, e, took);
+        fprintf(stderr,
+                "[rank %d thread %d] a wait for element %zu took %.3f s: a lost "
+                "wake-up\n",
+                ctx->world_rank, ctx->local_id, e, took);
     GS_CHECK(t, ctx, took < 5.0);
 }
 
@@ -50,8 +55,8 @@ static const char *const by_name[NBY] = {"rstore_signal", "rstore + quiet", "fet
 static const struct {
     utc_cmp_t cmp;
     int64_t value, decoy, final;
-} cmp_cases[] = {{UTC_CMP_EQ, 7, 3, 7},  {UTC_CMP_NE, 0, 0, 9},    {UTC_CMP_GT, 5, 5, 6},
-                 {UTC_CMP_GE, 5, 4, 5},  {UTC_CMP_LT, -1, -1, -2}, {UTC_CMP_LE, -3, -2, -3}};
+} cmp_cases[] = {{UTC_CMP_EQ, 7, 3, 7}, {UTC_CMP_NE, 0, 0, 9},    {UTC_CMP_GT, 5, 5, 6},
+                 {UTC_CMP_GE, 5, 4, 5}, {UTC_CMP_LT, -1, -1, -2}, {UTC_CMP_LE, -3, -2, -3}};
 #define NCMP ((int)(sizeof cmp_cases / sizeof cmp_cases[0]))
 
 /* Store v into element e of rank q, which holds `was`, by method `by`. */
@@ -107,8 +112,7 @@ static void body_compare(gs_task_t *t, utc_ctx_t *ctx, void *arg)
                 sleep_us(3000);
                 store_by(t, ctx, gd, next_rank(ctx), e, by, 0, cmp_cases[c].decoy);
                 sleep_us(3000);
-                store_by(t, ctx, gd, next_rank(ctx), e, by, cmp_cases[c].decoy,
-                         cmp_cases[c].final);
+                store_by(t, ctx, gd, next_rank(ctx), e, by, cmp_cases[c].decoy, cmp_cases[c].final);
                 wait_woken(t, ctx, gd, ACK, UTC_CMP_EQ, (int64_t)e + 1, &seen);
             }
             if (atomic_load(&t->failures))
@@ -120,12 +124,15 @@ done:
     GS_OK(t, ctx, utc_gdata_destroy(ctx, gd));
 }
 
-static void test_compare_asleep(void) { gs_run(body_compare, 2, UTC_WINDOW_DEFAULT, NULL); }
+static void test_compare_asleep(void)
+{
+    gs_run(body_compare, 2, UTC_WINDOW_DEFAULT, NULL);
+}
 
 /* ---- many waiters on one element ---- */
 
 #define WAITERS 4
-#define ROUNDS  200
+static int rounds = 200; /* --rounds */
 
 /* Thread 0 of each rank signals round r into element 0 of the next rank, once the WAITERS
  * threads there have acked round r - 1 (fetch_add on element 1 of its own part); they all
@@ -139,7 +146,7 @@ static void body_many(gs_task_t *t, utc_ctx_t *ctx, void *arg)
         return;
     int n = ctx->group_size, prev = (ctx->group_rank + n - 1) % n;
     uint64_t seed = 0x9E3779B97F4A7C15ull ^ (uint64_t)(ctx->global_id + 1);
-    for (int64_t r = 1; r <= ROUNDS; r++) {
+    for (int64_t r = 1; r <= rounds; r++) {
         if (ctx->local_id == 0) {
             int64_t acks = 0;
             wait_woken(t, ctx, gd, 1, UTC_CMP_GE, (r - 1) * WAITERS, &acks);
@@ -159,7 +166,10 @@ static void body_many(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     GS_OK(t, ctx, utc_gdata_destroy(ctx, gd));
 }
 
-static void test_many_waiters(void) { gs_run(body_many, 1 + WAITERS, UTC_WINDOW_DEFAULT, NULL); }
+static void test_many_waiters(void)
+{
+    gs_run(body_many, 1 + WAITERS, UTC_WINDOW_DEFAULT, NULL);
+}
 
 /* ---- a waiter and a store racing: no lost wake-up ---- */
 
@@ -222,21 +232,24 @@ static void body_race(gs_task_t *t, utc_ctx_t *ctx, void *arg)
             if (!came)
                 break;
             spin_us((double)(gs_rand(&seed) % (uint64_t)(2000 * poll_us + 1500)) * 1e-3);
-            GS_OK(t, ctx, utc_gdata_rstore_signal(gd, (ctx->group_rank + n - 1) % n, 0, 0, NULL,
-                                                  0, v + 1));
+            GS_OK(t, ctx,
+                  utc_gdata_rstore_signal(gd, (ctx->group_rank + n - 1) % n, 0, 0, NULL, 0, v + 1));
         }
     }
     GS_OK(t, ctx, utc_gdata_barrier(gd));
     GS_OK(t, ctx, utc_gdata_destroy(ctx, gd));
 }
 
-static void test_race(void) { gs_run(body_race, 2, UTC_WINDOW_DEFAULT, NULL); }
+static void test_race(void)
+{
+    gs_run(body_race, 2, UTC_WINDOW_DEFAULT, NULL);
+}
 
 /* ---- timeouts ---- */
 
 /* Thread 0 waits for a value that never comes while thread 1 of the previous rank keeps
- * storing others (each store wakes it, and it sleeps again): it times out after 0.3 s with the last value. A
- * wait nobody stores to times out at its deadline, not at the 60 s sleep limit; timeout 0
+ * storing others (each store wakes it, and it sleeps again): it times out after 0.3 s with the last
+ * value. A wait nobody stores to times out at its deadline, not at the 60 s sleep limit; timeout 0
  * looks once. */
 static void body_timeout(gs_task_t *t, utc_ctx_t *ctx, void *arg)
 {
@@ -248,8 +261,8 @@ static void body_timeout(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     if (ctx->local_id == 0) {
         int64_t seen = -1;
         double t0 = utc_wtime();
-        GS_ERROR(t, ctx, utc_gdata_wait_until(gd, 0, UTC_CMP_LT, 0, 0.3, &seen),
-                 UTC_ERR_TIMEOUT, "which did not become < 0 within 0.300 s");
+        GS_ERROR(t, ctx, utc_gdata_wait_until(gd, 0, UTC_CMP_LT, 0, 0.3, &seen), UTC_ERR_TIMEOUT,
+                 "which did not become < 0 within 0.300 s");
         double took = utc_wtime() - t0;
         GS_CHECK(t, ctx, took >= 0.29 && took < 5.0);
         GS_CHECK(t, ctx, seen > 0);
@@ -257,8 +270,8 @@ static void body_timeout(gs_task_t *t, utc_ctx_t *ctx, void *arg)
         int prev = (ctx->group_rank + ctx->group_size - 1) % ctx->group_size;
         GS_OK(t, ctx, utc_gdata_rstore_signal(gd, prev, 0, 0, NULL, 1, 1));
         t0 = utc_wtime();
-        GS_ERROR(t, ctx, utc_gdata_wait_until(gd, 2, UTC_CMP_EQ, 1, 0.05, &seen),
-                 UTC_ERR_TIMEOUT, "is 0, which did not become == 1 within 0.050 s");
+        GS_ERROR(t, ctx, utc_gdata_wait_until(gd, 2, UTC_CMP_EQ, 1, 0.05, &seen), UTC_ERR_TIMEOUT,
+                 "is 0, which did not become == 1 within 0.050 s");
         took = utc_wtime() - t0;
         GS_CHECK(t, ctx, took >= 0.045 && took < 2.0);
         GS_EXPECT(t, ctx, utc_gdata_wait_until(gd, 2, UTC_CMP_NE, 0, 0, NULL), UTC_ERR_TIMEOUT);
@@ -276,7 +289,10 @@ static void body_timeout(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     GS_OK(t, ctx, utc_gdata_destroy(ctx, gd));
 }
 
-static void test_timeouts(void) { gs_run(body_timeout, 2, UTC_WINDOW_DEFAULT, NULL); }
+static void test_timeouts(void)
+{
+    gs_run(body_timeout, 2, UTC_WINDOW_DEFAULT, NULL);
+}
 
 /* ---- destroy while a sibling waits ---- */
 
@@ -312,12 +328,17 @@ static void test_destroy_while_waiting(void)
     gs_run(body_destroy, 2, UTC_WINDOW_DEFAULT, NULL);
 }
 
-/* [--poll US]: how long waiters poll before they sleep (default 0: at once, so every
- * wait goes through the sleep and every hand-off races with it). */
+/* [--poll US] [--rounds N]: how long waiters poll before they sleep (default 0: at once,
+ * so every wait goes through the sleep and every hand-off races with it); rounds of the
+ * many-waiters test (default 200; MPI's path, with no shared memory, takes ~0.1 s each). */
 int main(int argc, char **argv)
 {
-    if (argc > 2 && strcmp(argv[1], "--poll") == 0)
-        poll_us = atol(argv[2]);
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--poll") == 0)
+            poll_us = atol(argv[i + 1]);
+        else if (strcmp(argv[i], "--rounds") == 0)
+            rounds = atoi(argv[i + 1]);
+    }
     char env[32];
     snprintf(env, sizeof env, "%ld", poll_us);
     setenv("UTC_GSHARED_SIGNAL_POLL_US", env, 1);
