@@ -7,10 +7,15 @@
  * that wait share the cores with the one that holds the token, which is what the figures
  * show.
  *
- *   scripts/utcrun -np N build/apps/microbench/utc_bench_signal [--hops H] [--reps R] [--json]
+ *   scripts/utcrun -np N build/apps/microbench/utc_bench_signal [--hops H] [--reps R]
+ *                                                                  [--work US] [--json]
  *
  * Each rep times H hops (rounded up to a lap of N) of each method after one lap of warm-up;
  * the figures are the best and the median per-hop time over the reps, in microseconds.
+ * With --work US each rank computes (spins) US microseconds with the token before it
+ * passes it on, so the others wait that long: the figures are then the time a hop adds to
+ * the work (per-hop time - US), which shows how soon a waiter that has gone to sleep
+ * wakes.
  * With --json the last line of standard output is one JSON object. Needs 2 ranks or more.
  */
 #include <stdio.h>
@@ -30,8 +35,19 @@ typedef struct {
 
 static int nranks, me;
 static long hops = 20000;
+static double work_us;                     /* --work: spun by the token's holder before each pass */
 static double us[NMETHODS];                /* this rep's per-hop time, on rank 0 */
 static utc_conduit_t *to_next, *from_prev; /* conduit ring: this rank's two conduits */
+
+/* The holder's work: spin (not sleep) work_us microseconds. */
+static void work(void)
+{
+    if (work_us <= 0)
+        return;
+    double end = utc_wtime() + work_us * 1e-6;
+    while (utc_wtime() < end)
+        ;
+}
 
 static int fail(const char *what, int rc)
 {
@@ -53,6 +69,7 @@ static int signal_laps(ring_task_t *t, long count)
             return fail("wait_until", rc);
         if (h == end)
             break; /* rank 0: the last lap has come back */
+        work();
         if ((rc = utc_gdata_rstore_signal(t->gd, (r + 1) % n, 0, 0, NULL, 0, h + 1)))
             return fail("rstore_signal", rc);
     }
@@ -70,7 +87,7 @@ static int signal_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     if (signal_laps(t, hops))
         return -1;
     if (me == 0)
-        us[M_SIGNAL] = (utc_wtime() - t0) / (double)hops * 1e6;
+        us[M_SIGNAL] = (utc_wtime() - t0) / (double)hops * 1e6 - work_us;
     return 0;
 }
 
@@ -93,6 +110,7 @@ static int conduit_laps(long count)
         if ((rc = utc_conduit_read(from_prev, &tok, sizeof tok, 0, &got)))
             return fail("conduit read", rc);
         tok++;
+        work();
         if (me != 0 && (rc = utc_conduit_write(to_next, &tok, sizeof tok, 0)))
             return fail("conduit write", rc);
     }
@@ -108,7 +126,7 @@ static int conduit_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     if (conduit_laps(hops))
         return -1;
     if (me == 0)
-        us[M_CONDUIT] = (utc_wtime() - t0) / (double)hops * 1e6;
+        us[M_CONDUIT] = (utc_wtime() - t0) / (double)hops * 1e6 - work_us;
     return 0;
 }
 
@@ -131,15 +149,19 @@ int main(int argc, char **argv)
             json = 1;
         } else if (strcmp(argv[i], "--hops") == 0 && i + 1 < argc && atol(argv[i + 1]) > 0) {
             hops = atol(argv[++i]);
+        } else if (strcmp(argv[i], "--work") == 0 && i + 1 < argc && atof(argv[i + 1]) >= 0) {
+            work_us = atof(argv[++i]);
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0 &&
                    atoi(argv[i + 1]) <= 100) {
             reps = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: scripts/utcrun -np N utc_bench_signal [--hops H] [--reps R (1..100)] "
-                   "[--json]\n"
+                   "[--work US] [--json]\n"
                    "Per-hop time of a token passed round a ring of N >= 2 ranks with\n"
                    "utc_gdata_rstore_signal / utc_gdata_wait_until and with conduits, taking\n"
-                   "turns; best and median of R reps of H hops each.\n");
+                   "turns; best and median of R reps of H hops each. --work: the holder\n"
+                   "spins US microseconds before passing the token; the figures are then\n"
+                   "the time a hop adds to that.\n");
             return 0;
         } else {
             fprintf(stderr, "utc_bench_signal: unknown or incomplete argument '%s' (see --help)\n",
@@ -216,8 +238,11 @@ int main(int argc, char **argv)
             best[m] = all[m * reps];
             med[m] = all[m * reps + reps / 2];
         }
-        printf("# token ring of %d ranks, %ld hops per rep, %d reps taking turns: us per hop\n",
+        printf("# token ring of %d ranks, %ld hops per rep, %d reps taking turns: us per hop",
                nranks, hops, reps);
+        if (work_us > 0)
+            printf(" beyond %.0f us of work", work_us);
+        printf("\n");
         printf("%-8s %10s %10s\n", "method", "best", "median");
         for (int m = 0; m < NMETHODS; m++)
             printf("%-8s %10.3f %10.3f\n", mnames[m], best[m], med[m]);
@@ -225,9 +250,10 @@ int main(int argc, char **argv)
                med[M_SIGNAL] / med[M_CONDUIT]);
         if (json)
             printf("{\"benchmark\":\"utc_bench_signal\",\"nranks\":%d,\"hops\":%ld,\"reps\":%d,"
-                   "\"signal_best_us\":%.4f,\"signal_median_us\":%.4f,\"conduit_best_us\":%.4f,"
+                   "\"work_us\":%.1f,\"signal_best_us\":%.4f,\"signal_median_us\":%.4f,\"conduit_"
+                   "best_us\":%.4f,"
                    "\"conduit_median_us\":%.4f}\n",
-                   nranks, hops, reps, best[M_SIGNAL], med[M_SIGNAL], best[M_CONDUIT],
+                   nranks, hops, reps, work_us, best[M_SIGNAL], med[M_SIGNAL], best[M_CONDUIT],
                    med[M_CONDUIT]);
         fflush(stdout);
     }
