@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -229,6 +231,40 @@ void utc__fences_init(void)
                           syscall(SYS_membarrier, 32, 0) == 0;
     }
 #endif
+}
+
+bool utc__fence_global_asym;
+static bool fence_global_kernel; /* the kernel has MEMBARRIER_CMD_GLOBAL_EXPEDITED */
+static pthread_once_t fence_global_once = PTHREAD_ONCE_INIT;
+
+static void fence_global_setup(void)
+{
+#ifdef SYS_membarrier
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
+    fence_global_kernel = cmds > 0 && (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
+                          (cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED);
+    utc__fence_global_asym =
+        fence_global_kernel &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0) == 0;
+#endif
+}
+
+void utc__fence_global_init(void)
+{
+    pthread_once(&fence_global_once, fence_global_setup);
+}
+
+void utc__fence_global_heavy(void)
+{
+    utc__fence_global_init();
+    /* seq_cst fence first: this thread's own earlier stores, whatever the kernel does */
+    atomic_thread_fence(memory_order_seq_cst);
+#ifdef SYS_membarrier
+    if (fence_global_kernel && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0) == 0)
+        return;
+#endif
+    /* Without it no process registered (the same kernel), so every light side is a full
+     * fence: the one above completes the pair. */
 }
 
 void utc__fence_heavy(void)

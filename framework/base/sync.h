@@ -39,6 +39,28 @@ static inline void utc__fence_light(void)
         atomic_thread_fence(memory_order_seq_cst);
 }
 
+/*
+ * The same pair across processes, for a Dekker pair through memory that several processes
+ * map (a shared RMA window): MEMBARRIER_CMD_GLOBAL_EXPEDITED makes every running thread of
+ * every process registered for it execute a full barrier. utc__fence_global_init()
+ * registers the calling process (once; any thread; before its first light fence);
+ * utc__fence_global_light() is then a compiler barrier in a registered process and a full
+ * fence in others; utc__fence_global_heavy() is the membarrier where the kernel has it
+ * (whether or not this process is registered) and a full fence where it does not, in
+ * which case no process can have registered.
+ */
+extern bool utc__fence_global_asym; /* this process is registered */
+void utc__fence_global_init(void);
+void utc__fence_global_heavy(void);
+
+static inline void utc__fence_global_light(void)
+{
+    if (__builtin_expect(utc__fence_global_asym, 1))
+        atomic_signal_fence(memory_order_seq_cst); /* the compiler's order only */
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+}
+
 /* Spin up to spin_ns while *word == old; returns the last value seen (== old: timed out). */
 unsigned utc__spin_while_eq(atomic_uint *word, unsigned old, unsigned long spin_ns);
 /* Spin briefly (30 us), then sleep, until *word != old. Returns the new value. */

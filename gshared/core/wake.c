@@ -2,7 +2,6 @@
  * window's wake records (core/wake.h says how). */
 #include <limits.h>
 
-#include "base/sync.h"
 #include "core/wake.h"
 
 void utc__gs_wake_slow(utc__gs_wake_slot_t *s)
@@ -17,13 +16,16 @@ void utc__gs_wake_all(const utc__gs_task_t *gs)
 {
     if (!gs->wake_off)
         return;
+    /* the light side of the pair, as in utc__gs_wake */
+    utc__fence_global_light();
     for (int r = 0; r < gs->nranks; r++) {
         utc__gs_wake_t *w = utc__gs_wake_of(gs, r);
-        /* seq_cst: the waker's read of the Dekker pair, as in utc__gs_wake */
-        if (atomic_load(&w->sleepers) == 0)
+        /* relaxed: ordered by the fences */
+        if (atomic_load_explicit(&w->sleepers, memory_order_relaxed) == 0)
             continue;
         for (int i = 0; i < UTC__GS_WAKE_SLOTS; i++)
-            utc__gs_wake(&w->slot[i]);
+            if (atomic_load_explicit(&w->slot[i].sleepers, memory_order_relaxed) != 0)
+                utc__gs_wake_slow(&w->slot[i]);
     }
 }
 
@@ -32,9 +34,11 @@ void utc__gs_sleep(utc__gs_wake_t *w, size_t disp, const _Atomic int64_t *elem, 
 {
     utc__gs_wake_slot_t *s = utc__gs_wake_slot(w, disp);
     unsigned seq = atomic_load(&s->seq);
-    /* seq_cst counts, then a seq_cst look: the sleeper's half of the Dekker pair */
     atomic_fetch_add(&w->sleepers, 1);
     atomic_fetch_add(&s->sleepers, 1);
+    /* the heavy side of the pair: our counts before the look, and any waker's store of the
+     * element before its read of the counts */
+    utc__fence_global_heavy();
     if (atomic_load(elem) == old)
         utc__futex_wait_shared(&s->seq, seq, max_s);
     atomic_fetch_sub(&s->sleepers, 1);

@@ -11,11 +11,15 @@
  * compare one half only), hence the separate word.
  *
  * The protocol is a Dekker pair. The sleeper reads the slot's seq, counts itself in the
- * slot's (and the record's) sleepers (seq_cst), then looks at the element once more
- * (seq_cst) and sleeps only while seq is unchanged. The waker stores the element, then
- * (after a full fence) reads sleepers, and if there are any bumps seq and wakes. Either the
- * sleeper's look sees the store, or the waker sees the sleeper counted and its bump
- * either keeps the sleeper from sleeping or wakes it: no wake-up is lost.
+ * slot's (and the record's) sleepers, then, after a heavy global fence, looks at the
+ * element once more and sleeps only while seq is unchanged. The waker stores the element,
+ * then, after a light global fence, reads sleepers, and if there are any bumps seq and
+ * wakes. Either the sleeper's look sees the store, or the waker sees the sleeper counted
+ * and its bump either keeps the sleeper from sleeping or wakes it: no wake-up is lost.
+ * The fences are base/sync.h's asymmetric pair across processes: the waker's, on every
+ * signal, costs a compiler barrier (a full fence, or a seq_cst store, drains the store
+ * buffer behind the block just copied: 2-4% of a Task Bench step at 2 ranks); the
+ * sleeper's, once per sleep, is a membarrier system call.
  */
 #ifndef UTC_GSHARED_CORE_WAKE_H
 #define UTC_GSHARED_CORE_WAKE_H
@@ -23,6 +27,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "base/sync.h"
 #include "core/window.h"
 
 /* Slots per rank: elements whose displacement (in 8-byte words) differs modulo this never
@@ -60,18 +65,20 @@ static inline utc__gs_wake_slot_t *utc__gs_wake_slot(utc__gs_wake_t *w, size_t d
 /* The out-of-line part of utc__gs_wake: bump the slot's word and wake its sleepers. */
 void utc__gs_wake_slow(utc__gs_wake_slot_t *s);
 
-/* The waker's half, after a store of the element that a full fence (or a seq_cst store or
- * read-modify-write) orders before this call: wake the slot's sleepers, if any. The
- * common case, nobody asleep, is one load. */
+/* The waker's half, after a store of the element: wake the slot's sleepers, if any. The
+ * common case, nobody asleep, is a compiler barrier and one load. */
 static inline void utc__gs_wake(utc__gs_wake_slot_t *s)
 {
-    /* seq_cst: the waker's read of the Dekker pair */
-    if (__builtin_expect(atomic_load(&s->sleepers) != 0, 0))
+    /* the light side of the pair with utc__gs_sleep's heavy fence: the store before the
+     * read of the sleepers */
+    utc__fence_global_light();
+    /* relaxed: ordered by the fences */
+    if (__builtin_expect(atomic_load_explicit(&s->sleepers, memory_order_relaxed) != 0, 0))
         utc__gs_wake_slow(s);
 }
 
 /* Wake every sleeper of every rank of gs (after stores whose elements the caller does not
- * know, ordered before by a full fence). No-op on a window outside shared memory. */
+ * know). No-op on a window outside shared memory. */
 void utc__gs_wake_all(const utc__gs_task_t *gs);
 
 /*

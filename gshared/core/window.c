@@ -222,9 +222,11 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
         }
     }
     if (gs->peer_base) {
-        /* ours, zeroed before any object exists (creating one meets every rank) */
+        /* ours, zeroed before any object exists (creating one meets every rank); wakers
+         * of this process use the fences that need it registered */
         memset(base + wake_off, 0, UTC__GS_WAKE_BYTES);
         gs->wake_off = wake_off;
+        utc__fence_global_init();
     }
     err = MPI_Win_set_errhandler(gs->win, MPI_ERRORS_RETURN);
     if (err == MPI_SUCCESS)

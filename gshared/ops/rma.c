@@ -230,12 +230,8 @@ static utc_status_t atomic_check(const utc_gdata_t *gd, int rank, size_t index, 
 static void wake_element(const utc_gdata_t *gd, int rank, size_t index)
 {
     utc__gs_wake_t *w = utc__gs_wake_of(gd->gs, rank);
-    if (!w)
-        return;
-    /* seq_cst: the update before the read of the sleepers (the waker's half of the Dekker
-     * pair), whatever MPI's atomic was made of */
-    atomic_thread_fence(memory_order_seq_cst);
-    utc__gs_wake(utc__gs_wake_slot(w, gd->offset + index * sizeof(int64_t)));
+    if (w)
+        utc__gs_wake(utc__gs_wake_slot(w, gd->offset + index * sizeof(int64_t)));
 }
 
 utc_status_t utc_gdata_fetch_add(utc_gdata_t *gd, int rank, size_t index, int64_t value,
@@ -294,12 +290,9 @@ utc_status_t utc_gdata_quiet(utc_gdata_t *gd)
     if (err != MPI_SUCCESS)
         return utc__mpi_error(err, "MPI_Win_flush_all (utc_gdata_quiet)");
     gs_stage_reset(gd->win);
-    if (gd->gs->wake_off) {
-        /* the stores are complete: wake whoever sleeps on an element they may have set
-         * (utc_gdata_wait_until); seq_cst fence: the stores before the sleepers' read */
-        atomic_thread_fence(memory_order_seq_cst);
-        utc__gs_wake_all(gd->gs);
-    }
+    /* the stores are complete: wake whoever sleeps on an element they may have set
+     * (utc_gdata_wait_until) */
+    utc__gs_wake_all(gd->gs);
     return UTC_OK;
 }
 

@@ -6,7 +6,7 @@
  * sees the block.
  *
  * Storing: on a window in shared memory (one node) the producer stores directly into the
- * target's part, mapped here (core/window.h's peer_base): a memcpy, then a seq_cst store of
+ * target's part, mapped here (core/window.h's peer_base): a memcpy, then a release store of
  * the element, which no load that acquires it can see before the block, and a wake of its
  * sleepers if the target's wake record says there are any. Elsewhere: MPI_Put
  * of the block, MPI_Win_flush of the target (complete there), then the element with
@@ -213,19 +213,28 @@ utc_status_t utc_gdata_wait_until(utc_gdata_t *gd, size_t index, utc_cmp_t cmp, 
     if (timeout_s != timeout_s) /* NaN: neither a limit nor "for ever" */
         return utc__error(UTC_ERR_INVALID_ARG, "%s: the timeout is NaN (give seconds >= 0, or "
                           "a negative value to wait for ever)", fn);
-    double deadline = timeout_s < 0 ? -1.0 : utc_wtime() + timeout_s;
     int64_t v = 0;
     int err = MPI_SUCCESS;
     uint64_t prof_t0 = utc__prof_stamp();
-    signal_wait_t w = {.base = {.describe = signal_describe},
-                       .gd = gd,
-                       .index = index,
-                       .cmp = cmp,
-                       .value = value};
-    utc__wait_begin_detail(UTC__WAIT_RMA, gd->task->impl->id, -1, utc_rank(),
-                           gd->task->impl->ops->name, &w.base);
-    bool met = wait_loop(&w, deadline, &v, &err);
-    utc__wait_end();
+    bool met;
+    const _Atomic int64_t *elem = (const _Atomic int64_t *)(gd->local + index * sizeof(int64_t));
+    /* On one node a signal that came before the call costs one look: no clock read, no
+     * wait to record. acquire: as wait_loop's looks. */
+    if (gd->gs->shared &&
+        compare(v = atomic_load_explicit(elem, memory_order_acquire), cmp, value)) {
+        met = (err = MPI_Win_sync(gd->win)) == MPI_SUCCESS;
+    } else {
+        double deadline = timeout_s < 0 ? -1.0 : utc_wtime() + timeout_s;
+        signal_wait_t w = {.base = {.describe = signal_describe},
+                           .gd = gd,
+                           .index = index,
+                           .cmp = cmp,
+                           .value = value};
+        utc__wait_begin_detail(UTC__WAIT_RMA, gd->task->impl->id, -1, gd->world_rank,
+                               gd->task->impl->ops->name, &w.base);
+        met = wait_loop(&w, deadline, &v, &err);
+        utc__wait_end();
+    }
     if (seen)
         *seen = v;
     if (err != MPI_SUCCESS)
@@ -290,10 +299,10 @@ utc_status_t utc_gdata_rstore_signal(utc_gdata_t *gd, int rank, size_t start, si
         char *part = peer[rank] + gd->offset;
         if (n > 0)
             memcpy(part + start * sizeof(int64_t), src, n * sizeof(int64_t));
-        /* seq_cst: the block is visible before the element to whoever acquires it (a
-         * release would do that), and the store comes before the read of the sleepers in
-         * utc__gs_wake (the waker's half of core/wake.h's Dekker pair) */
-        atomic_store((_Atomic int64_t *)(part + sig_index * sizeof(int64_t)), sig_value);
+        /* release: the block is visible before the element to whoever acquires it; then
+         * wake its sleepers, if any (the waker's half of core/wake.h's pair) */
+        atomic_store_explicit((_Atomic int64_t *)(part + sig_index * sizeof(int64_t)), sig_value,
+                              memory_order_release);
         utc__gs_wake(utc__gs_wake_slot(utc__gs_wake_of(gd->gs, rank),
                                        gd->offset + sig_index * sizeof(int64_t)));
     } else {

@@ -1,12 +1,12 @@
 /* Global shared data: waiting on signals once the waiter sleeps. On one node a thread in
- * utc_gdata_wait_until polls for a while (0.2 ms by default; none here unless --poll says
- * so), then sleeps on a futex in the window that every store path wakes (rstore_signal,
- * rstore + quiet, the atomics). Every comparison after
- * the waiter has gone to sleep, with a store that does not satisfy it first; many waiters
- * on one element; thousands of hand-offs timed to race with the waiter going to sleep (a
- * lost wake-up would leave a waiter asleep until its timeout: the suite runs with
- * UTC_GSHARED_SIGNAL_SLEEP_US at 60 s, so no periodic look hides one); timeouts; a
- * destroy by the sibling threads while one waits.
+ * utc_gdata_wait_until polls for a while (0.2 ms by default; not at all here unless --poll
+ * says so), then sleeps on a futex in the window that every store path wakes
+ * (rstore_signal, rstore + quiet, the atomics). Tests: every comparison after the waiter
+ * has gone to sleep, with a store that does not satisfy it first; many waiters on one
+ * element; thousands of hand-offs timed to race with the waiter going to sleep; timeouts;
+ * a destroy by the sibling threads while one waits. A lost wake-up leaves a waiter asleep
+ * until its timeout: the suite runs with UTC_GSHARED_SIGNAL_SLEEP_US at 60 s, so no
+ * periodic look hides one.
  *
  * Each rank's threads write to the next rank (to itself with one rank). */
 #define _GNU_SOURCE
