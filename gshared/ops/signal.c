@@ -23,11 +23,13 @@
  * Waiting costs little. On a shared window: poll for UTC_GSHARED_SIGNAL_POLL_US (default
  * 0.2 ms) with the runtime's back-off (base/sync.h: spin ~50 us then yield; yield from
  * the start when the task's threads on the node outnumber the CPUs, or the spinner keeps
- * the thread it waits for off a core: 3 ranks on 2 cores passed a token in 34 us a hop that way, in
- * ~1.5 us yielding), then sleep on the element's slot in this rank's wake record
- * (core/wake.h), a futex shared between the processes, which every store path here wakes
- * (rstore_signal, quiet, the atomics), at most UTC_GSHARED_SIGNAL_SLEEP_US (1 ms) at a
- * time. Elsewhere: the back-off alone (spin, yield, sleep in doubling steps of <= 1 ms).
+ * the thread it waits for off a core: 3 ranks on 2 cores passed a token in 34.6 us a hop
+ * that way, in 0.93 us yielding), then sleep on the element's slot in this rank's wake
+ * record (core/wake.h), a futex shared between the processes, which every store path here
+ * wakes (rstore_signal, quiet, the atomics), at most UTC_GSHARED_SIGNAL_SLEEP_US (1 ms) at
+ * a time. Sleeping at once instead of yielding cost 10-12 us a hop (the wake-up's), so the
+ * futex is for long waits: it wakes a sleeper in 20-80 us where 1 ms naps took 50-175.
+ * Elsewhere: the back-off alone (spin, yield, sleep in doubling steps of <= 1 ms).
  */
 #include <assert.h>
 #include <pthread.h>
