@@ -224,11 +224,14 @@ bool utc__fence_asym;
 void utc__fences_init(void)
 {
 #ifdef SYS_membarrier
-    /* 16: MEMBARRIER_CMD_PRIVATE_EXPEDITED; 32: its registration */
+    /* By name: the numbers were once written by hand, off by one bit (registering the
+     * SYNC_CORE variant, refused with EPERM), so the light side stayed a full fence. */
     if (!utc__fence_asym) {
-        long cmds = syscall(SYS_membarrier, 0 /* QUERY */, 0);
-        utc__fence_asym = cmds > 0 && (cmds & 16) && (cmds & 32) &&
-                          syscall(SYS_membarrier, 32, 0) == 0;
+        long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
+        utc__fence_asym =
+            cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+            (cmds & MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) &&
+            syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0;
     }
 #endif
 }
@@ -270,7 +273,7 @@ void utc__fence_global_heavy(void)
 void utc__fence_heavy(void)
 {
 #ifdef SYS_membarrier
-    if (utc__fence_asym && syscall(SYS_membarrier, 16, 0) == 0)
+    if (utc__fence_asym && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) == 0)
         return;
 #endif
     atomic_thread_fence(memory_order_seq_cst);
