@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -40,6 +42,23 @@ int utc__futex_wait_timeout(atomic_uint *word, unsigned expected, double timeout
 }
 
 void utc__futex_wake(atomic_uint *word, int n) { futex(word, FUTEX_WAKE_PRIVATE, (unsigned)n, NULL); }
+
+int utc__futex_wait_shared(atomic_uint *word, unsigned expected, double timeout_s)
+{
+    struct timespec ts, *tsp = NULL;
+    if (timeout_s >= 0) {
+        ts.tv_sec = (time_t)timeout_s;
+        ts.tv_nsec = (long)((timeout_s - (double)ts.tv_sec) * 1e9);
+        tsp = &ts;
+    }
+    /* no FUTEX_PRIVATE_FLAG: the kernel keys the word by its page, so processes that map
+     * it at different addresses meet on it */
+    if (futex(word, FUTEX_WAIT, expected, tsp) == -1 && errno == ETIMEDOUT)
+        return -1;
+    return 0;
+}
+
+void utc__futex_wake_shared(atomic_uint *word, int n) { futex(word, FUTEX_WAKE, (unsigned)n, NULL); }
 
 unsigned utc__spin_while_eq(atomic_uint *word, unsigned old, unsigned long spin_ns)
 {
@@ -157,14 +176,14 @@ int utc__barrier_wait_or(utc__barrier_t *b, bool (*gone)(void *arg), void *arg)
     }
 }
 
-void utc__backoff_step(utc__backoff_t *b)
+/* Spin for spin_ns, then yield until 200 us, then sleep doubling from 1 us to 1 ms. */
+static void backoff(utc__backoff_t *b, uint64_t spin_ns)
 {
-    /* spin for 50 us, then yield until 200 us, then sleep doubling from 1 us to 1 ms */
     if (b->iter == 0)
         b->start_ns = utc__clock_ns();
     uint64_t waited = (b->iter & 15) == 0 ? utc__clock_ns() - b->start_ns : b->last_ns;
     b->last_ns = waited;
-    if (waited < BACKOFF_SPIN_NS) {
+    if (waited < spin_ns) {
         utc__cpu_relax();
     } else if (waited < BACKOFF_YIELD_NS) {
         sched_yield();
@@ -177,6 +196,10 @@ void utc__backoff_step(utc__backoff_t *b)
     }
     b->iter++;
 }
+
+void utc__backoff_step(utc__backoff_t *b) { backoff(b, BACKOFF_SPIN_NS); }
+
+void utc__backoff_step_yield(utc__backoff_t *b) { backoff(b, 0); }
 
 bool utc__backoff_polling(const utc__backoff_t *b)
 {
@@ -201,19 +224,56 @@ bool utc__fence_asym;
 void utc__fences_init(void)
 {
 #ifdef SYS_membarrier
-    /* 16: MEMBARRIER_CMD_PRIVATE_EXPEDITED; 32: its registration */
+    /* By name: the numbers were once written by hand, off by one bit (registering the
+     * SYNC_CORE variant, refused with EPERM), so the light side stayed a full fence. */
     if (!utc__fence_asym) {
-        long cmds = syscall(SYS_membarrier, 0 /* QUERY */, 0);
-        utc__fence_asym = cmds > 0 && (cmds & 16) && (cmds & 32) &&
-                          syscall(SYS_membarrier, 32, 0) == 0;
+        long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
+        utc__fence_asym =
+            cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+            (cmds & MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) &&
+            syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0;
     }
 #endif
+}
+
+bool utc__fence_global_asym;
+static bool fence_global_kernel; /* the kernel has MEMBARRIER_CMD_GLOBAL_EXPEDITED */
+static pthread_once_t fence_global_once = PTHREAD_ONCE_INIT;
+
+static void fence_global_setup(void)
+{
+#ifdef SYS_membarrier
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
+    fence_global_kernel = cmds > 0 && (cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
+                          (cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED);
+    utc__fence_global_asym =
+        fence_global_kernel &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0) == 0;
+#endif
+}
+
+void utc__fence_global_init(void)
+{
+    pthread_once(&fence_global_once, fence_global_setup);
+}
+
+void utc__fence_global_heavy(void)
+{
+    utc__fence_global_init();
+    /* seq_cst fence first: this thread's own earlier stores, whatever the kernel does */
+    atomic_thread_fence(memory_order_seq_cst);
+#ifdef SYS_membarrier
+    if (fence_global_kernel && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0) == 0)
+        return;
+#endif
+    /* Without it no process registered (the same kernel), so every light side is a full
+     * fence: the one above completes the pair. */
 }
 
 void utc__fence_heavy(void)
 {
 #ifdef SYS_membarrier
-    if (utc__fence_asym && syscall(SYS_membarrier, 16, 0) == 0)
+    if (utc__fence_asym && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) == 0)
         return;
 #endif
     atomic_thread_fence(memory_order_seq_cst);

@@ -14,6 +14,11 @@ void utc__futex_wait(atomic_uint *word, unsigned expected);
 int utc__futex_wait_timeout(atomic_uint *word, unsigned expected, double timeout_s);
 /* Wake up to n sleepers on word (n = INT_MAX: all). */
 void utc__futex_wake(atomic_uint *word, int n);
+/* The same across processes: for a word in memory that several processes map (a shared
+ * RMA window), where the private futexes above would not meet. The timeout is at most
+ * timeout_s seconds (< 0: none); returns 0, or -1 on timeout. */
+int utc__futex_wait_shared(atomic_uint *word, unsigned expected, double timeout_s);
+void utc__futex_wake_shared(atomic_uint *word, int n);
 
 /*
  * Asymmetric fences, for a Dekker pair whose one side is hot (every call) and the other
@@ -29,6 +34,28 @@ void utc__fence_heavy(void);
 static inline void utc__fence_light(void)
 {
     if (__builtin_expect(utc__fence_asym, 1))
+        atomic_signal_fence(memory_order_seq_cst); /* the compiler's order only */
+    else
+        atomic_thread_fence(memory_order_seq_cst);
+}
+
+/*
+ * The same pair across processes, for a Dekker pair through memory that several processes
+ * map (a shared RMA window): MEMBARRIER_CMD_GLOBAL_EXPEDITED makes every running thread of
+ * every process registered for it execute a full barrier. utc__fence_global_init()
+ * registers the calling process (once; any thread; before its first light fence);
+ * utc__fence_global_light() is then a compiler barrier in a registered process and a full
+ * fence in others; utc__fence_global_heavy() is the membarrier where the kernel has it
+ * (whether or not this process is registered) and a full fence where it does not, in
+ * which case no process can have registered.
+ */
+extern bool utc__fence_global_asym; /* this process is registered */
+void utc__fence_global_init(void);
+void utc__fence_global_heavy(void);
+
+static inline void utc__fence_global_light(void)
+{
+    if (__builtin_expect(utc__fence_global_asym, 1))
         atomic_signal_fence(memory_order_seq_cst); /* the compiler's order only */
     else
         atomic_thread_fence(memory_order_seq_cst);
@@ -73,6 +100,10 @@ typedef struct utc__backoff {
 
 #define UTC__BACKOFF_INIT {0, 0, 0, 0}
 void utc__backoff_step(utc__backoff_t *b);
+/* The same without the spin: it yields from the first step (then sleeps as above). For a
+ * waiter that shares its cores with what it waits for (more ranks or threads than cores),
+ * where spinning keeps the thread it waits for off a core: a yield lets it run at once. */
+void utc__backoff_step_yield(utc__backoff_t *b);
 /* Whether b is still polling (spinning or yielding, its first 200 us): false once its steps
  * sleep. For a wait that has a sleep of its own to fall back on (a CUDA event). */
 bool utc__backoff_polling(const utc__backoff_t *b);

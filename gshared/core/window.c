@@ -12,6 +12,7 @@
 #include "base/coll_check.h"
 #include "base/wait_hook.h"
 #include "core/progress.h"
+#include "core/wake.h"
 #include "core/window.h"
 
 UTC__GS_TLS const utc_task_t *utc__gs_thread_task;
@@ -220,14 +221,10 @@ static int gs_win_lock(MPI_Win win)
     return err == MPI_SUCCESS ? MPI_Win_lock_all(MPI_MODE_NOCHECK, win) : err;
 }
 
-/* Where the board's word goes in a window of `size` data bytes: past them, aligned. */
-static size_t board_disp(size_t size)
-{
-    return (size + UTC__GS_BOARD_BYTES - 1) / UTC__GS_BOARD_BYTES * UTC__GS_BOARD_BYTES;
-}
-
-/* The task's window (see gs_win_allocate), with room for the board past its `size` data
- * bytes when the task has other ranks. */
+/* The task's window (see gs_win_allocate). Past its `size` data bytes, from the next 64:
+ * the rank's wake record for signal waiters (core/wake.h; used when the window is in
+ * shared memory), then the collective board's word (core/board.h) when the task has
+ * other ranks. */
 static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *name)
 {
     if (size > (size_t)(((MPI_Aint)1 << (8 * sizeof(MPI_Aint) - 2)) - 1))
@@ -238,10 +235,11 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
     utc_status_t rc = window_fits(gs, size, one_node, name);
     if (rc != UTC_OK)
         return rc;
+    size_t wake_off = (size + 63) / 64 * 64, board_off = wake_off + UTC__GS_WAKE_BYTES;
     bool board = gs->nranks > 1;
     void *base = NULL;
-    int err = gs_win_allocate(gs, board ? board_disp(size) + UTC__GS_BOARD_BYTES : size, one_node,
-                              name, &base, &gs->win, &gs->shared);
+    int err = gs_win_allocate(gs, board_off + (board ? UTC__GS_BOARD_BYTES : 0), one_node, name,
+                              &base, &gs->win, &gs->shared);
     if (err != MPI_SUCCESS)
         return window_failed(err, size, name);
     gs->base = base;
@@ -250,13 +248,20 @@ static utc_status_t gs_window_open(utc__gs_task_t *gs, size_t size, const char *
      * without it (no memory, a query refused) those take MPI's path */
     if (gs->shared)
         gs->peer_base = gs_peer_bases(gs->win, gs->nranks);
+    if (gs->peer_base) {
+        /* ours, zeroed before any object exists (creating one meets every rank); wakers
+         * of this process use the fences that need it registered */
+        memset((char *)base + wake_off, 0, UTC__GS_WAKE_BYTES);
+        gs->wake_off = wake_off;
+        utc__fence_global_init();
+    }
     if ((err = gs_win_lock(gs->win)) != MPI_SUCCESS) {
         MPI_Win_free(&gs->win);
         gs->win = MPI_WIN_NULL;
         return utc__mpi_error(err, "MPI_Win_lock_all (task window)");
     }
     if (board)
-        utc__gs_board_attach(&gs->board, gs->win, false, (MPI_Aint)board_disp(size), gs->base,
+        utc__gs_board_attach(&gs->board, gs->win, false, (MPI_Aint)board_off, gs->base,
                              gs->peer_base);
     /* the progress thread for passive targets starts with the first object (gdata.c), so
      * a task that never uses global shared data costs nothing while it waits */

@@ -31,6 +31,8 @@ typedef struct utc__gs_task {
     char **peer_base; /* shared window: every rank's window memory (MPI_Win_shared_query),
                        * which this rank may load and store directly; else NULL */
     size_t size;      /* bytes of window on each rank */
+    size_t wake_off;  /* shared window: where each rank's wake record starts (core/wake.h),
+                       * past `size`; 0 when there is none */
     /* Only the leader of a team step touches these (see utc__gs_team_*). */
     utc__gs_alloc_t alloc;
     uint64_t coll_seq; /* checked collectives on comm so far (ops/collectives.c) */

@@ -112,6 +112,7 @@ static utc_status_t gdata_make(utc__gs_task_t *gs, size_t elem_size, size_t coun
         .bytes = rounded,
         .nranks = gs->nranks,
         .rank = gs->rank,
+        .world_rank = utc_rank(),
         .next = gs->objects,
         .spare = spare,
     };

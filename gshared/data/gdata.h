@@ -26,6 +26,7 @@ struct utc_gdata {
     size_t elem_size, count;
     size_t bytes; /* space taken in the window (rounded) */
     int nranks, rank;
+    int world_rank; /* this process's rank in the world (what waits name, base/wait_hook.h) */
     struct utc_gdata *next;  /* in gs->objects */
     utc__gs_extent_t *spare; /* free-list node for when the space is given back */
 };

@@ -23,6 +23,7 @@
 
 #include "base/wait_hook.h"
 #include "observe/trace.h"
+#include "core/wake.h"
 #include "data/gdata.h"
 #include "ops/rma.h"
 
@@ -224,6 +225,15 @@ static utc_status_t atomic_check(const utc_gdata_t *gd, int rank, size_t index, 
     return UTC_OK;
 }
 
+/* After an atomic on element `index` of `rank`'s part, complete there: wake the threads
+ * that sleep on it in utc_gdata_wait_until (on a shared window; core/wake.h). */
+static void wake_element(const utc_gdata_t *gd, int rank, size_t index)
+{
+    utc__gs_wake_t *w = utc__gs_wake_of(gd->gs, rank);
+    if (w)
+        utc__gs_wake(utc__gs_wake_slot(w, gd->offset + index * sizeof(int64_t)));
+}
+
 utc_status_t utc_gdata_fetch_add(utc_gdata_t *gd, int rank, size_t index, int64_t value,
                                  int64_t *old)
 {
@@ -239,6 +249,7 @@ utc_status_t utc_gdata_fetch_add(utc_gdata_t *gd, int rank, size_t index, int64_
         err = MPI_Win_flush(rank, gd->win);
     if (err != MPI_SUCCESS)
         return utc__mpi_error(err, "MPI_Fetch_and_op (utc_gdata_fetch_add)");
+    wake_element(gd, rank, index);
     if (old)
         *old = result;
     UTC__PROF_LEAF(UTC__EV_RMA_ATOMIC, prof_t0, gd->task->impl->id, 8, -1, rank);
@@ -260,6 +271,7 @@ utc_status_t utc_gdata_compare_swap(utc_gdata_t *gd, int rank, size_t index, int
         err = MPI_Win_flush(rank, gd->win);
     if (err != MPI_SUCCESS)
         return utc__mpi_error(err, "MPI_Compare_and_swap (utc_gdata_compare_swap)");
+    wake_element(gd, rank, index);
     if (old)
         *old = result;
     UTC__PROF_LEAF(UTC__EV_RMA_ATOMIC, prof_t0, gd->task->impl->id, 8, -1, rank);
@@ -278,6 +290,9 @@ utc_status_t utc_gdata_quiet(utc_gdata_t *gd)
     if (err != MPI_SUCCESS)
         return utc__mpi_error(err, "MPI_Win_flush_all (utc_gdata_quiet)");
     gs_stage_reset(gd->win);
+    /* the stores are complete: wake whoever sleeps on an element they may have set
+     * (utc_gdata_wait_until) */
+    utc__gs_wake_all(gd->gs);
     return UTC_OK;
 }
 

@@ -7,7 +7,8 @@
  *
  * Storing: on a window in shared memory (one node) the producer stores directly into the
  * target's part, mapped here (core/window.h's peer_base): a memcpy, then a release store of
- * the element, which no load that acquires it can see before the block. Elsewhere: MPI_Put
+ * the element, which no load that acquires it can see before the block, and a wake of its
+ * sleepers if the target's wake record says there are any. Elsewhere: MPI_Put
  * of the block, MPI_Win_flush of the target (complete there), then the element with
  * MPI_Accumulate(MPI_REPLACE) (atomic per element) and another flush. Either way both are
  * complete at the target on return.
@@ -19,15 +20,30 @@
  * value is seen, MPI_Win_sync orders it before the caller's later loads of the window
  * (MPI's rule for seeing remote updates with local loads).
  *
- * Waiting costs little: the runtime's back-off (base/sync.h's utc__backoff_step: spin
- * ~50 us, yield until 0.2 ms, then sleep in doubling steps of at most 1 ms).
+ * Waiting costs little. On a shared window: poll for UTC_GSHARED_SIGNAL_POLL_US (default
+ * 0.2 ms) with the runtime's back-off (base/sync.h: spin ~50 us then yield; yield from
+ * the start when the task's threads on the node outnumber the CPUs, or the spinner keeps
+ * the thread it waits for off a core: 3 ranks on 2 cores passed a token in 34.6 us a hop
+ * that way, in 0.93 us yielding), then sleep on the element's slot in this rank's wake
+ * record (core/wake.h), a futex shared between the processes, which every store path here
+ * wakes (rstore_signal, quiet, the atomics), at most UTC_GSHARED_SIGNAL_SLEEP_US (1 ms) at
+ * a time. Sleeping at once instead of yielding cost 10-12 us a hop (the wake-up's), so the
+ * futex is for long waits: it wakes a sleeper in 20-80 us where 1 ms naps took 50-175.
+ * Elsewhere: the back-off alone (spin, yield, sleep in doubling steps of <= 1 ms).
  */
+#include <assert.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/sync.h"
 #include "base/wait_hook.h"
+#include "context/binding.h"
 #include "observe/trace.h"
+#include "core/wake.h"
 #include "data/gdata.h"
 
 static bool compare(int64_t v, utc_cmp_t cmp, int64_t value)
@@ -66,24 +82,122 @@ static utc_status_t signal_check(const utc_gdata_t *gd, size_t index, const char
     return UTC_OK;
 }
 
-/* The loop: true once the element compares, false at the deadline (< 0: none). */
-static bool wait_loop(const utc_gdata_t *gd, size_t index, utc_cmp_t cmp, int64_t value,
-                      double deadline, int64_t *v, int *err)
+/* What a wait_until waits for, for the watchdog (base/wait_hook.h): it names the element,
+ * the comparison and the value, and what the waiter last saw, only when it reports. */
+typedef struct {
+    utc__wait_detail_t base;
+    const utc_gdata_t *gd;
+    size_t index;
+    utc_cmp_t cmp;
+    int64_t value;
+    _Atomic int64_t last; /* the last value the waiter saw (relaxed: a report only) */
+} signal_wait_t;
+
+static_assert(offsetof(signal_wait_t, base) == 0, "the detail record comes first");
+
+static const char *const cmp_op[] = {"==", "!=", ">", ">=", "<", "<="};
+
+static void signal_describe(const utc__wait_detail_t *self, char *buf, size_t n)
 {
+    const signal_wait_t *w = (const signal_wait_t *)self;
+    /* relaxed: the waiter's last look, told as it is */
+    long long last = (long long)atomic_load_explicit(&w->last, memory_order_relaxed);
+    snprintf(buf, n,
+             "utc_gdata_wait_until on element %zu of this rank's part of the object at window "
+             "offset %zu (%zu elements per rank): waits until it is %s %lld, last seen %lld",
+             w->index, w->gd->offset, w->gd->count, cmp_op[w->cmp], (long long)w->value, last);
+}
+
+/* More threads of the task on this node (its ranks, all here on a shared window, times
+ * this rank's threads) than the process has CPUs: a waiter then yields from its first look
+ * instead of spinning, or it would keep the thread it waits for off a core. */
+static bool crowded(const utc__gs_task_t *gs)
+{
+    static atomic_int cpus; /* the allowed CPUs, learnt once (relaxed: the same value) */
+    int c = atomic_load_explicit(&cpus, memory_order_relaxed);
+    if (!c) {
+        c = utc__cpus_allowed();
+        atomic_store_explicit(&cpus, c, memory_order_relaxed);
+    }
+    return (long)gs->nranks * (gs->nlocal > 0 ? gs->nlocal : 1) > c;
+}
+
+/*
+ * On a shared window a waiter polls (spins, yields) for UTC_GSHARED_SIGNAL_POLL_US
+ * microseconds (default 200, 0: sleeps at once), then sleeps on its wake slot until a
+ * store of the element wakes it, but at most UTC_GSHARED_SIGNAL_SLEEP_US (default 1000)
+ * at a time, so that stores that do not wake (a local store, through utc_gdata_ptr) are
+ * still seen.
+ */
+typedef struct {
+    uint64_t poll_ns;
+    double sleep_s;
+} signal_tuning_t;
+
+/* An environment variable of microseconds in lo .. hi, or dflt (with a warning if bad). */
+static long env_us(const char *name, long dflt, long lo, long hi)
+{
+    const char *env = getenv(name);
+    if (!env || !*env)
+        return dflt;
+    char *end;
+    long us = strtol(env, &end, 10);
+    if (*end == '\0' && us >= lo && us <= hi)
+        return us;
+    utc_log(UTC_LOG_WARN, "%s='%s' is not %ld..%ld; using %ld", name, env, lo, hi, dflt);
+    return dflt;
+}
+
+static signal_tuning_t signal_tuning;
+static pthread_once_t signal_tuning_once = PTHREAD_ONCE_INIT;
+
+static void read_tuning(void)
+{
+    signal_tuning.poll_ns = (uint64_t)env_us("UTC_GSHARED_SIGNAL_POLL_US", 200, 0, 60000000) * 1000;
+    signal_tuning.sleep_s = (double)env_us("UTC_GSHARED_SIGNAL_SLEEP_US", 1000, 1, 60000000) * 1e-6;
+}
+
+/* The loop: true once the element compares, false at the deadline (< 0: none). */
+static bool wait_loop(signal_wait_t *w, double deadline, int64_t *v, int *err)
+{
+    const utc_gdata_t *gd = w->gd;
+    size_t disp = gd->offset + w->index * sizeof(int64_t);
     /* 8-byte aligned (the allocator aligns every part), read whole */
-    const _Atomic int64_t *p = (const _Atomic int64_t *)(gd->local + index * sizeof(int64_t));
+    const _Atomic int64_t *p = (const _Atomic int64_t *)(gd->gs->base + disp);
     bool shared = gd->gs->shared;
+    /* on a shared window: this rank's wake record, to sleep on once polling is over */
+    utc__gs_wake_t *wake = utc__gs_wake_of(gd->gs, gd->rank);
+    bool yield = wake && crowded(gd->gs);
+    if (wake)
+        pthread_once(&signal_tuning_once, read_tuning); /* the tuning, read once */
+    int64_t last = atomic_load_explicit(&w->last, memory_order_relaxed);
     for (utc__backoff_t b = UTC__BACKOFF_INIT;;) {
         if (!shared && (*err = MPI_Win_sync(gd->win)) != MPI_SUCCESS)
             return false;
         /* acquire: the producer's stores that came before the signal are seen after it */
         *v = atomic_load_explicit(p, memory_order_acquire);
-        if (compare(*v, cmp, value))
+        if (compare(*v, w->cmp, w->value))
             return (*err = MPI_Win_sync(gd->win)) == MPI_SUCCESS;
+        if (*v != last) /* relaxed: for the watchdog's report only */
+            atomic_store_explicit(&w->last, last = *v, memory_order_relaxed);
         /* the clock every 64 looks (a VM's clock read costs ~50 ns), the first included */
         if (deadline >= 0 && (b.iter & 63) == 0 && utc_wtime() >= deadline)
             return false;
-        utc__backoff_step(&b);
+        /* polled long enough (as of the back-off's last clock read): sleep until a store of
+         * the element wakes us */
+        if (wake && b.last_ns >= signal_tuning.poll_ns) {
+            double most = signal_tuning.sleep_s;
+            double left = deadline < 0 ? most : deadline - utc_wtime();
+            if (left <= 0)
+                return false;
+            utc__gs_sleep(wake, disp, p, *v, left < most ? left : most);
+            b.iter = 64; /* the clock at the next look */
+            continue;
+        }
+        if (yield)
+            utc__backoff_step_yield(&b);
+        else
+            utc__backoff_step(&b);
     }
 }
 
@@ -101,13 +215,28 @@ utc_status_t utc_gdata_wait_until(utc_gdata_t *gd, size_t index, utc_cmp_t cmp, 
     if (timeout_s != timeout_s) /* NaN: neither a limit nor "for ever" */
         return utc__error(UTC_ERR_INVALID_ARG, "%s: the timeout is NaN (give seconds >= 0, or "
                           "a negative value to wait for ever)", fn);
-    double deadline = timeout_s < 0 ? -1.0 : utc_wtime() + timeout_s;
     int64_t v = 0;
     int err = MPI_SUCCESS;
     uint64_t prof_t0 = utc__prof_stamp();
-    bool met = UTC__WAIT_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1, gd->rank,
-                              gd->task->impl->ops->name,
-                              wait_loop(gd, index, cmp, value, deadline, &v, &err));
+    bool met;
+    const _Atomic int64_t *elem = (const _Atomic int64_t *)(gd->local + index * sizeof(int64_t));
+    /* On one node a signal that came before the call costs one look: no clock read, no
+     * wait to record. acquire: as wait_loop's looks. */
+    if (gd->gs->shared &&
+        compare(v = atomic_load_explicit(elem, memory_order_acquire), cmp, value)) {
+        met = (err = MPI_Win_sync(gd->win)) == MPI_SUCCESS;
+    } else {
+        double deadline = timeout_s < 0 ? -1.0 : utc_wtime() + timeout_s;
+        signal_wait_t w = {.base = {.describe = signal_describe},
+                           .gd = gd,
+                           .index = index,
+                           .cmp = cmp,
+                           .value = value};
+        utc__wait_begin_detail(UTC__WAIT_RMA, gd->task->impl->id, -1, gd->world_rank,
+                               gd->task->impl->ops->name, &w.base);
+        met = wait_loop(&w, deadline, &v, &err);
+        utc__wait_end();
+    }
     if (seen)
         *seen = v;
     if (err != MPI_SUCCESS)
@@ -116,9 +245,7 @@ utc_status_t utc_gdata_wait_until(utc_gdata_t *gd, size_t index, utc_cmp_t cmp, 
         return utc__error(UTC_ERR_TIMEOUT,
                           "%s: element %zu of this rank's part is %lld, which did not become "
                           "%s %lld within %.3f s",
-                          fn, index, (long long)v,
-                          (const char *const[]){"==", "!=", ">", ">=", "<", "<="}[cmp],
-                          (long long)value, timeout_s);
+                          fn, index, (long long)v, cmp_op[cmp], (long long)value, timeout_s);
     UTC__PROF_LEAF(UTC__EV_RMA_WAIT, prof_t0, gd->task->impl->id, 8, -1, gd->rank);
     return UTC_OK;
 }
@@ -174,9 +301,12 @@ utc_status_t utc_gdata_rstore_signal(utc_gdata_t *gd, int rank, size_t start, si
         char *part = peer[rank] + gd->offset;
         if (n > 0)
             memcpy(part + start * sizeof(int64_t), src, n * sizeof(int64_t));
-        /* release: the block is visible before the element to whoever acquires it */
-        atomic_store_explicit((_Atomic int64_t *)(part + sig_index * sizeof(int64_t)),
-                              sig_value, memory_order_release);
+        /* release: the block is visible before the element to whoever acquires it; then
+         * wake its sleepers, if any (the waker's half of core/wake.h's pair) */
+        atomic_store_explicit((_Atomic int64_t *)(part + sig_index * sizeof(int64_t)), sig_value,
+                              memory_order_release);
+        utc__gs_wake(utc__gs_wake_slot(utc__gs_wake_of(gd->gs, rank),
+                                       gd->offset + sig_index * sizeof(int64_t)));
     } else {
         int err = UTC__WAIT_CALL(UTC__WAIT_RMA, gd->task->impl->id, -1, rank,
                                  gd->task->impl->ops->name,

@@ -258,8 +258,16 @@ utc_status_t utc_gdata_rstore_signal(utc_gdata_t *gd, int rank, size_t start, si
  * signal" of OpenSHMEM and NVSHMEM. The element is read whole (it is 8-byte aligned); give
  * each signal element one writer at a time, or use the atomics.
  *
- * Waiting costs little: the call spins ~50 us, yields until 0.2 ms, then sleeps in
- * doubling steps of at most 1 ms.
+ * Waiting costs little. On one node (the window in shared memory) the call polls for
+ * 0.2 ms (UTC_GSHARED_SIGNAL_POLL_US): it spins ~50 us and then yields, or yields from the
+ * start when the task has more threads on the node than the process has CPUs; then it
+ * sleeps on a futex
+ * that utc_gdata_rstore_signal, utc_gdata_quiet and the atomics wake when they store to
+ * the element's rank, and looks by itself at least every 1 ms
+ * (UTC_GSHARED_SIGNAL_SLEEP_US), which catches other stores (through utc_gdata_ptr).
+ * Elsewhere it spins ~50 us, yields until 0.2 ms, then sleeps in doubling steps of at most
+ * 1 ms. Another thread of the rank calling utc_gdata_destroy does not end the wait: the
+ * destroy waits for this thread to call it too.
  * @param gd        the object (elem_size 8)
  * @param index     element of this rank's part
  * @param cmp       the comparison

@@ -2,8 +2,9 @@
 # check_watchdog.sh UTCRUN NP PROG: the watchdog names what long waits wait on.
 #  - UTC_WATCHDOG=1 and 3 s waits: stderr names the conduit, tag and peer rank of a blocked
 #    read, the main thread's task wait, the task barrier, the global shared data barrier,
-#    and a task collective's call, number and late rank (also with the board read through
-#    MPI_Rget: --mca osc ucx);
+#    a signal wait (its element, comparison, value and the value last seen), and a task
+#    collective's call, number and late rank (also with the board read through MPI_Rget:
+#    --mca osc ucx);
 #  - without UTC_WATCHDOG (on by default, 60 s): no watchdog line for 1.5 s waits;
 #  - UTC_WATCHDOG=soon: a warning, and the program still runs.
 set -u
@@ -34,6 +35,8 @@ expect "^utc\[$reader\] watchdog: the main thread \(tid [0-9]+\) has waited .* u
 expect "watchdog: task 'wd_barrier' .* the task barrier of task 'wd_barrier'" "a task barrier"
 expect "watchdog: task 'wd_gdata' .* RMA: a global shared data team step of task 'wd_gdata'" \
     "a global shared data barrier"
+expect "^utc\[$reader\] watchdog: task 'wd_signal' .* on RMA: global shared data of task 'wd_signal' \(id [0-9]+\) on rank $reader: utc_gdata_wait_until on element 3 of this rank's part of the object at window offset 0 \(8 elements per rank\): waits until it is >= 5, last seen 2\$" \
+    "a signal wait (utc_gdata_wait_until) naming its element, comparison and values"
 # a collective one rank comes late to names the call, its number and the late rank; the
 # late rank's other thread waits for its sibling
 last=$((np - 1))

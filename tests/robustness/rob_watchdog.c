@@ -1,7 +1,7 @@
 /*
  * rob_watchdog [DELAY [coll]]: blocking waits that last DELAY seconds (default 3), for
  * check_watchdog.sh to run under UTC_WATCHDOG=1 and read the watchdog's lines on stderr
- * ("coll": steps 5 and 6 only).
+ * ("coll": steps 6 and 7 only).
  *
  * 1. conduit: task 'wd_reader' (2 threads, last rank) reads tag 7 of conduit 0 from task
  *    'wd_writer' (rank 0), which writes only after DELAY seconds. Expected lines: the
@@ -11,13 +11,17 @@
  *    seconds before utc_ctx_barrier, the others wait in it.
  * 3. global shared data: task 'wd_gdata'; global thread 0 sleeps before utc_gdata_barrier.
  * 4. a conduit read with a timeout returns UTC_ERR_TIMEOUT (checked here, exit 1 if not).
- * 5. a task collective: task 'wd_coll' (2 threads per rank, a window); after one
+ * 5. a signal: task 'wd_signal' (a thread on rank 0, one on the last rank); the last
+ *    rank's thread waits (utc_gdata_wait_until) until element 3 of its part is >= 5; rank
+ *    0's thread stores 2 there at once and 5 after DELAY seconds. Expected line: the
+ *    element, the comparison, the value and "last seen 2".
+ * 6. a task collective: task 'wd_coll' (2 threads per rank, a window); after one
  *    utc_task_allreduce that all make at once, the last rank's thread 0 sleeps DELAY
  *    seconds before the second. Expected lines: on the other ranks "utc_task_allreduce #2:
  *    waiting for rank LAST (still at #1)"; on the last rank (its thread 1, or at one rank)
  *    "waiting for this rank's threads of the task (1 of 2 here)".
- * 6. the same with utc_task_alltoallv in task 'wd_coll0', created with no window (its
- *    board has a window of its own).
+ * 7. the same with utc_task_alltoallv in task 'wd_coll0', created with no window (its
+ *    board gets a window of its own at the first collective).
  * Prints "rob_watchdog: done" on rank 0 and exits 0 when every step behaved.
  */
 #include <stdbool.h>
@@ -30,7 +34,7 @@
 
 typedef struct {
     utc_task_t base;
-    /* steps 5 and 6: the rank's buffers */
+    /* steps 6 and 7: the rank's buffers */
     int one, sum, send[16], recv[16];
     size_t counts[16];
 } wd_task_t;
@@ -90,7 +94,31 @@ static int gdata_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return rc != UTC_OK ? rc : rc2;
 }
 
-/* Steps 5 and 6: the last rank's thread 0 comes DELAY seconds late to the second
+static int signal_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)arg;
+    utc_gdata_t *gd;
+    int rc = utc_gdata_create(ctx, sizeof(int64_t), 8, &gd);
+    if (rc != UTC_OK)
+        return rc;
+    int waiter = ctx->group_size - 1; /* the group rank of the last rank */
+    if (ctx->global_id == 0) {
+        rc = utc_gdata_rstore_signal(gd, waiter, 0, 0, NULL, 3, 2);
+        sleep_s(delay_s);
+        if (rc == UTC_OK)
+            rc = utc_gdata_rstore_signal(gd, waiter, 0, 0, NULL, 3, 5);
+    } else {
+        int64_t seen = 0;
+        rc = utc_gdata_wait_until(gd, 3, UTC_CMP_GE, 5, 60.0, &seen);
+        if (rc == UTC_OK && seen != 5)
+            rc = UTC_ERR_INTERNAL;
+    }
+    int rc2 = utc_gdata_barrier(gd);
+    int rc3 = utc_gdata_destroy(ctx, gd);
+    return rc != UTC_OK ? rc : rc2 != UTC_OK ? rc2 : rc3;
+}
+
+/* Steps 6 and 7: the last rank's thread 0 comes DELAY seconds late to the second
  * collective (the task's name says which); the results are checked. */
 static int coll_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
@@ -128,6 +156,8 @@ static const utc_task_ops_t barrier_ops = {.name = "wd_barrier", .size = sizeof(
                                            .run = barrier_run};
 static const utc_task_ops_t gdata_ops = {.name = "wd_gdata", .size = sizeof(wd_task_t),
                                          .run = gdata_run};
+static const utc_task_ops_t signal_ops = {.name = "wd_signal", .size = sizeof(wd_task_t),
+                                          .run = signal_run};
 static const utc_task_ops_t coll_ops = {
     .name = "wd_coll", .size = sizeof(wd_task_t), .run = coll_run};
 static const utc_task_ops_t coll0_ops = {
@@ -201,8 +231,11 @@ int main(int argc, char **argv)
         /* 2. a task barrier, 3. a global shared data barrier: 2 threads per rank */
         bad |= run_task(&barrier_ops, procs, n, NULL);
         bad |= run_task(&gdata_ops, procs, n, NULL);
+        /* 5. a signal waited for delay_s */
+        int sprocs[2] = {0, nr - 1};
+        bad |= run_task(&signal_ops, sprocs, 2, NULL);
     }
-    /* 5. a task collective, 6. a v-form in a task with no window */
+    /* 6. a task collective, 7. a v-form in a task with no window */
     bad |= run_task(&coll_ops, procs, n, NULL);
     utc_task_options_t no_window = UTC_TASK_OPTIONS_INIT;
     no_window.window_size = 0;
