@@ -282,8 +282,10 @@ void utc__gs_board_window(utc__gs_task_t *gs)
         MPI_Request bar;
         int err = MPI_Ibarrier(gs->comm, &bar);
         if (err != MPI_SUCCESS || utc__mpi_wait(&bar, MPI_STATUS_IGNORE, -1.0) != UTC_OK) {
-            utc_log(UTC_LOG_DEBUG, "task '%s': no window for the collective board (a barrier "
-                    "failed)", name);
+            utc_log(UTC_LOG_DEBUG,
+                    "task '%s': no window for the collective board (a barrier "
+                    "failed)",
+                    name);
             return;
         }
     }

@@ -41,7 +41,7 @@ typedef struct utc__gs_task {
     /* the number of the collective each rank entered last, for the watchdog (core/board.h):
      * in the window, past the allocator's bytes, or in a window of its own */
     utc__gs_board_t board;
-    bool board_tried; /* the board has a window, or will never have one */
+    bool board_tried;          /* the board has a window, or will never have one */
     struct utc_gdata *objects; /* live objects, to free with the task (data/gdata.c's) */
     /* team of the rank's threads: "one thread does it, all get the result" */
     utc__barrier_t barrier;

@@ -66,11 +66,11 @@ static const struct {
     [COLL_ALLGATHERV] = {"utc_task_allgatherv", "utc_task_allgatherv_by", "MPI_Iallgatherv",
                          UTC__EV_COLL_GATHER, false, false, true, UTC__CALL_TASK_ALLGATHERV},
     [COLL_ALLTOALL] = {"utc_task_alltoall", "utc_task_alltoall_by",
-                       "MPI_Isend/MPI_Irecv (in place: MPI_Ialltoall)",
-                       UTC__EV_COLL_SCATTER, false, false, false, UTC__CALL_TASK_ALLTOALL},
+                       "MPI_Isend/MPI_Irecv (in place: MPI_Ialltoall)", UTC__EV_COLL_SCATTER, false,
+                       false, false, UTC__CALL_TASK_ALLTOALL},
     [COLL_ALLTOALLV] = {"utc_task_alltoallv", "utc_task_alltoallv_by",
-                        "MPI_Isend/MPI_Irecv (in place: MPI_Ialltoallv)",
-                        UTC__EV_COLL_SCATTER, false, false, true, UTC__CALL_TASK_ALLTOALLV},
+                        "MPI_Isend/MPI_Irecv (in place: MPI_Ialltoallv)", UTC__EV_COLL_SCATTER,
+                        false, false, true, UTC__CALL_TASK_ALLTOALLV},
     [COLL_SCAN] = {"utc_task_scan", "utc_task_scan_by", "MPI_Iscan", UTC__EV_COLL_ALLREDUCE, true,
                    false, false, UTC__CALL_TASK_SCAN},
     [COLL_EXSCAN] = {"utc_task_exscan", "utc_task_exscan_by", "MPI_Iexscan", UTC__EV_COLL_ALLREDUCE,
@@ -191,12 +191,12 @@ static const coll_elem_t coll_lowest[] = {
     [UTC_TYPE_UINT16] = {.u16 = 0},      [UTC_TYPE_INT32] = {.i32 = INT32_MIN},
     [UTC_TYPE_UINT32] = {.u32 = 0},      [UTC_TYPE_UINT64] = {.u64 = 0}};
 static const coll_elem_t coll_highest[] = {
-    [UTC_TYPE_INT] = {.i = INT_MAX},          [UTC_TYPE_INT64] = {.i64 = INT64_MAX},
-    [UTC_TYPE_FLOAT] = {.f = INFINITY},       [UTC_TYPE_DOUBLE] = {.d = (double)INFINITY},
-    [UTC_TYPE_BYTE] = {.u8 = UINT8_MAX},      [UTC_TYPE_INT8] = {.i8 = INT8_MAX},
-    [UTC_TYPE_UINT8] = {.u8 = UINT8_MAX},     [UTC_TYPE_INT16] = {.i16 = INT16_MAX},
-    [UTC_TYPE_UINT16] = {.u16 = UINT16_MAX},  [UTC_TYPE_INT32] = {.i32 = INT32_MAX},
-    [UTC_TYPE_UINT32] = {.u32 = UINT32_MAX},  [UTC_TYPE_UINT64] = {.u64 = UINT64_MAX}};
+    [UTC_TYPE_INT] = {.i = INT_MAX},         [UTC_TYPE_INT64] = {.i64 = INT64_MAX},
+    [UTC_TYPE_FLOAT] = {.f = INFINITY},      [UTC_TYPE_DOUBLE] = {.d = (double)INFINITY},
+    [UTC_TYPE_BYTE] = {.u8 = UINT8_MAX},     [UTC_TYPE_INT8] = {.i8 = INT8_MAX},
+    [UTC_TYPE_UINT8] = {.u8 = UINT8_MAX},    [UTC_TYPE_INT16] = {.i16 = INT16_MAX},
+    [UTC_TYPE_UINT16] = {.u16 = UINT16_MAX}, [UTC_TYPE_INT32] = {.i32 = INT32_MAX},
+    [UTC_TYPE_UINT32] = {.u32 = UINT32_MAX}, [UTC_TYPE_UINT64] = {.u64 = UINT64_MAX}};
 
 /* `count` elements of the identity of `op` (what an exclusive scan gives group rank 0):
  * 0 for a sum, the type's largest value for a minimum and its smallest for a maximum. */
@@ -508,8 +508,8 @@ static int coll_exchange(utc__gs_task_t *gs, const coll_t *c, MPI_Datatype dt, c
     char *recv = c->recvbuf;
     for (int step = 1; step < n && err == MPI_SUCCESS; step++) {
         int from = (me + n - step) % n;
-        err = MPI_Irecv(recv ? recv + (size_t)rd[from] * size : NULL, rc[from], dt, from,
-                        COLL_TAG, gs->comm, &reqs[k++]);
+        err = MPI_Irecv(recv ? recv + (size_t)rd[from] * size : NULL, rc[from], dt, from, COLL_TAG,
+                        gs->comm, &reqs[k++]);
     }
     for (int step = 1; step < n && err == MPI_SUCCESS; step++) {
         int to = (me + step) % n;
@@ -564,8 +564,8 @@ static int coll_start(utc__gs_task_t *gs, const coll_t *c, MPI_Request *reqs, in
     case COLL_ALLTOALLV:
         coll_ints(nr, c->recvcounts, c->rdispls, ints + 2 * nr);
         if (in_place)
-            return MPI_Ialltoallv(send, ints, ints + nr, dt, recv, ints + 2 * nr, ints + 3 * nr,
-                                  dt, comm, req);
+            return MPI_Ialltoallv(send, ints, ints + nr, dt, recv, ints + 2 * nr, ints + 3 * nr, dt,
+                                  comm, req);
         coll_ints(nr, c->sendcounts, c->sdispls, ints);
         return coll_exchange(gs, c, dt, ints, reqs, nreq);
     case COLL_SCAN:
@@ -686,7 +686,8 @@ static void coll_describe(const utc__wait_detail_t *self, char *buf, size_t cap)
         goto out;
     }
     if (!utc__gs_board_read(&gs->board, w->seq, 1.0, vals, known)) {
-        snprintf(buf + len, cap - len, ": which ranks have not arrived cannot be told (a task "
+        snprintf(buf + len, cap - len,
+                 ": which ranks have not arrived cannot be told (a task "
                  "with no window can tell from its second collective on)");
         goto out;
     }
@@ -710,7 +711,8 @@ static void coll_describe(const utc__wait_detail_t *self, char *buf, size_t cap)
         coll_describe_ranks(gs, vals, mute, nmute, false, buf, cap);
         len = strlen(buf);
         /* a rank that has arrived tests its request, which lets MPI answer */
-        snprintf(buf + len, cap - len, " within 1 s: not in an MPI call, so most likely not "
+        snprintf(buf + len, cap - len,
+                 " within 1 s: not in an MPI call, so most likely not "
                  "arrived");
     }
 out:
@@ -789,10 +791,16 @@ static utc_status_t coll(utc_ctx_t *ctx, const int *by, const coll_t *call)
                      .root = (root_)})
 
 /* The v-forms, as coll_t (count: allgatherv's sendcount). */
-#define COLL_V(kind_, send_, scounts_, sdispls_, count_, recv_, rcounts_, rdispls_, type_)          \
-    (&(const coll_t){.kind = (kind_), .sendbuf = (send_), .sendcounts = (scounts_),              \
-                     .sdispls = (sdispls_), .count = (count_), .recvbuf = (recv_),                \
-                     .recvcounts = (rcounts_), .rdispls = (rdispls_), .type = (type_)})
+#define COLL_V(kind_, send_, scounts_, sdispls_, count_, recv_, rcounts_, rdispls_, type_)         \
+    (&(const coll_t){.kind = (kind_),                                                              \
+                     .sendbuf = (send_),                                                           \
+                     .sendcounts = (scounts_),                                                     \
+                     .sdispls = (sdispls_),                                                        \
+                     .count = (count_),                                                            \
+                     .recvbuf = (recv_),                                                           \
+                     .recvcounts = (rcounts_),                                                     \
+                     .rdispls = (rdispls_),                                                        \
+                     .type = (type_)})
 
 utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type, int root)
 {
@@ -835,9 +843,9 @@ utc_status_t utc_task_allgatherv(utc_ctx_t *ctx, const void *sendbuf, size_t sen
                                  void *recvbuf, const size_t *recvcounts, const size_t *displs,
                                  utc_datatype_t type)
 {
-    return coll(ctx, NULL,
-                COLL_V(COLL_ALLGATHERV, sendbuf, NULL, NULL, sendcount, recvbuf, recvcounts, displs,
-                       type));
+    return coll(
+        ctx, NULL,
+        COLL_V(COLL_ALLGATHERV, sendbuf, NULL, NULL, sendcount, recvbuf, recvcounts, displs, type));
 }
 
 utc_status_t utc_task_alltoall(utc_ctx_t *ctx, const void *sendbuf, void *recvbuf, size_t count,
@@ -912,9 +920,9 @@ utc_status_t utc_task_allgatherv_by(utc_ctx_t *ctx, int thread, const void *send
                                     size_t sendcount, void *recvbuf, const size_t *recvcounts,
                                     const size_t *displs, utc_datatype_t type)
 {
-    return coll(ctx, &thread,
-                COLL_V(COLL_ALLGATHERV, sendbuf, NULL, NULL, sendcount, recvbuf, recvcounts, displs,
-                       type));
+    return coll(
+        ctx, &thread,
+        COLL_V(COLL_ALLGATHERV, sendbuf, NULL, NULL, sendcount, recvbuf, recvcounts, displs, type));
 }
 
 utc_status_t utc_task_alltoall_by(utc_ctx_t *ctx, int thread, const void *sendbuf, void *recvbuf,
