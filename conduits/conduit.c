@@ -224,6 +224,7 @@ static utc_status_t end_init(utc__conduit_end_t *e, utc_task_t *task)
 {
     struct utc__task *t = task->impl;
     e->task = task;
+    utc__text_copy(e->name, sizeof e->name, utc__text_name(task->ops->name));
     e->nlocal = t->nlocal;
     e->entry_rank = t->entry_rank;
     e->ngroup = t->ngroup;
@@ -679,11 +680,7 @@ typedef struct route {
     bool skip;      /* *_by called by a thread other than the named one */
 } route_t;
 
-static const char *task_label(const utc__conduit_end_t *e)
-{
-    const char *n = e->task->ops->name;
-    return utc__text_name(n);
-}
+static const char *task_label(const utc__conduit_end_t *e) { return e->name; }
 
 /* End `i` of c (a failure's fail_end comes from another thread: kept in range). */
 static const utc__conduit_end_t *end_at(const utc_conduit_t *c, int i)

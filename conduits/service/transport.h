@@ -99,6 +99,10 @@ utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options
 utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int nmembers,
                                        utc__transport_t **out);
 
+/* The MPI transport's failure notice (its notify_failed) with the end, the rank where the
+ * task failed and its status given: the shared transport passes a notice on. */
+void utc__mpi_transport_notify(utc__transport_t *tp, int end, int rank, utc_status_t rc);
+
 /* A shared conduit's transport (conduits/shared/): one inner transport (in-process or MPI)
  * per pair of a writer and a reader. Collective over all ranks. `entry[i]` is the entry
  * rank of member i (the `nwriters` writers first, then the `nreaders` readers). Requests

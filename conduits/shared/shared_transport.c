@@ -92,6 +92,8 @@ typedef struct shared_tp {
     pair_t *pairs;        /* [w * nr + r] */
     member_t *m;          /* nw + nr: writers, then readers */
     atomic_int down;      /* the shutdown's status; 0 while up */
+    atomic_int adopted;   /* 1: a failure an inner pair saw is on base's record, 2: being
+                           * written (adopt_failure) */
 } shared_tp_t;
 
 /* Where an operation stands. */
@@ -117,8 +119,13 @@ static pair_t *pair_at(shared_tp_t *t, int w, int r) { return &t->pairs[w * t->n
 
 static bool is_writer(const shared_tp_t *t, int member) { return member < t->nw; }
 
+/* The end a failure notice of this transport names: NOTICE_END + the member's index (an
+ * inner transport's own ends are 0 and 1). */
+#define NOTICE_END 2
+
 static void read_ended(shared_tp_t *t, const utc_request_t *req, const sub_t *s, bool got);
 static void shared_fail(utc__transport_t *tp, utc_status_t status);
+static void notify_all(shared_tp_t *t, int member, int rank, utc_status_t rc);
 
 /* An operation ends on a failure that an inner transport saw (a notice from another rank
  * that a member of its pair failed, or was destroyed): the conduit fails here as a whole,
@@ -126,17 +133,33 @@ static void shared_fail(utc__transport_t *tp, utc_status_t status);
  * name the member that failed, not this pair's other end. */
 static void adopt_failure(shared_tp_t *t)
 {
-    if (atomic_load(&t->base.failed))
+    if (atomic_load(&t->adopted) || atomic_load(&t->base.failed))
         return;
     for (int i = 0; i < t->nw * t->nr; i++) {
         utc__transport_t *in = t->pairs[i].tp;
         if (!in || !atomic_load(&in->failed))
             continue;
-        int member = atomic_load(&in->fail_end) == 0 ? i / t->nr : t->nw + i % t->nr;
-        utc_status_t why = (utc_status_t)atomic_load(&in->fail_why);
-        if (utc__transport_mark_failed(&t->base, member, atomic_load(&in->fail_rank),
-                                       atomic_load(&in->fail_rc), why))
-            shared_fail(&t->base, why);
+        int expected = 0; /* 0 -> 2 claims the record, 1 publishes it once written */
+        if (!atomic_compare_exchange_strong(&t->adopted, &expected, 2))
+            return;
+        /* the record without the mark (base.failed): a run failure here, of a member that
+         * gets this status and returns it, still marks the conduit and tells the other
+         * ranks (conduit.c), as it did before this rank knew */
+        int end = atomic_load(&in->fail_end), rank = atomic_load(&in->fail_rank);
+        int rc = atomic_load(&in->fail_rc), why = atomic_load(&in->fail_why);
+        int member = end >= NOTICE_END ? end - NOTICE_END
+                     : end == 0        ? i / t->nr
+                                       : t->nw + i % t->nr;
+        if (member < 0 || member >= t->nw + t->nr)
+            member = end == 0 ? i / t->nr : t->nw + i % t->nr;
+        atomic_store(&t->base.fail_end, member);
+        atomic_store(&t->base.fail_rank, rank);
+        atomic_store(&t->base.fail_rc, rc);
+        atomic_store(&t->base.fail_why, why);
+        atomic_store(&t->adopted, 1);
+        shared_fail(&t->base, (utc_status_t)why);
+        if (why == UTC_ERR_PEER_FAILED) /* a destroy is every rank's own: no notice */
+            notify_all(t, member, rank, (utc_status_t)rc);
         return;
     }
 }
@@ -160,7 +183,10 @@ static utc_status_t stopped(shared_tp_t *t)
     int d = atomic_load(&t->down);
     if (d)
         return (utc_status_t)d;
-    if (atomic_load_explicit(&t->base.failed, memory_order_relaxed))
+    /* acquire: pairs with the marks' stores, made after the record behind them
+     * (utc__transport_mark_failed, adopt_failure), so the record read next is complete */
+    if (atomic_load_explicit(&t->base.failed, memory_order_acquire) ||
+        atomic_load_explicit(&t->adopted, memory_order_acquire) == 1)
         return (utc_status_t)atomic_load(&t->base.fail_why);
     return UTC_OK;
 }
@@ -679,18 +705,23 @@ static void shared_fail(utc__transport_t *tp, utc_status_t status)
     }
 }
 
-/* Tell the other ranks of the pairs of `member` that it failed here. */
+/* Tell the other rank of every pair held here (between ranks) that member `member` failed
+ * on world rank `rank` with `rc`. The notice's end is NOTICE_END + member, so that a rank
+ * that is no end of the member's pairs still names it (adopt_failure); a rank that learns
+ * it passes it on once, so it reaches every rank that holds a member. */
+static void notify_all(shared_tp_t *t, int member, int rank, utc_status_t rc)
+{
+    for (int i = 0; i < t->nw * t->nr; i++) {
+        utc__transport_t *in = t->pairs[i].tp;
+        if (in && in->ops->notify_failed) /* the MPI ones */
+            utc__mpi_transport_notify(in, NOTICE_END + member, rank, rc);
+    }
+}
+
+/* A member's run failed here: tell the ranks of the pairs (notify_all). */
 static void shared_notify_failed(utc__transport_t *tp, int member, utc_status_t rc)
 {
-    shared_tp_t *t = st_of(tp);
-    bool writer = is_writer(t, member);
-    for (int i = 0; i < t->nw * t->nr; i++) {
-        int w = i / t->nr, r = i % t->nr;
-        utc__transport_t *in = t->pairs[i].tp;
-        if (in && in->ops->notify_failed &&
-            (writer ? w == member : r == member - t->nw))
-            in->ops->notify_failed(in, writer ? 0 : 1, rc);
-    }
+    notify_all(st_of(tp), member, utc_rank(), rc);
 }
 
 static void shared_destroy(utc__transport_t *tp)
