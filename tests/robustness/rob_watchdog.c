@@ -14,12 +14,22 @@
  *    rank's thread waits (utc_gdata_wait_until) until element 3 of its part is >= 5; rank
  *    0's thread stores 2 there at once and 5 after DELAY seconds. Expected line: the
  *    element, the comparison, the value and "last seen 2".
+ * 6. a share-mode shared conduit: task 'wd_dispatch' (rank 0) writes 5 messages of tag 5
+ *    after DELAY seconds to the two 'wd_worker' tasks (worker 0 on the last rank, worker
+ *    1 on rank 0), which read one each, wait DELAY seconds, then read until the end of
+ *    stream. Expected lines: a worker's "a read of tag 5 from rank 0: shared conduit ...
+ *    (share mode, credit window 2): reader 0 waits for a message of tag 5 from its 1
+ *    writer(s), on rank 0; ...", then the dispatcher's fifth write (the workers asked for
+ *    4) on "... writer 0 waits for a reader to ask for a message of tag 5 (2 reader(s),
+ *    on ranks ...)": real ranks, never -1. Every message is read once (checked here).
  * Prints "rob_watchdog: done" on rank 0 and exits 0 when every step behaved.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include <mpi.h>
 #include <utc/utc.h>
 
 typedef struct {
@@ -105,6 +115,38 @@ static int signal_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return rc != UTC_OK ? rc : rc2 != UTC_OK ? rc2 : rc3;
 }
 
+/* Step 6: the dispatcher and the workers of a share-mode shared conduit. */
+static utc_conduit_t *jobs;
+static atomic_int jobs_read; /* messages read by this rank's workers */
+
+static int dispatch_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    sleep_s(delay_s);
+    int rc = UTC_OK;
+    for (int j = 0; j < 5 && rc == UTC_OK; j++)
+        rc = utc_conduit_write(jobs, &j, sizeof j, 5);
+    return rc == UTC_OK ? utc_conduit_close(jobs) : rc;
+}
+
+static int worker_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    int v, rc = utc_conduit_read(jobs, &v, sizeof v, 5, NULL);
+    if (rc != UTC_OK)
+        return rc;
+    atomic_fetch_add(&jobs_read, 1);
+    sleep_s(delay_s);
+    while ((rc = utc_conduit_read(jobs, &v, sizeof v, 5, NULL)) == UTC_OK)
+        atomic_fetch_add(&jobs_read, 1);
+    return rc == UTC_ERR_CLOSED ? UTC_OK : rc;
+}
+
+static const utc_task_ops_t dispatch_ops = {.name = "wd_dispatch", .size = sizeof(wd_task_t),
+                                            .run = dispatch_run};
+static const utc_task_ops_t worker_ops = {.name = "wd_worker", .size = sizeof(wd_task_t),
+                                          .run = worker_run};
+
 static const utc_task_ops_t writer_ops = {.name = "wd_writer", .size = sizeof(wd_task_t),
                                           .run = writer_run};
 static const utc_task_ops_t reader_ops = {.name = "wd_reader", .size = sizeof(wd_task_t),
@@ -178,6 +220,30 @@ int main(int argc, char **argv)
     /* 5. a signal waited for delay_s */
     int sprocs[2] = {0, nr - 1};
     bad |= run_task(&signal_ops, sprocs, 2);
+    /* 6. a share-mode shared conduit: a worker's read, then the dispatcher's write */
+    int zero = 0, wranks[2] = {nr - 1, 0};
+    utc_task_t *d, *workers[2];
+    if ((rc = utc_task_create(&dispatch_ops, &zero, 1, NULL, &d)) != UTC_OK ||
+        (rc = utc_task_create(&worker_ops, &wranks[0], 1, NULL, &workers[0])) != UTC_OK ||
+        (rc = utc_task_create(&worker_ops, &wranks[1], 1, NULL, &workers[1])) != UTC_OK ||
+        (rc = utc_conduit_create_shared(&d, 1, workers, 2, UTC_SHARED_SHARE, NULL, &jobs)) !=
+            UTC_OK)
+        return failed("shared setup", rc);
+    if ((rc = utc_task_run(d, NULL)) != UTC_OK || (rc = utc_task_run(workers[0], NULL)) ||
+        (rc = utc_task_run(workers[1], NULL)))
+        return failed("utc_task_run", rc);
+    for (int i = 0; i < 3; i++)
+        if ((rc = utc_task_wait(i == 0 ? d : workers[i - 1])) != UTC_OK)
+            bad |= failed(i == 0 ? "dispatcher" : "worker", rc);
+    int all_read = 0, mine = atomic_load(&jobs_read);
+    MPI_Allreduce(&mine, &all_read, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (all_read != 5) {
+        fprintf(stderr, "rob_watchdog: the workers read %d messages, not 5\n", all_read);
+        bad = 1;
+    }
+    if ((rc = utc_conduit_destroy(jobs)) != UTC_OK || (rc = utc_task_destroy(workers[1])) ||
+        (rc = utc_task_destroy(workers[0])) || (rc = utc_task_destroy(d)))
+        bad |= failed("shared teardown", rc);
 
     if (utc_rank() == 0 && !bad)
         printf("rob_watchdog: done\n");
