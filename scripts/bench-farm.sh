@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-farm.sh [--build DIR] [--np R] [--jobs N] [--workers N] [--work-us US] [--spread S]
-#               [--reps N] [--credits N] [--ahead-credits N|none]
+#               [--reps N] [--credits N] [--ahead-credits N|none] [--base-build DIR]
 #
 # The user guide's farm (doc/guide/conduits.md, "Farms"; apps/microbench/utc_bench_farm.c)
 # in two forms, in one run, taking turns run after run so load changes touch both alike:
@@ -14,10 +14,12 @@
 # blocked in UTC calls over its run), averaged over the workers. Prints, per form, the
 # best seconds of --reps runs and the median idle share, then the ratio plain / ahead of
 # the best times. Defaults: 2 ranks, 2000 jobs of 1000 us of CPU +-50%, 2 workers (one per
-# rank), 5 reps.
+# rank), 5 reps. --base-build DIR adds both forms built from another tree (an older UTC,
+# e.g. main's, with utc_bench_farm.c added), run with no credit option, in the same turns.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build np=2 jobs=2000 workers=2 work_us=1000 spread=0.5 reps=5 credits= ahead_credits=1
+base=
 while [ $# -gt 0 ]; do
     case $1 in
     --build) build=${2:?--build needs a folder}; shift 2 ;;
@@ -29,13 +31,16 @@ while [ $# -gt 0 ]; do
     --reps) reps=${2:?--reps needs a number}; shift 2 ;;
     --credits) credits=${2:?--credits needs a number}; shift 2 ;;
     --ahead-credits) ahead_credits=${2:?--ahead-credits needs a number or none}; shift 2 ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --base-build) base=${2:?--base-build needs a folder}; shift 2 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-farm.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
 case $reps in '' | *[!0-9]* | 0) echo "bench-farm.sh: --reps needs a positive number" >&2; exit 2 ;; esac
 prog=$build/apps/microbench/utc_bench_farm
 [ -x "$prog" ] || { echo "bench-farm.sh: $prog is missing (build first, or give --build)" >&2; exit 1; }
+base_prog=${base:+$base/apps/microbench/utc_bench_farm}
+[ -z "$base" ] || [ -x "$base_prog" ] || { echo "bench-farm.sh: $base_prog is missing" >&2; exit 1; }
 
 common=(--jobs "$jobs" --workers "$workers" --work-us "$work_us" --spread "$spread" --json)
 plain_args=(--form plain ${credits:+--credits "$credits"})
@@ -44,9 +49,11 @@ ahead_args=(--form ahead)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# one run: "seconds idle%" (idle: the workers' mean wait% in UTC_STATS)
+# one run of PROG: "seconds idle%" (idle: the workers' mean wait% in UTC_STATS)
 run() {
-    UTC_STATS=1 "$root/scripts/utcrun" -np "$np" "$prog" "${common[@]}" "$@" >"$tmp/out" 2>"$tmp/err" || {
+    local p=$1
+    shift
+    UTC_STATS=1 "$root/scripts/utcrun" -np "$np" "$p" "${common[@]}" "$@" >"$tmp/out" 2>"$tmp/err" || {
         cat "$tmp/out" "$tmp/err" >&2; echo "bench-farm.sh: a run failed" >&2; exit 1; }
     python3 - "$tmp/out" "$tmp/err" <<'EOF'
 import json, sys
@@ -60,25 +67,33 @@ EOF
 }
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); $np ranks, $jobs jobs of $work_us us +-$(python3 -c "print(round($spread*100))")%, $workers workers, best of $reps"
-echo "command: scripts/bench-farm.sh --build $build --np $np --jobs $jobs --workers $workers --work-us $work_us --spread $spread --reps $reps${credits:+ --credits $credits} --ahead-credits $ahead_credits"
-plain=() ahead=()
+echo "command: scripts/bench-farm.sh --build $build --np $np --jobs $jobs --workers $workers --work-us $work_us --spread $spread --reps $reps${credits:+ --credits $credits} --ahead-credits $ahead_credits${base:+ --base-build $base}"
+plain=() ahead=() bplain=() bahead=()
 for _ in $(seq "$reps"); do
-    plain+=("$(run "${plain_args[@]}")")
-    ahead+=("$(run "${ahead_args[@]}")")
+    plain+=("$(run "$prog" "${plain_args[@]}")")
+    ahead+=("$(run "$prog" "${ahead_args[@]}")")
+    if [ -n "$base" ]; then
+        bplain+=("$(run "$base_prog" --form plain)")
+        bahead+=("$(run "$base_prog" --form ahead)")
+    fi
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$credits" "$ahead_credits" "${#plain[@]}" "${plain[@]}" "${ahead[@]}" <<'EOF'
+python3 - "$credits" "$ahead_credits" "$reps" "${plain[@]}" "${ahead[@]}" "${bplain[@]}" "${bahead[@]}" <<'EOF'
 import statistics, sys
 credits, ahead_credits, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 runs = [tuple(map(float, x.split())) for x in sys.argv[4:]]
-plain, ahead = runs[:n], runs[n:]
+sets = [runs[k * n:(k + 1) * n] for k in range(len(runs) // n)]
 def show(name, rs):
     best = min(s for s, _ in rs)
     print("%-46s %8.4f s   idle %5.2f%% (median; runs: %s)" % (
         name, best, statistics.median(w for _, w in rs),
         ", ".join("%.3f s %.1f%%" % r for r in rs)))
     return best
-p = show("plain (the guide's loop, credits %s)" % (credits or "default"), plain)
-a = show("ahead (iread by hand, credits %s)" % ahead_credits, ahead)
+p = show("plain (the guide's loop, credits %s)" % (credits or "default"), sets[0])
+a = show("ahead (iread by hand, credits %s)" % ahead_credits, sets[1])
+if len(sets) == 4:
+    bp = show("base build: plain", sets[2])
+    ba = show("base build: ahead", sets[3])
+    print("base build: plain / ahead: %.3f; plain / base plain: %.3f" % (bp / ba, p / bp))
 print("plain / ahead: %.3f" % (p / a))
 EOF
