@@ -33,10 +33,11 @@
  *
  * With one pair to look at (one writer for a reader; one reader for a share-mode writer)
  * the operation goes straight to that pair's transport, and waits as it does. With
- * several, a waiting read polls the pairs with the conduits' back-off (service/wait.h):
- * the transports have no wait over several of them.
+ * several, a waiting operation polls the pairs (the transports have no wait over several
+ * of them), sleeping between looks rather than yielding (choose_pause).
  */
 #include <errno.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -571,6 +572,28 @@ static bool shared_progress(utc__transport_t *tp, utc_request_t *req)
     }
 }
 
+/*
+ * One step of a wait that polls several pairs (PH_CHOOSE): spin ~50 us, then sleep in steps
+ * of 1/16 of the time waited so far, at least 20 us and at most 1 ms. Unlike utc__poll_step
+ * it never yields: a thread that yields stays runnable, and on a core it shares with a busy
+ * thread (a farm's dispatcher beside a worker) it runs again only when that thread's time
+ * slice ends, milliseconds later; a sleeper that wakes preempts it. So a writer waiting
+ * for an ask answers within a sleep step of its coming, not a time slice.
+ */
+static void choose_pause(utc__poll_t *p)
+{
+    if (p->iter++ < 64) {
+        utc__cpu_relax();
+        if (p->iter == 64)
+            p->start = utc_wtime();
+        return;
+    }
+    double waited = utc_wtime() - p->start, s = waited / 16;
+    s = s < 20e-6 ? 20e-6 : s > 1e-3 ? 1e-3 : s;
+    struct timespec ts = {0, (long)(s * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
 static bool shared_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
 {
     double deadline = utc__deadline(timeout_s);
@@ -596,7 +619,7 @@ static bool shared_wait(utc__transport_t *tp, utc_request_t *req, double timeout
             }
             continue;
         }
-        utc__poll_step(&p);
+        choose_pause(&p);
     }
 }
 

@@ -10,6 +10,8 @@
  *   UTC_ERR_CLOSED;
  * - close with credits outstanding: 3 slow readers with window 8 and fewer messages than
  *   asks: each message once, every reader UTC_ERR_CLOSED after the last one;
+ * - a window deeper than an in-process ring (32 asks, 8 slots), over 3 tags, then reads
+ *   of tags never written after the close: no read blocks on an ask;
  * - a reader that fails, or is destroyed, holding credits: the writer and the other
  *   readers end with UTC_ERR_PEER_FAILED / UTC_ERR_CANCELED naming it, no message is read
  *   twice, and at most `credits` per reader were written and never read;
@@ -343,6 +345,68 @@ static void test_close_outstanding(void)
     CT_END();
 }
 
+/* ---- more asks than an in-process ring holds ---- */
+
+/* A window far deeper than the ring (ring_slots 2: its 8-slot small ring only): the asks
+ * that do not fit wait in its backlog, and the reads go on. After the writer's close, reads
+ * of tags it never wrote ask again (the writer takes no asks any more) and still end with
+ * UTC_ERR_CLOSED, never blocked on an ask. */
+#define DEEP_CREDITS 32
+#define DEEP_ITEMS 100
+
+static int deep_writer(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    job_t *j = data;
+    for (int seq = 0; seq < DEEP_ITEMS; seq++)
+        if (!CT_OK(utc_conduit_write(j->c, &seq, sizeof seq, seq % 3)))
+            break;
+    CT_OK(utc_conduit_close(j->c));
+    return 0;
+}
+
+static int deep_reader(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    job_t *j = data;
+    int v, next[3] = {0, 1, 2};
+    /* tag by tag, in the writer's order: each read of a tag tops its asks up to 32 */
+    for (int seq = 0; seq < DEEP_ITEMS; seq++) {
+        if (!CT_OK(utc_conduit_read(j->c, &v, sizeof v, seq % 3, NULL)))
+            return 0;
+        CT_CHECK(v == next[seq % 3], "tag %d: message %d, expected %d", seq % 3, v,
+                 next[seq % 3]);
+        next[seq % 3] += 3;
+    }
+    for (int tag = 0; tag < 40; tag++)
+        CT_EXPECT(utc_conduit_read_timeout(j->c, &v, sizeof v, tag, NULL, 20.0),
+                  UTC_ERR_CLOSED);
+    return 0;
+}
+
+static void deep_case(int ra, int rb, void *arg)
+{
+    (void)arg;
+    utc_task_t *w = ct_task(&ct_ops_a, ra, 1), *r = ct_task(&ct_ops_b, rb, 1);
+    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
+    o.credits = DEEP_CREDITS;
+    o.ring_slots = 2;
+    utc_conduit_t *c = NULL;
+    UTC_ASSERT_OK(utc_conduit_create_shared(&w, 1, &r, 1, UTC_SHARED_SHARE, &o, &c));
+    job_t wj = {.c = c}, rj = {.c = c};
+    ct_run2(w, deep_writer, &wj, r, deep_reader, &rj);
+    UTC_ASSERT_OK(utc_conduit_destroy(c));
+    UTC_ASSERT_OK(utc_task_destroy(w));
+    UTC_ASSERT_OK(utc_task_destroy(r));
+}
+
+static void test_deep_window(void)
+{
+    ct_begin();
+    ct_each_placement(true, deep_case, NULL);
+    CT_END();
+}
+
 /* ---- a reader that fails, or is destroyed, holding credits ---- */
 
 #define FAIL_CREDITS 4
@@ -512,6 +576,8 @@ static const utc_test_case_t cases[] = {
     {"the window is granted at the first read; the rest after the close", test_upfront},
     {"close with credits outstanding: every message once, then UTC_ERR_CLOSED",
      test_close_outstanding},
+    {"a window deeper than the ring: asks wait in its backlog, reads never block on one",
+     test_deep_window},
     {"a reader fails holding credits: UTC_ERR_PEER_FAILED, nothing twice", test_reader_fails},
     {"a reader destroyed holding credits: UTC_ERR_CANCELED, nothing twice",
      test_reader_destroyed},
