@@ -25,6 +25,7 @@
  * clock), and with --json, last, one JSON object.
  */
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,7 +185,7 @@ static const utc_task_ops_t collect_ops = {
 static int usage(const char *prog, int rc)
 {
     printf("usage: %s [--form plain|ahead] [--jobs N] [--workers N] [--work-us US]\n"
-           "          [--spread S] [--credits N] [--json]\n"
+           "          [--spread S] [--credits N] [--json] [--help] [--version]\n"
            "The user guide's farm, timed: --jobs (default 2000) jobs of --work-us (default\n"
            "1000) us of CPU each, uneven by +-spread (default 0.5), on --workers (1..%d,\n"
            "default 2) workers, worker i on rank i %% ranks; 'ahead' reads the next job ahead\n"
@@ -193,43 +194,67 @@ static int usage(const char *prog, int rc)
     return rc;
 }
 
+/* The number in `v` for option `a`, within [lo, hi] (a whole one if `whole`); false with a
+ * message if it is not. */
+static bool number(const char *a, const char *v, double lo, double hi, bool whole, double *out)
+{
+    char *end = NULL;
+    double x = v ? strtod(v, &end) : 0;
+    if (!v || end == v || *end || !(x >= lo && x <= hi) || (whole && x != (double)(long)x)) {
+        fprintf(stderr, "utc_bench_farm: argument '%s' needs a %s from %g to %g, got '%s'\n", a,
+                whole ? "whole number" : "number", lo, hi, v ? v : "(nothing)");
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     int json = 0, credits = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
+        double x = 0;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return usage(argv[0], 0);
+        if (!strcmp(a, "--version")) {
+            printf("utc_bench_farm (UTC) %s\n", utc_version_string());
+            return 0;
+        }
         if (!strcmp(a, "--json")) {
             json = 1;
             continue;
         }
-        if (!v)
-            return usage(argv[0], 2);
         i++;
-        if (!strcmp(a, "--form") && (!strcmp(v, "plain") || !strcmp(v, "ahead")))
+        if (!strcmp(a, "--form")) {
+            if (!v || (strcmp(v, "plain") && strcmp(v, "ahead"))) {
+                fprintf(stderr, "utc_bench_farm: --form is plain or ahead, got '%s'\n",
+                        v ? v : "(nothing)");
+                return 2;
+            }
             ahead = !strcmp(v, "ahead");
-        else if (!strcmp(a, "--jobs"))
-            njobs = (int)strtol(v, &end, 10);
-        else if (!strcmp(a, "--workers"))
-            nworkers = (int)strtol(v, &end, 10);
-        else if (!strcmp(a, "--credits"))
-            credits = (int)strtol(v, &end, 10);
-        else if (!strcmp(a, "--work-us"))
-            work_us = strtod(v, &end);
-        else if (!strcmp(a, "--spread"))
-            spread = strtod(v, &end);
-        else
-            return usage(argv[0], 2);
-        if (end && *end)
-            return usage(argv[0], 2);
-    }
-    if (njobs < 1 || njobs > 10000000 || nworkers < 1 || nworkers > MAX_WORKERS ||
-        !(work_us >= 0 && work_us <= 1e6) || !(spread >= 0 && spread <= 1) || credits < 0) {
-        fprintf(stderr, "utc_bench_farm: --jobs 1..10000000, --workers 1..%d, --work-us "
-                "0..1e6, --spread 0..1, --credits >= 0\n", MAX_WORKERS);
-        return 2;
+        } else if (!strcmp(a, "--jobs")) {
+            if (!number(a, v, 1, 1e7, true, &x))
+                return 2;
+            njobs = (int)x;
+        } else if (!strcmp(a, "--workers")) {
+            if (!number(a, v, 1, MAX_WORKERS, true, &x))
+                return 2;
+            nworkers = (int)x;
+        } else if (!strcmp(a, "--credits")) {
+            if (!number(a, v, 0, 1e6, true, &x))
+                return 2;
+            credits = (int)x;
+        } else if (!strcmp(a, "--work-us")) {
+            if (!number(a, v, 0, 1e6, false, &work_us))
+                return 2;
+        } else if (!strcmp(a, "--spread")) {
+            if (!number(a, v, 0, 1, false, &spread))
+                return 2;
+        } else {
+            fprintf(stderr, "utc_bench_farm: unknown argument '%s' (see --help)\n", a);
+            return 2;
+        }
     }
     utc_conduit_options_t jo = UTC_CONDUIT_OPTIONS_INIT;
 #ifdef UTC_CONDUIT_CREDITS_DEFAULT
