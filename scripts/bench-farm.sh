@@ -12,8 +12,8 @@
 #          passes no window, for a build that has none).
 # Each run has UTC_STATS=1: a worker's idle share is its "wait%" in the statistics (time
 # blocked in UTC calls over its run), averaged over the workers. Prints, per form, the
-# best seconds of --reps runs and the median idle share, then the ratio plain / ahead of
-# the best times. Defaults: 2 ranks, 2000 jobs of 1000 us of CPU +-50%, 2 workers (one per
+# best and median seconds of --reps runs and the median idle share, then the ratio
+# plain / ahead of the best times. Defaults: 2 ranks, 2000 jobs of 1000 us of CPU +-50%, 2 workers (one per
 # rank), 5 reps. --base-build DIR adds both forms built from another tree (an older UTC,
 # e.g. main's, with utc_bench_farm.c added), run with no credit option, in the same turns.
 set -euo pipefail
@@ -85,8 +85,8 @@ runs = [tuple(map(float, x.split())) for x in sys.argv[4:]]
 sets = [runs[k * n:(k + 1) * n] for k in range(len(runs) // n)]
 def show(name, rs):
     best = min(s for s, _ in rs)
-    print("%-46s %8.4f s   idle %5.2f%% (median; runs: %s)" % (
-        name, best, statistics.median(w for _, w in rs),
+    print("%-40s best %7.4f s  median %7.4f s  idle %5.2f%% (median; runs: %s)" % (
+        name, best, statistics.median(s for s, _ in rs), statistics.median(w for _, w in rs),
         ", ".join("%.3f s %.1f%%" % r for r in rs)))
     return best
 p = show("plain (the guide's loop, credits %s)" % (credits or "default"), sets[0])
