@@ -578,17 +578,21 @@ static bool shared_progress(utc__transport_t *tp, utc_request_t *req)
  * it never yields: a thread that yields stays runnable, and on a core it shares with a busy
  * thread (a farm's dispatcher beside a worker) it runs again only when that thread's time
  * slice ends, milliseconds later; a sleeper that wakes preempts it. So a writer waiting
- * for an ask answers within a sleep step of its coming, not a time slice.
+ * for an ask answers within a sleep step of its coming, not a time slice (measured: the
+ * guide's farm's workers idled 13-28% of their run with the yields, 0.1-4% without).
  */
 static void choose_pause(utc__poll_t *p)
 {
-    if (p->iter++ < 64) {
+    if (p->iter++ == 0)
+        p->start = utc_wtime();
+    double waited = (p->iter & 15) == 0 || p->waited >= 50e-6 ? utc_wtime() - p->start
+                                                                : p->waited;
+    p->waited = waited;
+    if (waited < 50e-6) {
         utc__cpu_relax();
-        if (p->iter == 64)
-            p->start = utc_wtime();
         return;
     }
-    double waited = utc_wtime() - p->start, s = waited / 16;
+    double s = waited / 16;
     s = s < 20e-6 ? 20e-6 : s > 1e-3 ? 1e-3 : s;
     struct timespec ts = {0, (long)(s * 1e9)};
     nanosleep(&ts, NULL);
