@@ -22,7 +22,8 @@
  * the library's); a build without credit windows refuses it. Run with UTC_STATS=1 for the
  * runtime's own account of each worker's waiting (its "wait%" column). Rank 0 prints the
  * run's seconds, each worker's jobs and the share of its run it spent in job reads (its own
- * clock), and with --json, last, one JSON object.
+ * clock), on a CPU (its CPU time over its run: what the threads beside it took), the CPU
+ * time the dispatcher used, and with --json, last, one JSON object.
  */
 #include <mpi.h>
 #include <stdbool.h>
@@ -45,6 +46,7 @@ typedef struct {
     utc_conduit_t *jobs, *results;
     int id;
     double read_s, run_s; /* time in job reads and waits; the whole run */
+    double cpu_s;         /* its CPU time over the run */
     int taken;
 } worker_t;
 
@@ -84,15 +86,19 @@ static void work(int j)
             sink += i;
 }
 
+static double dispatch_cpu_s; /* the dispatcher's CPU time: what its waits cost rank 0 */
+
 static int dispatch_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)self, (void)ctx, (void)arg;
-    for (int j = 0; j < njobs; j++) {
-        utc_status_t rc = utc_conduit_write(jobs_c, &j, sizeof j, 0);
-        if (rc != UTC_OK)
-            return rc;
-    }
-    return utc_conduit_close(jobs_c);
+    double c0 = cpu_now();
+    utc_status_t rc = UTC_OK;
+    for (int j = 0; j < njobs && rc == UTC_OK; j++)
+        rc = utc_conduit_write(jobs_c, &j, sizeof j, 0);
+    if (rc == UTC_OK)
+        rc = utc_conduit_close(jobs_c);
+    dispatch_cpu_s = cpu_now() - c0;
+    return rc;
 }
 
 /* A job's work and its result. */
@@ -145,9 +151,10 @@ static int worker_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)ctx, (void)arg;
     worker_t *w = (worker_t *)self;
-    double t0 = utc_wtime();
+    double t0 = utc_wtime(), c0 = cpu_now();
     utc_status_t rc = ahead ? worker_ahead(w) : worker_plain(w);
     w->run_s = utc_wtime() - t0;
+    w->cpu_s = cpu_now() - c0;
     if (rc == UTC_ERR_CLOSED) /* every job handed out: end our side of the results */
         return utc_conduit_close(w->results);
     fprintf(stderr, "utc_bench_farm: worker %d: %s (%s)\n", w->id, utc_status_string(rc),
@@ -304,32 +311,39 @@ int main(int argc, char **argv)
         }
     double elapsed = utc_wtime() - t0;
     /* each worker's figures, from its rank to rank 0 */
-    double mine[3 * MAX_WORKERS] = {0}, all_w[3 * MAX_WORKERS];
+    double mine[4 * MAX_WORKERS] = {0}, all_w[4 * MAX_WORKERS];
     for (int i = 0; i < nworkers; i++)
         if (utc_task_is_local(workers[i])) {
             worker_t *w = (worker_t *)workers[i];
-            mine[3 * i] = w->read_s;
-            mine[3 * i + 1] = w->run_s;
-            mine[3 * i + 2] = w->taken;
+            mine[4 * i] = w->read_s;
+            mine[4 * i + 1] = w->run_s;
+            mine[4 * i + 2] = w->taken;
+            mine[4 * i + 3] = w->cpu_s;
         }
-    MPI_Reduce(mine, all_w, 3 * MAX_WORKERS, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(mine, all_w, 4 * MAX_WORKERS, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rc == UTC_OK && utc_rank() == 0) {
-        double read = 0, run = 0;
+        double read = 0, run = 0, cpu = 0;
         printf("farm (%s): %d jobs of %.0f us +-%.0f%% on %d worker(s), %d rank(s): %.4f s, "
-               "%d wrong or missing\n", ahead ? "ahead" : "plain", njobs, work_us,
-               spread * 100, nworkers, n, elapsed, collect_errors);
+               "%d wrong or missing; the dispatcher used %.3f s of CPU\n",
+               ahead ? "ahead" : "plain", njobs, work_us, spread * 100, nworkers, n, elapsed,
+               collect_errors, dispatch_cpu_s);
         for (int i = 0; i < nworkers; i++) {
-            read += all_w[3 * i];
-            run += all_w[3 * i + 1];
-            printf("  worker %d: %4.0f jobs, %.2f%% of its run in job reads\n", i,
-                   all_w[3 * i + 2], all_w[3 * i + 1] > 0 ? 100 * all_w[3 * i] / all_w[3 * i + 1] : 0);
+            const double *f = &all_w[4 * i]; /* read s, run s, jobs, CPU s */
+            read += f[0];
+            run += f[1];
+            cpu += f[3];
+            printf("  worker %d: %4.0f jobs, %.2f%% of its run in job reads, on a CPU %.1f%% of "
+                   "its run\n", i, f[2], f[1] > 0 ? 100 * f[0] / f[1] : 0,
+                   f[1] > 0 ? 100 * f[3] / f[1] : 0);
         }
         if (json)
             printf("{\"form\": \"%s\", \"jobs\": %d, \"workers\": %d, \"ranks\": %d, "
                    "\"work_us\": %g, \"spread\": %g, \"credits\": %d, \"seconds\": %.6f, "
-                   "\"read_pct\": %.3f, \"errors\": %d}\n",
+                   "\"read_pct\": %.3f, \"cpu_pct\": %.3f, \"dispatch_cpu_s\": %.6f, "
+                   "\"errors\": %d}\n",
                    ahead ? "ahead" : "plain", njobs, nworkers, n, work_us, spread, credits,
-                   elapsed, run > 0 ? 100 * read / run : 0, collect_errors);
+                   elapsed, run > 0 ? 100 * read / run : 0, run > 0 ? 100 * cpu / run : 0,
+                   dispatch_cpu_s, collect_errors);
         if (collect_errors)
             rc = UTC_ERR_INTERNAL;
     }
