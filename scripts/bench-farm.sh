@@ -12,7 +12,8 @@
 #          passes no window, for a build that has none).
 # Each run has UTC_STATS=1: a worker's idle share is its "wait%" in the statistics (time
 # blocked in UTC calls over its run), averaged over the workers. Prints, per form, the
-# best and median seconds of --reps runs and the median idle share, then the ratio
+# best and median seconds of --reps runs, the median idle share and the median CPU time
+# the dispatcher used (what its waiting takes from the worker beside it), then the ratio
 # plain / ahead of the best times. Defaults: 2 ranks, 2000 jobs of 1000 us of CPU +-50%, 2 workers (one per
 # rank), 5 reps. --base-build DIR adds both forms built from another tree (an older UTC,
 # e.g. main's, with utc_bench_farm.c added), run with no credit option, in the same turns.
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
     --credits) credits=${2:?--credits needs a number}; shift 2 ;;
     --ahead-credits) ahead_credits=${2:?--ahead-credits needs a number or none}; shift 2 ;;
     --base-build) base=${2:?--base-build needs a folder}; shift 2 ;;
-    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-farm.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -62,7 +63,7 @@ assert r["errors"] == 0, r
 waits = [float(l.split()[-1]) for l in open(sys.argv[2])
          if l.startswith("[utc stats]") and l.split()[2] == "worker"]
 assert waits, "no worker line in UTC_STATS's table"
-print("%.4f %.2f" % (r["seconds"], sum(waits) / len(waits)))
+print("%.4f %.2f %.4f" % (r["seconds"], sum(waits) / len(waits), r.get("dispatch_cpu_s", -1)))
 EOF
 }
 
@@ -84,10 +85,11 @@ credits, ahead_credits, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 runs = [tuple(map(float, x.split())) for x in sys.argv[4:]]
 sets = [runs[k * n:(k + 1) * n] for k in range(len(runs) // n)]
 def show(name, rs):
-    best = min(s for s, _ in rs)
-    print("%-40s best %7.4f s  median %7.4f s  idle %5.2f%% (median; runs: %s)" % (
-        name, best, statistics.median(s for s, _ in rs), statistics.median(w for _, w in rs),
-        ", ".join("%.3f s %.1f%%" % r for r in rs)))
+    best = min(r[0] for r in rs)
+    print("%-40s best %7.4f s  median %7.4f s  idle %5.2f%%  dispatcher CPU %.3f s (medians; "
+          "runs: %s)" % (name, best, statistics.median(r[0] for r in rs),
+                         statistics.median(r[1] for r in rs), statistics.median(r[2] for r in rs),
+                         ", ".join("%.3f s %.1f%%" % r[:2] for r in rs)))
     return best
 p = show("plain (the guide's loop, credits %s)" % (credits or "default"), sets[0])
 a = show("ahead (iread by hand, credits %s)" % ahead_credits, sets[1])
