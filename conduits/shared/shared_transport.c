@@ -581,8 +581,8 @@ static bool shared_progress(utc__transport_t *tp, utc_request_t *req)
  * for an ask answers within a sleep step of its coming, not a time slice (measured: the
  * guide's farm's workers idled 13-28% of their run with the yields, 0.1-4% without). The
  * short spin and the 50 us floor keep what the wait costs the busy thread beside it low
- * (the farm's dispatcher: about 50 us of CPU per job, 120 us with a 50 us spin and a
- * 20 us floor).
+ * (the farm's dispatcher: 50-100 us of CPU per job, against 120-160 us with a 50 us spin
+ * and a 20 us floor).
  */
 static void choose_pause(utc__poll_t *p)
 {
