@@ -286,8 +286,7 @@ int main(int argc, char **argv)
         rc = utc_task_create(&worker_ops, &rank, 1, NULL, &workers[i]);
     }
     if (rc == UTC_OK)
-        rc = utc_conduit_create_shared(&disp, 1, workers, nworkers, UTC_SHARED_SHARE, &jo,
-                                       &jobs_c);
+        rc = utc_conduit_create_shared(&disp, 1, workers, nworkers, UTC_SHARED_SHARE, &jo, &jobs_c);
     if (rc == UTC_OK)
         rc = utc_conduit_create_shared(workers, nworkers, &coll, 1, UTC_SHARED_PUBLISH, NULL,
                                        &results_c);
@@ -333,17 +332,17 @@ int main(int argc, char **argv)
             run += f[1];
             cpu += f[3];
             printf("  worker %d: %4.0f jobs, %.2f%% of its run in job reads, on a CPU %.1f%% of "
-                   "its run\n", i, f[2], f[1] > 0 ? 100 * f[0] / f[1] : 0,
-                   f[1] > 0 ? 100 * f[3] / f[1] : 0);
+                   "its run\n",
+                   i, f[2], f[1] > 0 ? 100 * f[0] / f[1] : 0, f[1] > 0 ? 100 * f[3] / f[1] : 0);
         }
         if (json)
             printf("{\"form\": \"%s\", \"jobs\": %d, \"workers\": %d, \"ranks\": %d, "
                    "\"work_us\": %g, \"spread\": %g, \"credits\": %d, \"seconds\": %.6f, "
                    "\"read_pct\": %.3f, \"cpu_pct\": %.3f, \"dispatch_cpu_s\": %.6f, "
                    "\"errors\": %d}\n",
-                   ahead ? "ahead" : "plain", njobs, nworkers, n, work_us, spread, credits,
-                   elapsed, run > 0 ? 100 * read / run : 0, run > 0 ? 100 * cpu / run : 0,
-                   dispatch_cpu_s, collect_errors);
+                   ahead ? "ahead" : "plain", njobs, nworkers, n, work_us, spread, credits, elapsed,
+                   run > 0 ? 100 * read / run : 0, run > 0 ? 100 * cpu / run : 0, dispatch_cpu_s,
+                   collect_errors);
         if (collect_errors)
             rc = UTC_ERR_INTERNAL;
     }

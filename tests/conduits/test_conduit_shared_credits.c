@@ -22,21 +22,21 @@
 
 #include "conduit_test_util.h"
 
-#define NW 2
-#define NR 3
-#define NITEMS 120
+#define NW         2
+#define NR         3
+#define NITEMS     120
 #define FAIL_ITEMS 100000 /* a writer that writes until an error stops */
 
 typedef struct job {
     utc_conduit_t *c, *go; /* go: writer -> reader, a plain conduit (the up-front case) */
     int index, credits, nitems;
-    int style;             /* reader: 0 every thread reads, 1 reads in flight, 2 timed */
-    int stop_after;        /* failing reader: reads this many, then fails or returns */
-    int got[NW * NITEMS];  /* reader: how often it got each (writer, seq) */
-    int *seen;             /* failure cases: per message, how often read (FAIL_ITEMS) */
+    int style;            /* reader: 0 every thread reads, 1 reads in flight, 2 timed */
+    int stop_after;       /* failing reader: reads this many, then fails or returns */
+    int got[NW * NITEMS]; /* reader: how often it got each (writer, seq) */
+    int *seen;            /* failure cases: per message, how often read (FAIL_ITEMS) */
     int total, written;
-    utc_status_t end;      /* how its loop ended */
-    char why[400];         /* the message of that status */
+    utc_status_t end; /* how its loop ended */
+    char why[400];    /* the message of that status */
 } job_t;
 
 static void sleep_ms(int ms)
@@ -71,8 +71,8 @@ static void take(job_t *j, const uint64_t *msg, size_t n)
     int w = (int)(msg[0] >> 32), seq = (int)(msg[0] & 0xffffffff);
     bool sane = n == 2 * sizeof(uint64_t) && w >= 0 && w < NW && seq >= 0 && seq < NITEMS &&
                 msg[1] == ct_mix((uint64_t)seq);
-    CT_CHECK(sane, "reader %d: bad message %llx (%zu bytes)", j->index,
-             (unsigned long long)msg[0], n);
+    CT_CHECK(sane, "reader %d: bad message %llx (%zu bytes)", j->index, (unsigned long long)msg[0],
+             n);
     if (sane) {
         j->got[w * NITEMS + seq]++;
         j->total++;
@@ -141,7 +141,7 @@ static int read_timed(job_t *j)
 static int reader(utc_ctx_t *ctx, void *data)
 {
     job_t *j = data;
-    utc_status_t rc = j->style == 1 ? read_in_flight(j)
+    utc_status_t rc = j->style == 1   ? read_in_flight(j)
                       : j->style == 2 ? read_timed(j)
                                       : read_all_threads(ctx, j);
     CT_CHECK(rc == UTC_ERR_CLOSED, "reader %d (style %d): ended with %s: %s", j->index, j->style,
@@ -352,7 +352,7 @@ static void test_close_outstanding(void)
  * of tags it never wrote ask again (the writer takes no asks any more) and still end with
  * UTC_ERR_CLOSED, never blocked on an ask. */
 #define DEEP_CREDITS 32
-#define DEEP_ITEMS 100
+#define DEEP_ITEMS   100
 
 static int deep_writer(utc_ctx_t *ctx, void *data)
 {
@@ -374,13 +374,11 @@ static int deep_reader(utc_ctx_t *ctx, void *data)
     for (int seq = 0; seq < DEEP_ITEMS; seq++) {
         if (!CT_OK(utc_conduit_read(j->c, &v, sizeof v, seq % 3, NULL)))
             return 0;
-        CT_CHECK(v == next[seq % 3], "tag %d: message %d, expected %d", seq % 3, v,
-                 next[seq % 3]);
+        CT_CHECK(v == next[seq % 3], "tag %d: message %d, expected %d", seq % 3, v, next[seq % 3]);
         next[seq % 3] += 3;
     }
     for (int tag = 0; tag < 40; tag++)
-        CT_EXPECT(utc_conduit_read_timeout(j->c, &v, sizeof v, tag, NULL, 20.0),
-                  UTC_ERR_CLOSED);
+        CT_EXPECT(utc_conduit_read_timeout(j->c, &v, sizeof v, tag, NULL, 20.0), UTC_ERR_CLOSED);
     return 0;
 }
 
@@ -516,15 +514,20 @@ static void holding_case(bool destroy)
     CU_ASSERT(read >= 5);
     if (utc_test_rank() == 0)
         printf("\n  %s: %d written, %d read, %d never read (at most %d)\n",
-               destroy ? "destroyed" : "failed", written, read, written - read,
-               NR * FAIL_CREDITS);
+               destroy ? "destroyed" : "failed", written, read, written - read, NR * FAIL_CREDITS);
     group_close(&g, 1, NR);
     CT_END();
 }
 
-static void test_reader_fails(void) { holding_case(false); }
+static void test_reader_fails(void)
+{
+    holding_case(false);
+}
 
-static void test_reader_destroyed(void) { holding_case(true); }
+static void test_reader_destroyed(void)
+{
+    holding_case(true);
+}
 
 /* ---- bad windows ---- */
 
@@ -579,8 +582,7 @@ static const utc_test_case_t cases[] = {
     {"a window deeper than the ring: asks wait in its backlog, reads never block on one",
      test_deep_window},
     {"a reader fails holding credits: UTC_ERR_PEER_FAILED, nothing twice", test_reader_fails},
-    {"a reader destroyed holding credits: UTC_ERR_CANCELED, nothing twice",
-     test_reader_destroyed},
+    {"a reader destroyed holding credits: UTC_ERR_CANCELED, nothing twice", test_reader_destroyed},
     {"bad windows are refused", test_bad_windows},
     UTC_TEST_END};
 
