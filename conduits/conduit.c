@@ -213,6 +213,10 @@ static utc_status_t check_options(const utc_conduit_options_t *o)
         return utc__error(UTC_ERR_INVALID_ARG,
                           "utc_conduit_create: ring_slots * inline_max = %zu bytes per direction "
                           "is above the 256 MiB limit", (size_t)n * o->inline_max);
+    if (o->credits < 0 || o->credits > UTC_CONDUIT_CREDITS_MAX)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_conduit_create: credits %d is outside 0..%d (0: the default)",
+                          o->credits, UTC_CONDUIT_CREDITS_MAX);
     return UTC_OK;
 }
 
@@ -220,6 +224,7 @@ static utc_status_t end_init(utc__conduit_end_t *e, utc_task_t *task)
 {
     struct utc__task *t = task->impl;
     e->task = task;
+    utc__text_copy(e->name, sizeof e->name, utc__text_name(task->ops->name));
     e->nlocal = t->nlocal;
     e->entry_rank = t->entry_rank;
     e->ngroup = t->ngroup;
@@ -255,6 +260,11 @@ static utc_status_t check_create_args(utc_task_t *src, utc_task_t *dst,
         return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_create: out is NULL");
     if ((rc = check_options(o)) != UTC_OK)
         return rc;
+    if (o->credits != 0)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_conduit_create: credits %d: a credit window is for share-mode "
+                          "shared conduits (utc_conduit_create_shared, UTC_SHARED_SHARE); leave "
+                          "it 0 here", o->credits);
     if (src == dst && o->mode != UTC_CONDUIT_FREE)
         return utc__error(UTC_ERR_INVALID_ARG,
                           "utc_conduit_create: source and destination are the same task; a "
@@ -386,7 +396,8 @@ static utc_status_t check_shared_args(utc_task_t *const *w, int nw, utc_task_t *
         return utc__error(UTC_ERR_INVALID_ARG, "%s: unknown mode %d (UTC_SHARED_PUBLISH or "
                           "UTC_SHARED_SHARE)", fn, (int)mode);
     utc_status_t rc = check_options(o);
-    if (rc != UTC_OK)
+    int credits;
+    if (rc != UTC_OK || (rc = utc__shared_credits(o, mode, &credits)) != UTC_OK)
         return rc;
     if (o->mode != UTC_CONDUIT_SINGLE_ENTRY)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: a shared conduit is in single-entry mode "
@@ -438,6 +449,7 @@ utc_status_t utc_conduit_create_shared(utc_task_t *const *writers, int nwriters,
         d.part[1] = h;
         h = utc__digest_u64(UTC__DIGEST_INIT, (uint64_t)mode);
         h = utc__digest_u64(h, o.inline_max);
+        h = utc__digest_u64(h, (uint64_t)o.credits);
         d.part[2] = utc__digest_u64(h, o.ring_slots);
     }
     if ((rc = utc__coll_check(utc__world_comm(), utc__coll_world_seq(), NULL, fn, &d)) != UTC_OK)
@@ -662,16 +674,13 @@ typedef struct route {
                      * destination task (a reader) */
     int member;     /* the caller's end in c->ends (= end, but in a shared conduit) */
     utc__conduit_end_t *e; /* that end */
-    int peer;       /* world rank of the other end (a shared conduit: -1, several) */
+    int peer;       /* world rank of the other end (a shared conduit: the first member on
+                     * the other side; its waits name them all) */
     utc__transport_t *tp;
     bool skip;      /* *_by called by a thread other than the named one */
 } route_t;
 
-static const char *task_label(const utc__conduit_end_t *e)
-{
-    const char *n = e->task->ops->name;
-    return utc__text_name(n);
-}
+static const char *task_label(const utc__conduit_end_t *e) { return e->name; }
 
 /* End `i` of c (a failure's fail_end comes from another thread: kept in range). */
 static const utc__conduit_end_t *end_at(const utc_conduit_t *c, int i)
@@ -874,7 +883,7 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
                               "%s: in shared conduit %d task '%s' transfers on its entry rank "
                               "%d, and this is rank %d", x->fn, c->id, task_label(mine),
                               mine->entry_rank, me);
-        peer = -1;
+        peer = utc__shared_transport_peer(c->local, member); /* one of several */
     } else if (c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY) {
         if (me != mine->entry_rank)
             return utc__error(UTC_ERR_NOT_MEMBER,
@@ -918,6 +927,28 @@ static void req_init(utc_request_t *req, utc_conduit_t *c, const xfer_t *x, cons
     req->rbuf = x->rbuf;
     req->size = x->size;
 }
+
+/* What a wait on c says beyond its peer: a shared conduit's members on the other side and
+ * a reader's asks, told only when the watchdog reports the wait. NULL for two tasks. */
+static const utc__wait_detail_t *wait_detail(const utc_conduit_t *c, int member, int tag,
+                                             utc__shared_wait_t *w)
+{
+    if (!c->shared)
+        return NULL;
+    utc__shared_wait_init(w, c->local, member, tag);
+    return &w->base;
+}
+
+/* UTC__WAIT_CALL with wait_detail's account of a wait by `member` of conduit c. */
+#define CONDUIT_WAIT_CALL(kind, c, member, tag, peer, name, call)                           \
+    __extension__({                                                                        \
+        utc__shared_wait_t cw_detail_;                                                     \
+        utc__wait_begin_detail(kind, (c)->id, tag, peer, name,                             \
+                               wait_detail(c, member, tag, &cw_detail_));                  \
+        __typeof__(call) cw_rv_ = (call);                                                  \
+        utc__wait_end();                                                                   \
+        cw_rv_;                                                                            \
+    })
 
 /* The status of a completed request, with the caller's error message. */
 static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t *received,
@@ -1058,8 +1089,8 @@ static utc_status_t perform_probe(utc_conduit_t *c, const xfer_t *x, const route
     utc_request_t req;
     req_init(&req, c, x, r);
     utc_status_t rc = x->nowait ? probe_loop(x, r->tp, &req)
-                                : UTC__WAIT_CALL(UTC__WAIT_CONDUIT_READ, c->id, x->tag, r->peer,
-                                                 NULL, probe_loop(x, r->tp, &req));
+                                : CONDUIT_WAIT_CALL(UTC__WAIT_CONDUIT_READ, c, r->member, x->tag,
+                                                    r->peer, NULL, probe_loop(x, r->tp, &req));
     if (rc == UTC_OK) {
         *x->info = (utc_msg_info_t){.size = req.received, .tag = req.tag, .peer = req.peer};
         return UTC_OK;
@@ -1143,8 +1174,8 @@ static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
     utc__transport_t *tp = r->tp;
     utc_status_t rc = transport_start(c, r, &req);
     utc__wait_kind_t wk = x->op == UTC__OP_SEND ? UTC__WAIT_CONDUIT_WRITE : UTC__WAIT_CONDUIT_READ;
-    if (rc == UTC_OK && !UTC__WAIT_CALL(wk, c->id, x->tag, r->peer, NULL,
-                                      tp->ops->wait(tp, &req, x->timed ? x->timeout : -1))) {
+    if (rc == UTC_OK && !CONDUIT_WAIT_CALL(wk, c, r->member, x->tag, r->peer, NULL,
+                                         tp->ops->wait(tp, &req, x->timed ? x->timeout : -1))) {
         if (tp->ops->cancel(tp, &req))
             rc = utc__error(UTC_ERR_TIMEOUT, "%s: no message with tag %d arrived within %.3f s",
                             x->fn, x->tag, x->timeout);
@@ -1227,9 +1258,9 @@ static utc_status_t run_op_marked(utc_conduit_t *h, const xfer_t *x, size_t *rec
     }
     uint64_t t0 = utc__prof_start();
     /* orders thread 0's results before our reads */
-    int joined = UTC__WAIT_CALL(
-        x->op == UTC__OP_SEND ? UTC__WAIT_CONDUIT_WRITE : UTC__WAIT_CONDUIT_READ, c->id, x->tag,
-        r.peer, NULL, utc__barrier_wait_or(&e->barrier, sibling_gone, r.ctx));
+    int joined = CONDUIT_WAIT_CALL(
+        x->op == UTC__OP_SEND ? UTC__WAIT_CONDUIT_WRITE : UTC__WAIT_CONDUIT_READ, c, r.member,
+        x->tag, r.peer, NULL, utc__barrier_wait_or(&e->barrier, sibling_gone, r.ctx));
     UTC__PROF_END(UTC__EV_CONDUIT_WAIT, t0, c->id, 0, x->tag, r.peer);
     if (joined < 0) {
         (void)utc__sibling_gone(r.ctx, &gone_id);
@@ -1768,8 +1799,8 @@ utc_status_t utc_request_wait(utc_request_t **req, size_t *received)
     if (rc != UTC_OK)
         return rc;
     uint64_t t0 = utc__prof_start();
-    UTC__WAIT_CALL(UTC__WAIT_CONDUIT_REQ, r->conduit->id, r->tag, r->peer,
-                 r->op == UTC__OP_SEND ? "write" : "read", r->tp->ops->wait(r->tp, r, -1));
+    CONDUIT_WAIT_CALL(UTC__WAIT_CONDUIT_REQ, r->conduit, r->member, r->tag, r->peer,
+                      r->op == UTC__OP_SEND ? "write" : "read", r->tp->ops->wait(r->tp, r, -1));
     UTC__PROF_END(prof_event(r, r->status), t0, r->conduit->id, prof_bytes(r, r->status), r->tag,
                   r->peer);
     return complete_async(req, r, "utc_request_wait", received);

@@ -35,6 +35,8 @@ typedef struct utc__conduit_count {
 /* One end of the conduit (a task) as this rank sees it. */
 typedef struct utc__conduit_end {
     utc_task_t *task;
+    char name[64];         /* the task's name, kept for messages: a task destroyed before
+                            * the conduit is gone while operations still report it */
     int nlocal;            /* threads of the task on this rank */
     int entry_rank;
     int ngroup;            /* ranks holding threads of the task */

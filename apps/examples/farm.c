@@ -5,10 +5,11 @@
  *   dispatch --share--> worker 0..N-1 --publish--> collect
  *
  * The dispatcher writes job numbers on a share-mode shared conduit whose readers are the
- * workers: each job goes to exactly one worker, the first to ask (a read asks), so a
- * worker that is slower, or busier with a harder job, simply takes fewer. After the last
- * job it closes the conduit; each worker's next read returns UTC_ERR_CLOSED and the worker
- * closes its side of the results conduit. That one is a publish-mode shared conduit with
+ * workers: each job goes to exactly one worker, one that asked (a read asks, up to the
+ * conduit's credit window ahead, 2 by default, so a worker's next job is on its way while
+ * it works), and a worker that is slower, or busier with a harder job, takes fewer. After
+ * the last job it closes the conduit; each worker's next read returns UTC_ERR_CLOSED and
+ * the worker closes its side of the results conduit. That one is a publish-mode shared conduit with
  * the workers as writers and the collector as its one reader (a fan-in): the collector
  * reads results in the order they come until every worker has closed.
  *

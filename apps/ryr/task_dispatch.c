@@ -1,9 +1,9 @@
 /*
  * --farm: the dispatcher. It writes the frame numbers 0, 1, ... on a share-mode shared
  * conduit whose readers are the farm's raytrace tasks. A share-mode write waits until a
- * reader asks, and a raytrace task asks when it is ready for its next frame, so frames go
- * to whichever task is free first: a slow task (a loaded node, a CPU beside a GPU) simply
- * takes fewer. After the last frame it closes the stream; each raytrace task's next read
+ * reader asks, and a raytrace task asks for its next frame when it reads one (the credit
+ * window, 2 by default, keeps one frame ahead on its way), so frames go to whichever task
+ * is free first: a slow task (a loaded node, a CPU beside a GPU) simply takes fewer. After the last frame it closes the stream; each raytrace task's next read
  * then returns UTC_ERR_CLOSED and the task ends.
  *
  * It is a task of its own (one thread, on the yuv task's rank), not part of yuv: yuv

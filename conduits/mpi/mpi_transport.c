@@ -757,13 +757,18 @@ static void mpi_fail(utc__transport_t *tp, utc_status_t status)
     utc__spin_unlock(&t->lock);
 }
 
-static void mpi_notify_failed(utc__transport_t *tp, int end, utc_status_t rc)
+void utc__mpi_transport_notify(utc__transport_t *tp, int end, int rank, utc_status_t rc)
 {
     mpi_transport_t *t = (mpi_transport_t *)tp;
-    int msg[4] = {end, utc_rank(), (int)rc, 0};
+    int msg[4] = {end, rank, (int)rc, 0};
     for (int m = 0; m < t->nmembers; m++)
         if (m != t->me)
             MPI_Send(msg, 4, MPI_INT, m, CTL_TAG, t->bulk); /* small: leaves at once */
+}
+
+static void mpi_notify_failed(utc__transport_t *tp, int end, utc_status_t rc)
+{
+    utc__mpi_transport_notify(tp, end, utc_rank(), rc);
 }
 
 /* ---- sends ---- */

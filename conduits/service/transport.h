@@ -11,6 +11,7 @@
 
 #include <utc/conduit.h>
 
+#include "base/wait_hook.h"
 #include "service/request.h"
 
 /*
@@ -98,6 +99,10 @@ utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options
 utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int nmembers,
                                        utc__transport_t **out);
 
+/* The MPI transport's failure notice (its notify_failed) with the end, the rank where the
+ * task failed and its status given: the shared transport passes a notice on. */
+void utc__mpi_transport_notify(utc__transport_t *tp, int end, int rank, utc_status_t rc);
+
 /* A shared conduit's transport (conduits/shared/): one inner transport (in-process or MPI)
  * per pair of a writer and a reader. Collective over all ranks. `entry[i]` is the entry
  * rank of member i (the `nwriters` writers first, then the `nreaders` readers). Requests
@@ -107,5 +112,29 @@ utc_status_t utc__shared_transport_create(int conduit_id, utc_shared_mode_t mode
                                           const int *entry, int nwriters, int nreaders,
                                           const utc_conduit_options_t *opts,
                                           utc__transport_t **out);
+
+/* A shared conduit's credit window in `mode` (share mode: opts->credits, or when that is
+ * 0 the environment variable UTC_SHARE_CREDITS, else UTC_CONDUIT_CREDITS_DEFAULT; publish
+ * mode: 0, and credits set are refused). UTC_ERR_INVALID_ARG, with the message, for a bad
+ * value. The range of opts->credits is checked by the caller. */
+utc_status_t utc__shared_credits(const utc_conduit_options_t *opts, utc_shared_mode_t mode,
+                                 int *credits);
+
+/* The world rank that a wait of member `member` of shared transport `tp` names as its
+ * peer: the entry rank of the first member on the other side (its wait detail names them
+ * all). */
+int utc__shared_transport_peer(const utc__transport_t *tp, int member);
+
+/* A wait of a shared conduit's member, told on demand (base/wait_hook.h): whom it waits
+ * for on which ranks, and a share-mode reader's asks. Lives on the waiter's stack. */
+typedef struct utc__shared_wait {
+    utc__wait_detail_t base;
+    utc__transport_t *tp;
+    int member, tag;
+} utc__shared_wait_t;
+
+/* Fill `w` for a wait of member `member` (a writer writes, a reader reads) on `tag`
+ * (< 0: unknown). */
+void utc__shared_wait_init(utc__shared_wait_t *w, utc__transport_t *tp, int member, int tag);
 
 #endif /* UTC_CONDUITS_TRANSPORT_H */

@@ -14,21 +14,33 @@
  *   message of its tag from any writer: it probes the pairs in turn, from where this
  *   reader's last read left off (so no writer is starved), and reads the pair where one
  *   is. Each pair keeps its writer's order.
- * - share: a read first asks each writer it has no ask of this tag pending with (an empty
- *   message of the tag in direction 1), then reads as in publish mode. A write waits for
- *   an ask of its tag from any reader, taking them in turn, and sends its message to that
- *   reader. So every message goes to exactly one reader, one that asked, and a reader is
- *   ahead by at most one message per writer: a slow one takes fewer.
+ * - share: a read first tops up its reader's asks of this tag (empty messages of the tag
+ *   in direction 1) to each writer whose stream has not ended, then reads as in publish
+ *   mode. The asks a reader has sent and not yet had answered by a read (pending) cover
+ *   its reads of the tag in flight plus `credits - 1` more, its credit window: so while it
+ *   works on one message, the next are on their way, and no read waits for an ask that
+ *   was never sent (reads started together each have one). A write waits for an ask of
+ *   its tag from any reader, taking them in turn, and sends its message to that reader.
+ *   So every message goes to exactly one reader, one that asked, and a reader is ahead by
+ *   at most `credits` messages per writer: a slow one takes fewer. A message answers an
+ *   ask of its reader for good: it waits there for that reader's next read, whatever
+ *   happens to the others (a reader that stops reading before the end of stream leaves
+ *   up to credits - 1 unread; the destroy says so). An ask that an in-process ring cannot
+ *   take yet waits in the ring's backlog on a request of the reader's own (ask_req_t), so
+ *   a read never blocks on one.
  * - close: the writer's end of stream on each of its pairs; a read ends with
  *   UTC_ERR_CLOSED once every pair has ended its stream and nothing is left.
  *
  * With one pair to look at (one writer for a reader; one reader for a share-mode writer)
  * the operation goes straight to that pair's transport, and waits as it does. With
- * several, a waiting read polls the pairs with the conduits' back-off (service/wait.h):
- * the transports have no wait over several of them.
+ * several, a waiting operation polls the pairs (the transports have no wait over several
+ * of them), sleeping between looks rather than yielding (choose_pause).
  */
+#include <errno.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,27 +59,42 @@ typedef struct pair {
     atomic_bool ended;    /* reader side: its stream ended (seen by a probe) */
 } pair_t;
 
-/* A reader's asks of one tag (share mode): which writers have one pending. */
+/* A reader's asks of one tag (share mode), under its member's lock. */
 typedef struct ask_line {
     int tag;
+    int reads;               /* its reads of the tag in flight */
     UT_hash_handle hh;
-    unsigned char pending[]; /* per writer */
+    int pending[];           /* per writer: asks sent and not yet answered by a read */
 } ask_line_t;
+
+/* An ask whose send did not complete at once (an in-process ring full of unread asks):
+ * it stays in the inner transport's backlog until the writer's side makes room. */
+typedef struct ask_req {
+    utc_request_t q;         /* first: the inner send */
+    ask_line_t *line;        /* the line that counts it, and its writer */
+    int w;
+    struct ask_req *next;
+} ask_req_t;
 
 /* What a member's threads on its entry rank share. */
 typedef struct member {
     pthread_mutex_t lock; /* its choices of a pair, and its asks */
     unsigned next;        /* where its next choice starts looking */
     ask_line_t *asks;     /* a reader in share mode */
+    ask_req_t *asks_out;  /* asks on their way (not complete at their start) */
+    ask_req_t *asks_free; /* requests for the next asks */
 } member_t;
 
 typedef struct shared_tp {
     utc__transport_t base;
     utc_shared_mode_t mode;
+    int credits;          /* share mode: each reader's credit window (>= 1) */
     int nw, nr;
     pair_t *pairs;        /* [w * nr + r] */
     member_t *m;          /* nw + nr: writers, then readers */
     atomic_int down;      /* the shutdown's status; 0 while up */
+    atomic_int adopted;   /* 1: a failure an inner pair saw is on base's record, 2: being
+                           * written (adopt_failure) */
 } shared_tp_t;
 
 /* Where an operation stands. */
@@ -83,6 +110,7 @@ typedef struct sub {
     int n;                  /* inner requests in use */
     bool ask_taken;         /* share-mode write: the inner request took an ask; the send is
                              * next */
+    ask_line_t *line;       /* share-mode read: the ask line that counts it in flight */
     utc_request_t inner[];  /* PH_SENDS: nr; else 1 */
 } sub_t;
 
@@ -92,11 +120,61 @@ static pair_t *pair_at(shared_tp_t *t, int w, int r) { return &t->pairs[w * t->n
 
 static bool is_writer(const shared_tp_t *t, int member) { return member < t->nw; }
 
-/* Finish the outer request: drop its state. */
-static void finish(utc_request_t *req, utc_status_t status)
+/* The end a failure notice of this transport names: NOTICE_END + the member's index (an
+ * inner transport's own ends are 0 and 1). */
+#define NOTICE_END 2
+
+static void read_ended(shared_tp_t *t, const utc_request_t *req, const sub_t *s, bool got);
+static void shared_fail(utc__transport_t *tp, utc_status_t status);
+static void notify_all(shared_tp_t *t, int member, int rank, utc_status_t rc);
+
+/* An operation ends on a failure that an inner transport saw (a notice from another rank
+ * that a member of its pair failed, or was destroyed): the conduit fails here as a whole,
+ * on record with that member, so every operation of this rank ends and their messages
+ * name the member that failed, not this pair's other end. */
+static void adopt_failure(shared_tp_t *t)
 {
-    free(req->sub);
+    if (atomic_load(&t->adopted) || atomic_load(&t->base.failed))
+        return;
+    for (int i = 0; i < t->nw * t->nr; i++) {
+        utc__transport_t *in = t->pairs[i].tp;
+        if (!in || !atomic_load(&in->failed))
+            continue;
+        int expected = 0; /* 0 -> 2 claims the record, 1 publishes it once written */
+        if (!atomic_compare_exchange_strong(&t->adopted, &expected, 2))
+            return;
+        /* the record without the mark (base.failed): a run failure here, of a member that
+         * gets this status and returns it, still marks the conduit and tells the other
+         * ranks (conduit.c), as it did before this rank knew */
+        int end = atomic_load(&in->fail_end), rank = atomic_load(&in->fail_rank);
+        int rc = atomic_load(&in->fail_rc), why = atomic_load(&in->fail_why);
+        int member = end >= NOTICE_END ? end - NOTICE_END
+                     : end == 0        ? i / t->nr
+                                       : t->nw + i % t->nr;
+        if (member < 0 || member >= t->nw + t->nr)
+            member = end == 0 ? i / t->nr : t->nw + i % t->nr;
+        atomic_store(&t->base.fail_end, member);
+        atomic_store(&t->base.fail_rank, rank);
+        atomic_store(&t->base.fail_rc, rc);
+        atomic_store(&t->base.fail_why, why);
+        atomic_store(&t->adopted, 1);
+        shared_fail(&t->base, (utc_status_t)why);
+        if (why == UTC_ERR_PEER_FAILED) /* a destroy is every rank's own: no notice */
+            notify_all(t, member, rank, (utc_status_t)rc);
+        return;
+    }
+}
+
+/* Finish the outer request: a share-mode read leaves its ask line; drop its state. */
+static void finish(shared_tp_t *t, utc_request_t *req, utc_status_t status)
+{
+    sub_t *s = req->sub;
+    if (s && s->line)
+        read_ended(t, req, s, status == UTC_OK);
+    free(s);
     req->sub = NULL;
+    if (status == UTC_ERR_PEER_FAILED || status == UTC_ERR_CANCELED)
+        adopt_failure(t);
     utc__req_finish(req, status);
 }
 
@@ -106,7 +184,10 @@ static utc_status_t stopped(shared_tp_t *t)
     int d = atomic_load(&t->down);
     if (d)
         return (utc_status_t)d;
-    if (atomic_load_explicit(&t->base.failed, memory_order_relaxed))
+    /* acquire: pairs with the marks' stores, made after the record behind them
+     * (utc__transport_mark_failed, adopt_failure), so the record read next is complete */
+    if (atomic_load_explicit(&t->base.failed, memory_order_acquire) ||
+        atomic_load_explicit(&t->adopted, memory_order_acquire) == 1)
         return (utc_status_t)atomic_load(&t->base.fail_why);
     return UTC_OK;
 }
@@ -141,50 +222,101 @@ static ask_line_t *ask_line(shared_tp_t *t, member_t *rm, int tag)
     HASH_FIND_INT(rm->asks, &tag, a);
     if (a)
         return a;
-    if (!(a = calloc(1, sizeof *a + (size_t)t->nw)))
+    if (!(a = calloc(1, sizeof *a + sizeof(int) * (size_t)t->nw)))
         return NULL;
     a->tag = tag;
     HASH_ADD_INT(rm->asks, tag, a);
     return a;
 }
 
-/* A read of `tag` by reader r: ask each writer that has no ask of it pending and whose
- * stream has not ended. The asks are tiny messages, sent before the read looks. */
-static utc_status_t send_asks(shared_tp_t *t, int r, int tag)
+/* Under rm's lock: the asks on their way that have left; one that failed (the conduit
+ * shut down or failed) never reached its writer, so it is pending no more. */
+static void reap_asks(member_t *rm)
+{
+    for (ask_req_t **pp = &rm->asks_out, *k; (k = *pp);) {
+        if (!inner_done(&k->q)) {
+            pp = &k->next;
+            continue;
+        }
+        if (k->q.status != UTC_OK && k->line->pending[k->w] > 0)
+            k->line->pending[k->w]--;
+        *pp = k->next;
+        k->next = rm->asks_free;
+        rm->asks_free = k;
+    }
+}
+
+/* Under rm's lock: one more ask of line a's tag from reader r to writer w. It counts as
+ * pending once started: an ask that does not complete at once stays on its way. */
+static utc_status_t send_ask(shared_tp_t *t, member_t *rm, ask_line_t *a, int w, int r)
+{
+    ask_req_t *k = rm->asks_free;
+    if (k)
+        rm->asks_free = k->next;
+    else if (!(k = malloc(sizeof *k)))
+        return utc__error(UTC_ERR_NO_MEMORY, "shared conduit %d: out of memory for an ask",
+                          t->base.conduit_id);
+    pair_t *p = pair_at(t, w, r);
+    inner_prepare(&k->q, p, UTC__OP_SEND, UTC__DIR_BACK, a->tag, false);
+    k->line = a;
+    k->w = w;
+    utc_status_t rc = p->tp->ops->start(p->tp, &k->q);
+    if (rc == UTC_OK && !inner_done(&k->q)) {
+        k->next = rm->asks_out;
+        rm->asks_out = k;
+        a->pending[w]++;
+        return UTC_OK;
+    }
+    if (rc == UTC_OK && (rc = k->q.status) == UTC_OK)
+        a->pending[w]++;
+    k->next = rm->asks_free;
+    rm->asks_free = k;
+    return rc;
+}
+
+/* A read of `tag` by reader r starts: it joins the tag's reads in flight (s->line), and
+ * each writer whose stream has not ended is asked until this reader's pending asks of it
+ * cover those reads and credits - 1 more. The asks are tiny messages, sent before the
+ * read looks. */
+static utc_status_t send_asks(shared_tp_t *t, int r, int tag, sub_t *s)
 {
     member_t *rm = &t->m[t->nw + r];
     utc_status_t rc = UTC_OK;
     pthread_mutex_lock(&rm->lock);
     ask_line_t *a = ask_line(t, rm, tag);
-    if (!a)
+    if (!a) {
         rc = utc__error(UTC_ERR_NO_MEMORY, "shared conduit %d: out of memory for an ask",
                         t->base.conduit_id);
-    for (int w = 0; a && w < t->nw && rc == UTC_OK; w++) {
-        pair_t *p = pair_at(t, w, r);
-        if (a->pending[w] || atomic_load(&p->ended))
-            continue;
-        utc_request_t q;
-        inner_prepare(&q, p, UTC__OP_SEND, UTC__DIR_BACK, tag, false);
-        if ((rc = p->tp->ops->start(p->tp, &q)) == UTC_OK) {
-            (void)p->tp->ops->wait(p->tp, &q, -1); /* empty: in the ring, or MPI's eager */
-            rc = q.status;
-        }
-        if (rc == UTC_OK)
-            a->pending[w] = 1;
+        goto out;
     }
+    if (rm->asks_out)
+        reap_asks(rm);
+    int want = a->reads + t->credits; /* the reads in flight with this one, + credits - 1 */
+    for (int w = 0; w < t->nw && rc == UTC_OK; w++) {
+        if (atomic_load(&pair_at(t, w, r)->ended))
+            continue;
+        while (rc == UTC_OK && a->pending[w] < want)
+            rc = send_ask(t, rm, a, w, r);
+    }
+    if (rc == UTC_OK) {
+        a->reads++;
+        s->line = a;
+    }
+out:
     pthread_mutex_unlock(&rm->lock);
     return rc;
 }
 
-/* Reader r got a message of `tag` from writer w: that writer's ask is answered. */
-static void ask_answered(shared_tp_t *t, int r, int w, int tag)
+/* A share-mode read ends (done, failed, withdrawn): it leaves its tag's reads in flight;
+ * when it got a message (`got`), its writer's ask is answered. */
+static void read_ended(shared_tp_t *t, const utc_request_t *req, const sub_t *s, bool got)
 {
-    member_t *rm = &t->m[t->nw + r];
+    member_t *rm = &t->m[req->member];
+    int w = s->pair / t->nr;
     pthread_mutex_lock(&rm->lock);
-    ask_line_t *a;
-    HASH_FIND_INT(rm->asks, &tag, a);
-    if (a)
-        a->pending[w] = 0;
+    s->line->reads--;
+    if (got && s->line->pending[w] > 0)
+        s->line->pending[w]--;
     pthread_mutex_unlock(&rm->lock);
 }
 
@@ -330,7 +462,7 @@ static utc_status_t shared_start(utc__transport_t *tp, utc_request_t *req)
     } else if (!writer) {
         int r = req->member - t->nw;
         if (t->mode == UTC_SHARED_SHARE)
-            rc = send_asks(t, r, req->tag);
+            rc = send_asks(t, r, req->tag, s);
         if (rc == UTC_OK && t->nw == 1) {
             /* one writer: read its pair itself */
             utc_request_t *q = &s->inner[0];
@@ -344,10 +476,15 @@ static utc_status_t shared_start(utc__transport_t *tp, utc_request_t *req)
             s->n = 1;
         }
     }
-    if (rc != UTC_OK) {
+    if (rc == UTC_ERR_NO_MEMORY || rc == UTC_ERR_MPI || rc == UTC_ERR_INTERNAL) {
+        /* not started; the message says why */
         req->sub = NULL;
         free(s);
         return rc;
+    }
+    if (rc != UTC_OK) { /* an ask's status: the conduit failed, shut down, or MPI's error */
+        finish(t, req, rc);
+        return UTC_OK;
     }
     (void)shared_progress(tp, req);
     return UTC_OK;
@@ -362,7 +499,7 @@ static void inner_finished(shared_tp_t *t, utc_request_t *req)
     if (s->ask_taken) {
         /* a share-mode write took its reader's ask: now the message, on that pair */
         if (q->status != UTC_OK) {
-            finish(req, q->status);
+            finish(t, req, q->status);
             return;
         }
         inner_prepare(q, p, UTC__OP_SEND, UTC__DIR_FWD, req->tag, true);
@@ -380,13 +517,13 @@ static void inner_finished(shared_tp_t *t, utc_request_t *req)
         if (q->status == UTC_OK || q->status == UTC_ERR_TRUNCATE) {
             req->tag = q->tag;
             req->peer = p->wrank;
+        } else if (q->status == UTC_ERR_CLOSED) {
+            atomic_store(&p->ended, true); /* its writer is asked no more */
         }
-        if (q->status == UTC_OK && t->mode == UTC_SHARED_SHARE)
-            ask_answered(t, req->member - t->nw, s->pair / t->nr, q->tag);
     } else {
         req->mpi_err = q->mpi_err;
     }
-    finish(req, q->status);
+    finish(t, req, q->status);
 }
 
 static bool shared_progress(utc__transport_t *tp, utc_request_t *req)
@@ -407,7 +544,7 @@ static bool shared_progress(utc__transport_t *tp, utc_request_t *req)
                 if (s->inner[i].mpi_err)
                     req->mpi_err = s->inner[i].mpi_err;
             }
-            finish(req, first);
+            finish(t, req, first);
             return true;
         }
         case PH_INNER:
@@ -420,7 +557,7 @@ static bool shared_progress(utc__transport_t *tp, utc_request_t *req)
         case PH_CHOOSE: {
             utc_status_t st = stopped(t);
             if (st) {
-                finish(req, st);
+                finish(t, req, st);
                 return true;
             }
             utc_status_t rc = choose(t, req);
@@ -428,11 +565,40 @@ static bool shared_progress(utc__transport_t *tp, utc_request_t *req)
                 continue;
             if (rc == UTC_ERR_TIMEOUT)
                 return false;
-            finish(req, rc);
+            finish(t, req, rc);
             return true;
         }
         }
     }
+}
+
+/*
+ * One step of a wait that polls several pairs (PH_CHOOSE): spin ~10 us, then sleep in steps
+ * of 1/16 of the time waited so far, at least 50 us and at most 1 ms. Unlike utc__poll_step
+ * it never yields: a thread that yields stays runnable, and on a core it shares with a busy
+ * thread (a farm's dispatcher beside a worker) it runs again only when that thread's time
+ * slice ends, milliseconds later; a sleeper that wakes preempts it. So a writer waiting
+ * for an ask answers within a sleep step of its coming, not a time slice (measured: the
+ * guide's farm's workers idled 13-28% of their run with the yields, 0.1-4% without). The
+ * short spin and the 50 us floor keep what the wait costs the busy thread beside it low
+ * (the farm's dispatcher: 50-100 us of CPU per job, against 120-160 us with a 50 us spin
+ * and a 20 us floor).
+ */
+static void choose_pause(utc__poll_t *p)
+{
+    if (p->iter++ == 0)
+        p->start = utc_wtime();
+    double waited = (p->iter & 15) == 0 || p->waited >= 10e-6 ? utc_wtime() - p->start
+                                                                : p->waited;
+    p->waited = waited;
+    if (waited < 10e-6) {
+        utc__cpu_relax();
+        return;
+    }
+    double s = waited / 16;
+    s = s < 50e-6 ? 50e-6 : s > 1e-3 ? 1e-3 : s;
+    struct timespec ts = {0, (long)(s * 1e9)};
+    nanosleep(&ts, NULL);
 }
 
 static bool shared_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
@@ -460,13 +626,12 @@ static bool shared_wait(utc__transport_t *tp, utc_request_t *req, double timeout
             }
             continue;
         }
-        utc__poll_step(&p);
+        choose_pause(&p);
     }
 }
 
 static bool shared_cancel(utc__transport_t *tp, utc_request_t *req)
 {
-    (void)tp;
     sub_t *s = req->sub;
     if (!s || req->op != UTC__OP_RECV)
         return false;
@@ -475,6 +640,8 @@ static bool shared_cancel(utc__transport_t *tp, utc_request_t *req)
         if (!q->tp->ops->cancel(q->tp, q))
             return false; /* matched meanwhile: it completes */
     }
+    if (s->line) /* its asks stay: a message that answers one waits for the next read */
+        read_ended(st_of(tp), req, s, false);
     free(s);
     req->sub = NULL;
     return true;
@@ -515,9 +682,39 @@ static utc_status_t shared_close(utc__transport_t *tp, int dir, int w)
     return rc;
 }
 
+/* Share mode, before the shutdown drops what the pairs hold: say so when a reader here
+ * leaves messages that were handed to it unread (it stopped reading a tag before its end
+ * of stream, or the conduit failed). A look at each of its pairs; between ranks only what
+ * has arrived is seen. */
+static void warn_unread(shared_tp_t *t)
+{
+    int me = utc_rank();
+    for (int r = 0; r < t->nr; r++) {
+        int holding = 0, rank = -1;
+        for (int w = 0; w < t->nw; w++) {
+            pair_t *p = pair_at(t, w, r);
+            if (!p->tp || p->rrank != me)
+                continue;
+            utc_request_t look;
+            inner_prepare(&look, p, UTC__OP_RECV, UTC__DIR_FWD, UTC_ANY_TAG, false);
+            rank = p->rrank;
+            holding += p->tp->ops->probe(p->tp, &look) == UTC_OK;
+        }
+        if (holding)
+            utc_log(UTC_LOG_WARN, "shared conduit %d: reader %d (rank %d) never read messages "
+                    "handed to it by %d of its %d writer(s); they are dropped with the "
+                    "conduit. In share mode a reader asks up to its credit window (%d) ahead "
+                    "of its reads: read until UTC_ERR_CLOSED, or create the conduit with "
+                    "credits 1 (a failed member leaves such messages too)",
+                    t->base.conduit_id, r, rank, holding, t->nw, t->credits);
+    }
+}
+
 static void shared_shutdown(utc__transport_t *tp, utc_status_t status)
 {
     shared_tp_t *t = st_of(tp);
+    if (t->mode == UTC_SHARED_SHARE && !atomic_load(&t->down))
+        warn_unread(t);
     atomic_store(&t->down, (int)status);
     for (int i = 0; i < t->nw * t->nr; i++)
         if (t->pairs[i].tp)
@@ -538,18 +735,23 @@ static void shared_fail(utc__transport_t *tp, utc_status_t status)
     }
 }
 
-/* Tell the other ranks of the pairs of `member` that it failed here. */
+/* Tell the other rank of every pair held here (between ranks) that member `member` failed
+ * on world rank `rank` with `rc`. The notice's end is NOTICE_END + member, so that a rank
+ * that is no end of the member's pairs still names it (adopt_failure); a rank that learns
+ * it passes it on once, so it reaches every rank that holds a member. */
+static void notify_all(shared_tp_t *t, int member, int rank, utc_status_t rc)
+{
+    for (int i = 0; i < t->nw * t->nr; i++) {
+        utc__transport_t *in = t->pairs[i].tp;
+        if (in && in->ops->notify_failed) /* the MPI ones */
+            utc__mpi_transport_notify(in, NOTICE_END + member, rank, rc);
+    }
+}
+
+/* A member's run failed here: tell the ranks of the pairs (notify_all). */
 static void shared_notify_failed(utc__transport_t *tp, int member, utc_status_t rc)
 {
-    shared_tp_t *t = st_of(tp);
-    bool writer = is_writer(t, member);
-    for (int i = 0; i < t->nw * t->nr; i++) {
-        int w = i / t->nr, r = i % t->nr;
-        utc__transport_t *in = t->pairs[i].tp;
-        if (in && in->ops->notify_failed &&
-            (writer ? w == member : r == member - t->nw))
-            in->ops->notify_failed(in, writer ? 0 : 1, rc);
-    }
+    notify_all(st_of(tp), member, utc_rank(), rc);
 }
 
 static void shared_destroy(utc__transport_t *tp)
@@ -558,13 +760,20 @@ static void shared_destroy(utc__transport_t *tp)
     for (int i = 0; i < t->nw * t->nr; i++)
         if (t->pairs[i].tp)
             t->pairs[i].tp->ops->destroy(t->pairs[i].tp);
+    /* after the inner transports: an in-process one ends its backlog (asks among it) */
     for (int i = 0; i < t->nw + t->nr; i++) {
+        member_t *m = &t->m[i];
         ask_line_t *a, *tmp;
-        HASH_ITER(hh, t->m[i].asks, a, tmp) {
-            HASH_DEL(t->m[i].asks, a);
+        HASH_ITER(hh, m->asks, a, tmp) {
+            HASH_DEL(m->asks, a);
             free(a);
         }
-        pthread_mutex_destroy(&t->m[i].lock);
+        for (ask_req_t *lists[2] = {m->asks_out, m->asks_free}, **l = lists; l < lists + 2; l++)
+            for (ask_req_t *k = *l, *next; k; k = next) {
+                next = k->next;
+                free(k);
+            }
+        pthread_mutex_destroy(&m->lock);
     }
     free(t->pairs);
     free(t->m);
@@ -607,8 +816,13 @@ utc_status_t utc__shared_transport_create(int conduit_id, utc_shared_mode_t mode
     t->nr = nreaders;
     for (int i = 0; i < nm; i++)
         pthread_mutex_init(&t->m[i].lock, NULL);
+    /* checked before the collective part (utc_conduit_create_shared): no rank fails here */
+    utc_status_t rc = utc__shared_credits(opts, mode, &t->credits);
+    if (rc != UTC_OK) {
+        shared_destroy(&t->base);
+        return rc;
+    }
     /* every rank makes the pairs in the same order: the MPI ones are collective */
-    utc_status_t rc = UTC_OK;
     bool all_here = true;
     for (int w = 0; w < nwriters; w++) {
         for (int r = 0; r < nreaders; r++) {
@@ -637,4 +851,125 @@ utc_status_t utc__shared_transport_create(int conduit_id, utc_shared_mode_t mode
     }
     *out = &t->base;
     return UTC_OK;
+}
+
+utc_status_t utc__shared_credits(const utc_conduit_options_t *opts, utc_shared_mode_t mode,
+                                 int *credits)
+{
+    static const char fn[] = "utc_conduit_create_shared";
+    if (mode != UTC_SHARED_SHARE) {
+        if (opts->credits != 0)
+            return utc__error(UTC_ERR_INVALID_ARG, "%s: credits %d: a credit window is for "
+                              "share mode (UTC_SHARED_SHARE); in publish mode every reader "
+                              "gets every message, so leave it 0", fn, opts->credits);
+        *credits = 0;
+        return UTC_OK;
+    }
+    if (opts->credits != 0) {
+        *credits = opts->credits;
+        return UTC_OK;
+    }
+    const char *env = getenv("UTC_SHARE_CREDITS");
+    if (!env || !*env) {
+        *credits = UTC_CONDUIT_CREDITS_DEFAULT;
+        return UTC_OK;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(env, &end, 10);
+    if (errno || end == env || *end || v < 1 || v > UTC_CONDUIT_CREDITS_MAX)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: UTC_SHARE_CREDITS='%.40s' is not a credit "
+                          "window (a whole number 1..%d; unset, the default is %d)", fn, env,
+                          UTC_CONDUIT_CREDITS_MAX, UTC_CONDUIT_CREDITS_DEFAULT);
+    *credits = (int)v;
+    return UTC_OK;
+}
+
+int utc__shared_transport_peer(const utc__transport_t *tp, int member)
+{
+    const shared_tp_t *t = (const shared_tp_t *)tp;
+    if (is_writer(t, member))
+        return t->pairs[member * t->nr].rrank;
+    return t->pairs[member - t->nw].wrank;
+}
+
+/* The entry ranks of the members on the other side of `member`, ascending and each once,
+ * as "0, 1, 2" (cut short with "..." when buf is full). Their number goes to *n. */
+static void other_ranks(const shared_tp_t *t, int member, char *buf, size_t size, int *n)
+{
+    bool writer = is_writer(t, member);
+    int me = writer ? member : member - t->nw, count = writer ? t->nr : t->nw, last = -1;
+    size_t len = 0;
+    buf[0] = '\0';
+    *n = 0;
+    for (;;) { /* the next larger rank: members are few, and this runs only for a report */
+        int next = -1;
+        for (int k = 0; k < count; k++) {
+            const pair_t *p = writer ? &t->pairs[me * t->nr + k] : &t->pairs[k * t->nr + me];
+            int rank = writer ? p->rrank : p->wrank;
+            if (rank > last && (next < 0 || rank < next))
+                next = rank;
+        }
+        if (next < 0)
+            return;
+        int wrote = snprintf(buf + len, size - len, "%s%d", *n ? ", " : "", next);
+        if (wrote < 0 || (size_t)wrote >= size - len) {
+            if (size > 4)
+                snprintf(buf + (len < size - 4 ? len : size - 4), 4, "...");
+            return;
+        }
+        len += (size_t)wrote;
+        last = next;
+        ++*n;
+    }
+}
+
+/* The watchdog's account of a wait (utc__wait_detail_t): the conduit, the member, whom it
+ * waits for on which ranks, and a share-mode reader's asks of the tag. */
+static void shared_wait_describe(const utc__wait_detail_t *d, char *buf, size_t n)
+{
+    const utc__shared_wait_t *sw = (const utc__shared_wait_t *)d;
+    shared_tp_t *t = st_of(sw->tp);
+    bool writer = is_writer(t, sw->member), share = t->mode == UTC_SHARED_SHARE;
+    char ranks[96], tag[24] = "";
+    int nranks;
+    other_ranks(t, sw->member, ranks, sizeof ranks, &nranks);
+    if (sw->tag >= 0)
+        snprintf(tag, sizeof tag, " of tag %d", sw->tag);
+    const char *on = nranks == 1 ? "rank" : "ranks";
+    if (writer && share) {
+        snprintf(buf, n, "shared conduit %d (share mode): writer %d waits for a reader to ask "
+                 "for a message%s (%d reader(s), on %s %s)", t->base.conduit_id, sw->member,
+                 tag, t->nr, on, ranks);
+    } else if (writer) {
+        snprintf(buf, n, "shared conduit %d (publish mode): writer %d waits for its %d "
+                 "reader(s), on %s %s, to take a message%s", t->base.conduit_id, sw->member,
+                 t->nr, on, ranks, tag);
+    } else if (!share) {
+        snprintf(buf, n, "shared conduit %d (publish mode): reader %d waits for a message%s "
+                 "from its %d writer(s), on %s %s", t->base.conduit_id, sw->member - t->nw,
+                 tag, t->nw, on, ranks);
+    } else {
+        int asked = 0, reads = 0;
+        member_t *rm = &t->m[sw->member];
+        pthread_mutex_lock(&rm->lock);
+        ask_line_t *a = NULL;
+        if (sw->tag >= 0)
+            HASH_FIND_INT(rm->asks, &sw->tag, a);
+        for (int w = 0; a && w < t->nw; w++)
+            asked += a->pending[w];
+        if (a)
+            reads = a->reads;
+        pthread_mutex_unlock(&rm->lock);
+        snprintf(buf, n, "shared conduit %d (share mode, credit window %d): reader %d waits "
+                 "for a message%s from its %d writer(s), on %s %s; %d asked for and not yet "
+                 "read, %d read(s) waiting", t->base.conduit_id, t->credits,
+                 sw->member - t->nw, tag, t->nw, on, ranks, asked, reads);
+    }
+}
+
+void utc__shared_wait_init(utc__shared_wait_t *w, utc__transport_t *tp, int member, int tag)
+{
+    *w = (utc__shared_wait_t){.base = {.describe = shared_wait_describe}, .tp = tp,
+                              .member = member, .tag = tag};
 }

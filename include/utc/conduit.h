@@ -96,12 +96,26 @@ typedef struct utc_conduit_options {
      * ring_slots * inline_max bytes, only while its traffic needs it (a message over 80
      * bytes, or more than 8 unread); after a quiet stretch it gives that memory back. */
     unsigned ring_slots;
+    /** Share-mode shared conduits only (utc_conduit_create_shared with UTC_SHARED_SHARE):
+     * each reader's credit window, the most messages it asks each writer for ahead of its
+     * reads, so the next ones are on their way while it works on one. 1 asks only when a
+     * read starts (a round trip per message); 0 (the default) takes the environment
+     * variable UTC_SHARE_CREDITS when it is set, else UTC_CONDUIT_CREDITS_DEFAULT. At most
+     * UTC_CONDUIT_CREDITS_MAX; any other conduit refuses a value other than 0. */
+    int credits;
 } utc_conduit_options_t;
 
-/** Default options: single-entry mode, 4 KiB inline threshold, 64 slots per ring. */
+/** Share mode's default credit window: a reader's next message is on its way while it
+ * works on the current one. */
+#define UTC_CONDUIT_CREDITS_DEFAULT 2
+/** The largest credit window. */
+#define UTC_CONDUIT_CREDITS_MAX 256
+
+/** Default options: single-entry mode, 4 KiB inline threshold, 64 slots per ring, the
+ * default credit window. */
 #define UTC_CONDUIT_OPTIONS_INIT                                                         \
     { .mode = UTC_CONDUIT_SINGLE_ENTRY, .inline_max = UTC_CONDUIT_INLINE_DEFAULT,         \
-      .ring_slots = UTC_CONDUIT_SLOTS_DEFAULT }
+      .ring_slots = UTC_CONDUIT_SLOTS_DEFAULT, .credits = 0 }
 
 /**
  * @brief Create a conduit between two tasks.
@@ -118,7 +132,8 @@ typedef struct utc_conduit_options {
  * @param[out] out the conduit, set only on success
  * @return UTC_OK; UTC_ERR_NOT_INITIALIZED; UTC_ERR_INVALID_ARG (NULL argument, src == dst
  *         outside free mode,
- *         bad option); UTC_ERR_INVALID_HANDLE (a task is not live); UTC_ERR_NO_MEMORY;
+ *         bad option, credits other than 0: they are for share-mode shared conduits);
+ *         UTC_ERR_INVALID_HANDLE (a task is not live); UTC_ERR_NO_MEMORY;
  *         UTC_ERR_MPI; UTC_ERR_UNSUPPORTED (MPI's tag range is too small);
  *         UTC_ERR_MISMATCH on every rank when the ranks passed different ends or options,
  *         or only some of them bad arguments, or are in different collective calls.
@@ -692,7 +707,8 @@ typedef enum utc_shared_mode {
     /** Every message any writer writes reaches every reader. */
     UTC_SHARED_PUBLISH = 1,
     /** Each message reaches exactly one reader: one that asked for it (work sharing, demand
-     * driven: a reader asks when it reads, so a slow reader takes fewer). */
+     * driven: a reader asks as it reads, up to its credit window ahead, so a slow reader
+     * takes fewer). */
     UTC_SHARED_SHARE = 2
 } utc_shared_mode_t;
 
@@ -707,12 +723,20 @@ typedef enum utc_shared_mode {
  * are refused). For each writer and tag, a reader gets that writer's messages in write
  * order; messages of different writers interleave as they come.
  * - publish: every reader gets every message.
- * - share: each message goes to one reader. A read asks each writer that has no ask of
- *   this reader and tag pending; a writer's write waits for an ask and hands its message
- *   to that reader. So a reader holds at most one message per writer that it has not read
- *   yet, and a slow reader takes fewer.
+ * - share: each message goes to one reader. A read of a tag tops up the reader's asks of
+ *   each writer to its credit window (opts->credits, default 2) beyond the reads it has in
+ *   flight; a writer's write waits for an ask and hands its message to that reader. So a
+ *   reader's next messages are on their way while it works, it holds at most `credits`
+ *   messages per writer that it has not read yet, and a slow reader takes fewer. Messages
+ *   handed to a reader are that reader's: one that stops reading a tag before its end of
+ *   stream leaves up to credits - 1 of them unread (the destroy drops them and says so in
+ *   the log): read until UTC_ERR_CLOSED, or use credits 1.
  * End of stream: once every writer has called utc_conduit_close and every message to a
  * reader is read, that reader's reads return UTC_ERR_CLOSED.
+ * A member whose run fails, or that is destroyed, fails the whole conduit: every
+ * operation on it ends (UTC_ERR_PEER_FAILED / UTC_ERR_CANCELED) on every rank, messages
+ * handed to readers and not yet read stay unread (none goes to a second reader), and the
+ * conduit stays failed: make a new one for the work left.
  * Members on one rank exchange through in-process rings, members on different ranks
  * through MPI; a group may mix both.
  * @param writers  the writer tasks
@@ -720,10 +744,13 @@ typedef enum utc_shared_mode {
  * @param readers  the reader tasks
  * @param nreaders how many (>= 1)
  * @param mode     UTC_SHARED_PUBLISH or UTC_SHARED_SHARE
- * @param opts     options (single-entry mode only), or NULL for UTC_CONDUIT_OPTIONS_INIT
+ * @param opts     options (single-entry mode only; credits in share mode only), or NULL
+ *                 for UTC_CONDUIT_OPTIONS_INIT
  * @param[out] out the conduit, set only on success
  * @return UTC_OK; UTC_ERR_NOT_INITIALIZED; UTC_ERR_INVALID_ARG (NULL argument, empty set,
- *         a task listed twice or in both sets, unknown mode, free mode, bad option);
+ *         a task listed twice or in both sets, unknown mode, free mode, bad option,
+ *         credits outside 0 .. UTC_CONDUIT_CREDITS_MAX or set in publish mode, a bad
+ *         UTC_SHARE_CREDITS);
  *         UTC_ERR_INVALID_HANDLE (a task is not live); UTC_ERR_MISMATCH (ranks passed
  *         different arguments); UTC_ERR_NO_MEMORY; UTC_ERR_MPI.
  */

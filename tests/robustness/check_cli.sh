@@ -102,6 +102,18 @@ microbench)
     expect "$b: --help" 0 "usage: utc_bench_conduit" "$utcrun" -np 1 "$dir/$b" --help
     expect "$b: --version" 0 "utc_bench_conduit \(UTC\) [0-9]" "$utcrun" -np 1 "$dir/$b" --version
     expect "$b: --max-size 0" 2 "--max-size" "$utcrun" -np 1 "$dir/$b" --max-size 0
+    b=utc_bench_farm
+    expect "$b: unknown option" 2 "unknown argument '--frobnicate'" \
+        "$utcrun" -np 1 "$dir/$b" --frobnicate
+    expect "$b: --jobs 2.5" 2 "argument '--jobs' needs a whole number from 1" \
+        "$utcrun" -np 1 "$dir/$b" --jobs 2.5
+    expect "$b: --jobs without a value" 2 "argument '--jobs' needs" "$utcrun" -np 1 "$dir/$b" --jobs
+    expect "$b: --form sideways" 2 "--form is plain or ahead, got 'sideways'" \
+        "$utcrun" -np 1 "$dir/$b" --form sideways
+    expect "$b: --credits 999" nonzero "credits 999 is outside 0..256" \
+        "$utcrun" -np 1 "$dir/$b" --credits 999 --jobs 4
+    expect "$b: --help" 0 "usage: .*$b" "$utcrun" -np 1 "$dir/$b" --help
+    expect "$b: --version" 0 "$b \(UTC\) [0-9]" "$utcrun" -np 1 "$dir/$b" --version
     if [ -x "$dir/utc_bench_gpu" ]; then
         expect "utc_bench_gpu: unknown option" 2 "argument '--frobnicate'" \
             "$utcrun" -np 1 "$dir/utc_bench_gpu" --frobnicate

@@ -2,9 +2,10 @@
 # check_watchdog.sh UTCRUN NP PROG: the watchdog names what long waits wait on.
 #  - UTC_WATCHDOG=1 and 3 s waits: stderr names the conduit, tag and peer rank of a blocked
 #    read, the main thread's task wait, the task barrier, the global shared data barrier,
-#    a signal wait (its element, comparison, value and the value last seen), and a task
-#    collective's call, number and late rank (also with the board read through MPI_Rget:
-#    --mca osc ucx);
+#    a signal wait (its element, comparison, value and the value last seen), on a
+#    share-mode shared conduit a reader's and the writer's wait with the other side's real
+#    ranks (never rank -1), and a task collective's call, number and late rank (also with
+#    the board read through MPI_Rget: --mca osc ucx);
 #  - without UTC_WATCHDOG (on by default, 60 s): no watchdog line for 1.5 s waits;
 #  - UTC_WATCHDOG=soon: a warning, and the program still runs.
 set -u
@@ -37,6 +38,15 @@ expect "watchdog: task 'wd_gdata' .* RMA: a global shared data team step of task
     "a global shared data barrier"
 expect "^utc\[$reader\] watchdog: task 'wd_signal' .* on RMA: global shared data of task 'wd_signal' \(id [0-9]+\) on rank $reader: utc_gdata_wait_until on element 3 of this rank's part of the object at window offset 0 \(8 elements per rank\): waits until it is >= 5, last seen 2\$" \
     "a signal wait (utc_gdata_wait_until) naming its element, comparison and values"
+# a shared conduit in share mode: the real ranks of the other side, never -1
+expect "^utc\[$reader\] watchdog: task 'wd_worker' \(id [0-9]+\) thread 0 .* on conduit [0-9]+: a read of tag 5 from rank $writer: shared conduit [0-9]+ \(share mode, credit window 2\): reader 0 waits for a message of tag 5 from its 1 writer\(s\), on rank $writer; 2 asked for and not yet read, 1 read\(s\) waiting\$" \
+    "a share-mode reader waiting for its writer"
+readers=$( [ "$np" = 1 ] && echo "rank 0" || echo "ranks 0, $reader" )
+expect "^utc\[$writer\] watchdog: task 'wd_dispatch' \(id [0-9]+\) thread 0 .* on conduit [0-9]+: a write of tag 5 to rank $reader .*: shared conduit [0-9]+ \(share mode\): writer 0 waits for a reader to ask for a message of tag 5 \(2 reader\(s\), on $readers\)\$" \
+    "a share-mode writer waiting for an ask"
+if grep -E "watchdog: .*rank -1" "$tmp/err"; then
+    fail "a watchdog line names rank -1"
+fi
 # a collective one rank comes late to names the call, its number and the late rank; the
 # late rank's other thread waits for its sibling
 last=$((np - 1))

@@ -1,7 +1,7 @@
 /*
  * rob_watchdog [DELAY [coll]]: blocking waits that last DELAY seconds (default 3), for
  * check_watchdog.sh to run under UTC_WATCHDOG=1 and read the watchdog's lines on stderr
- * ("coll": steps 6 and 7 only).
+ * ("coll": steps 7 and 8 only).
  *
  * 1. conduit: task 'wd_reader' (2 threads, last rank) reads tag 7 of conduit 0 from task
  *    'wd_writer' (rank 0), which writes only after DELAY seconds. Expected lines: the
@@ -15,26 +15,36 @@
  *    rank's thread waits (utc_gdata_wait_until) until element 3 of its part is >= 5; rank
  *    0's thread stores 2 there at once and 5 after DELAY seconds. Expected line: the
  *    element, the comparison, the value and "last seen 2".
- * 6. a task collective: task 'wd_coll' (2 threads per rank, a window); after one
+ * 6. a share-mode shared conduit: task 'wd_dispatch' (rank 0) writes 5 messages of tag 5
+ *    after DELAY seconds to the two 'wd_worker' tasks (worker 0 on the last rank, worker
+ *    1 on rank 0), which read one each, wait DELAY seconds, then read until the end of
+ *    stream. Expected lines: a worker's "a read of tag 5 from rank 0: shared conduit ...
+ *    (share mode, credit window 2): reader 0 waits for a message of tag 5 from its 1
+ *    writer(s), on rank 0; ...", then the dispatcher's fifth write (the workers asked for
+ *    4) on "... writer 0 waits for a reader to ask for a message of tag 5 (2 reader(s),
+ *    on ranks ...)": real ranks, never -1. Every message is read once (checked here).
+ * 7. a task collective: task 'wd_coll' (2 threads per rank, a window); after one
  *    utc_task_allreduce that all make at once, the last rank's thread 0 sleeps DELAY
  *    seconds before the second. Expected lines: on the other ranks "utc_task_allreduce #2:
  *    waiting for rank LAST (still at #1)"; on the last rank (its thread 1, or at one rank)
  *    "waiting for this rank's threads of the task (1 of 2 here)".
- * 7. the same with utc_task_alltoallv in task 'wd_coll0', created with no window (its
+ * 8. the same with utc_task_alltoallv in task 'wd_coll0', created with no window (its
  *    board gets a window of its own at the first collective).
  * Prints "rob_watchdog: done" on rank 0 and exits 0 when every step behaved.
  */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <mpi.h>
 #include <utc/utc.h>
 
 typedef struct {
     utc_task_t base;
-    /* steps 6 and 7: the rank's buffers */
+    /* steps 7 and 8: the rank's buffers */
     int one, sum, send[16], recv[16];
     size_t counts[16];
 } wd_task_t;
@@ -118,7 +128,39 @@ static int signal_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return rc != UTC_OK ? rc : rc2 != UTC_OK ? rc2 : rc3;
 }
 
-/* Steps 6 and 7: the last rank's thread 0 comes DELAY seconds late to the second
+/* Step 6: the dispatcher and the workers of a share-mode shared conduit. */
+static utc_conduit_t *jobs;
+static atomic_int jobs_read; /* messages read by this rank's workers */
+
+static int dispatch_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    sleep_s(delay_s);
+    int rc = UTC_OK;
+    for (int j = 0; j < 5 && rc == UTC_OK; j++)
+        rc = utc_conduit_write(jobs, &j, sizeof j, 5);
+    return rc == UTC_OK ? utc_conduit_close(jobs) : rc;
+}
+
+static int worker_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    int v, rc = utc_conduit_read(jobs, &v, sizeof v, 5, NULL);
+    if (rc != UTC_OK)
+        return rc;
+    atomic_fetch_add(&jobs_read, 1);
+    sleep_s(delay_s);
+    while ((rc = utc_conduit_read(jobs, &v, sizeof v, 5, NULL)) == UTC_OK)
+        atomic_fetch_add(&jobs_read, 1);
+    return rc == UTC_ERR_CLOSED ? UTC_OK : rc;
+}
+
+static const utc_task_ops_t dispatch_ops = {.name = "wd_dispatch", .size = sizeof(wd_task_t),
+                                            .run = dispatch_run};
+static const utc_task_ops_t worker_ops = {.name = "wd_worker", .size = sizeof(wd_task_t),
+                                          .run = worker_run};
+
+/* Steps 7 and 8: the last rank's thread 0 comes DELAY seconds late to the second
  * collective (the task's name says which); the results are checked. */
 static int coll_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
@@ -213,6 +255,36 @@ static int conduit_step(int nr)
     return bad;
 }
 
+/* 6. a share-mode shared conduit: a worker's read, then the dispatcher's write */
+static int shared_step(int nr)
+{
+    int bad = 0, rc;
+    int zero = 0, wranks[2] = {nr - 1, 0};
+    utc_task_t *d, *workers[2];
+    if ((rc = utc_task_create(&dispatch_ops, &zero, 1, NULL, &d)) != UTC_OK ||
+        (rc = utc_task_create(&worker_ops, &wranks[0], 1, NULL, &workers[0])) != UTC_OK ||
+        (rc = utc_task_create(&worker_ops, &wranks[1], 1, NULL, &workers[1])) != UTC_OK ||
+        (rc = utc_conduit_create_shared(&d, 1, workers, 2, UTC_SHARED_SHARE, NULL, &jobs)) !=
+            UTC_OK)
+        return failed("shared setup", rc);
+    if ((rc = utc_task_run(d, NULL)) != UTC_OK || (rc = utc_task_run(workers[0], NULL)) ||
+        (rc = utc_task_run(workers[1], NULL)))
+        return failed("utc_task_run", rc);
+    for (int i = 0; i < 3; i++)
+        if ((rc = utc_task_wait(i == 0 ? d : workers[i - 1])) != UTC_OK)
+            bad |= failed(i == 0 ? "dispatcher" : "worker", rc);
+    int all_read = 0, mine = atomic_load(&jobs_read);
+    MPI_Allreduce(&mine, &all_read, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (all_read != 5) {
+        fprintf(stderr, "rob_watchdog: the workers read %d messages, not 5\n", all_read);
+        bad = 1;
+    }
+    if ((rc = utc_conduit_destroy(jobs)) != UTC_OK || (rc = utc_task_destroy(workers[1])) ||
+        (rc = utc_task_destroy(workers[0])) || (rc = utc_task_destroy(d)))
+        bad |= failed("shared teardown", rc);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -234,8 +306,10 @@ int main(int argc, char **argv)
         /* 5. a signal waited for delay_s */
         int sprocs[2] = {0, nr - 1};
         bad |= run_task(&signal_ops, sprocs, 2, NULL);
+        /* 6. a share-mode shared conduit: a worker's read, then the dispatcher's write */
+        bad |= shared_step(nr);
     }
-    /* 6. a task collective, 7. a v-form in a task with no window */
+    /* 7. a task collective, 8. a v-form in a task with no window */
     bad |= run_task(&coll_ops, procs, n, NULL);
     utc_task_options_t no_window = UTC_TASK_OPTIONS_INIT;
     no_window.window_size = 0;
