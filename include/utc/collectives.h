@@ -31,8 +31,9 @@
  * the root), every rank returns UTC_ERR_MISMATCH before any data moves, with a message
  * naming the call, the task and each rank's value (for the v-forms: the pairs of ranks
  * whose counts differ), and the next collective works.
- * UTC_CHECK=0 in the environment turns the check off (it costs a few microseconds per
- * call, doc/PERFORMANCE.md); then a rank's local error is returned on that rank only.
+ * UTC_CHECK=0 in the environment turns the check off (it costs one round of small
+ * messages per call, doc/PERFORMANCE.md); then a rank's local error is returned on that
+ * rank only, and counts that do not match between ranks give short or cut data.
  */
 #ifndef UTC_COLLECTIVES_H
 #define UTC_COLLECTIVES_H
