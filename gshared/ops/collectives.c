@@ -586,16 +586,21 @@ static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c, utc_status_t l
     if (!gs->board_tried) /* a task with no window, at its first collective */
         utc__gs_board_window(gs);
     int nreq = 0;
+    char why[256];
     int err = coll_start(gs, c, gs->coll_reqs, &nreq);
-    for (int k = 0; k < nreq && rc == UTC_OK; k++) /* also those started before a failure */
-        rc = utc__mpi_wait(&gs->coll_reqs[k], MPI_STATUS_IGNORE, -1.0);
+    /* every request, also after a failed one (a receive cut short when counts disagree
+     * with UTC_CHECK=0) and those started before a failure: none is left behind */
+    for (int k = 0; k < nreq; k++) {
+        utc_status_t wrc = utc__mpi_wait(&gs->coll_reqs[k], MPI_STATUS_IGNORE, -1.0);
+        if (rc == UTC_OK && wrc != UTC_OK) {
+            rc = wrc;
+            utc__text_copy(why, sizeof why, utc_last_error());
+        }
+    }
     if (err != MPI_SUCCESS)
         return coll_mpi_failed(gs, c, err);
-    if (rc != UTC_OK) { /* name the call and the task in front of the wait's message */
-        char why[256];
-        utc__text_copy(why, sizeof why, utc_last_error());
+    if (rc != UTC_OK) /* name the call and the task in front of the wait's message */
         return utc__error(rc, "%s on task '%s': %s", c->fn, utc_task_name(gs->task), why);
-    }
     if (c->kind == COLL_EXSCAN && gs->rank == 0 && c->count) /* MPI leaves it undefined */
         coll_identity(c->type, c->op, c->recvbuf, c->count);
     return UTC_OK;
