@@ -59,6 +59,9 @@ static const struct {
     [UTC__EV_COLL_SCATTER] = {"scatter", "collective", true},
     [UTC__EV_COLL_REDUCE] = {"reduce", "collective", true},
     [UTC__EV_COLL_ALLREDUCE] = {"allreduce", "collective", true},
+    [UTC__EV_COLL_ALLGATHER] = {"allgather", "collective", true},
+    [UTC__EV_COLL_ALLTOALL] = {"alltoall", "collective", true},
+    [UTC__EV_COLL_SCAN] = {"scan", "collective", true},
     [UTC__EV_GPU_H2D] = {"gpu_h2d", "gpu", true},
     [UTC__EV_GPU_D2H] = {"gpu_d2h", "gpu", true},
     [UTC__EV_GPU_SYNC] = {"gpu_sync", "gpu", true},
@@ -414,7 +417,7 @@ static void fragment_thread(sbuf_t *b, int rank, const prof_thread_t *p)
             sb_printf(b, ",\"tag\":%" PRId32, e->tag);
         if (e->peer >= 0)
             sb_printf(b, ",\"%s\":%" PRId32, e->ev >= UTC__EV_COLL_BCAST &&
-                                                   e->ev <= UTC__EV_COLL_ALLREDUCE ? "root"
+                                                   e->ev <= UTC__EV_COLL_SCAN ? "root"
                                                                                    : "peer",
                       e->peer);
         sb_printf(b, "}}");

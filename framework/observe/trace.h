@@ -81,12 +81,15 @@ typedef enum utc__ev {
     UTC__EV_RMA_QUIET,
     UTC__EV_RMA_BARRIER,
     UTC__EV_RMA_WAIT, /* utc_gdata_wait_until; peer = this rank */
-    /* task collectives; obj = task id, peer = root, bytes = count * element size */
+    /* task collectives; obj = task id, peer = root (rooted ones), bytes = what this rank sends */
     UTC__EV_COLL_BCAST,
     UTC__EV_COLL_GATHER,
     UTC__EV_COLL_SCATTER,
     UTC__EV_COLL_REDUCE,
     UTC__EV_COLL_ALLREDUCE,
+    UTC__EV_COLL_ALLGATHER, /* allgather and allgatherv */
+    UTC__EV_COLL_ALLTOALL,  /* alltoall and alltoallv */
+    UTC__EV_COLL_SCAN,      /* scan and exscan */
     /* GPU; obj = device, bytes moved */
     UTC__EV_GPU_H2D,
     UTC__EV_GPU_D2H,

@@ -149,6 +149,11 @@ def main():
             ar = named(g[0], "allreduce")
             check(len(ar) == 1 and ar[0]["args"].get("bytes") == 8,
                   "rank %d: allreduce %s" % (r, ar))
+            # the newer kinds under their own names (bytes: what this rank sends)
+            for name, sent in (("allgather", 8), ("alltoall", 8 * n), ("scan", 8)):
+                ev = named(g[0], name)
+                check(len(ev) == 1 and ev[0]["args"].get("bytes") == sent,
+                      "rank %d: %s %s" % (r, name, ev))
 
     if errors:
         print("trace check FAILED (%d problems):" % len(errors))

@@ -8,7 +8,7 @@
  *   of its threads.
  * - task "gs": 1 thread per rank; a global shared array of 4 int64 per rank; each thread
  *   stores into the next rank's part, quiets, joins a gdata barrier, loads it back from
- *   there, then an allreduce.
+ *   there, then an allreduce, an allgather, an alltoall and a scan.
  * - main: a world barrier before and after.
  *
  * `--limit-file-size BYTES`: rank 0 may write no more than BYTES to a file from just
@@ -40,6 +40,7 @@ typedef struct {
     utc_task_t base;
     utc_gdata_t *gd;
     int64_t one, sum;
+    int64_t ranks[8], mine[8], theirs[8], prefix; /* 8: more than the tests' ranks */
 } gs_task_t;
 
 static int ping_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
@@ -98,6 +99,21 @@ static int gs_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
         UTC_OK)
         return rc;
     if (t->sum != n)
+        return UTC_ERR_INTERNAL;
+    /* one of each newer kind, so each shows under its own name */
+    if (n > 8)
+        return UTC_ERR_INVALID_ARG;
+    t->one = me;
+    for (int j = 0; j < n; j++)
+        t->mine[j] = me * 100 + j;
+    if ((rc = utc_task_allgather(ctx, &t->one, t->ranks, 1, UTC_TYPE_INT64)) != UTC_OK ||
+        (rc = utc_task_alltoall(ctx, t->mine, t->theirs, 1, UTC_TYPE_INT64)) != UTC_OK ||
+        (rc = utc_task_scan(ctx, &t->one, &t->prefix, 1, UTC_TYPE_INT64, UTC_OP_SUM)) != UTC_OK)
+        return rc;
+    for (int j = 0; j < n; j++)
+        if (t->ranks[j] != j || t->theirs[j] != j * 100 + me)
+            return UTC_ERR_INTERNAL;
+    if (t->prefix != (int64_t)me * (me + 1) / 2)
         return UTC_ERR_INTERNAL;
     return utc_gdata_destroy(ctx, t->gd);
 }
