@@ -408,17 +408,16 @@ static void data_message(char *msg, size_t cap, const uint64_t *records, int n,
                          uint64_t seq)
 {
     int first = world_ranks ? world_ranks[0] : 0;
-    const char *what = d->nodata_name ? d->nodata_name : "move the data alike";
+    const char *what = d->nodata_name ? d->nodata_name : "how they move the data";
     snprintf(msg, cap, "%s: the ranks disagree (checked collective call #%llu of rank %d): ", fn,
              (unsigned long long)seq + 1, first);
     uint64_t all[DIRECT_MAX * K]; /* the data tags at index 0, for list_differing */
     for (int r = 0; r < n; r++)
         all[(size_t)r * K] = records[(size_t)r * WD + W];
     int count = list_differing(msg, cap, all, n, 0, world_ranks);
-    if (records[W]) /* the first rank sent data: the others did what nodata_name says */
-        add(msg, cap, " %s while rank %d does not", what, first);
-    else
-        add(msg, cap, " do%s not %s while rank %d does", count == 1 ? "es" : "", what, first);
+    /* the first rank sent data: the others did what nodata_name says */
+    add(msg, cap, " differ%s from rank %d in %s: rank %d does%s", count == 1 ? "s" : "", first,
+        what, first, records[W] ? " not" : "");
     add(msg, cap, ". Every rank must make the same collective calls, in the same order, with "
         "the same arguments");
 }

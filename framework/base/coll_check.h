@@ -114,7 +114,7 @@ typedef struct utc__coll_desc {
     /* Optional: the data to move with the check (see utc__coll_data_t) */
     utc__coll_data_t *data;
     /* For a call that moves data with the check on some ranks only by their arguments:
-     * what the others did, for the message ("pass recvbuf as sendbuf (in place)") */
+     * what the others did, for the message ("passing recvbuf as sendbuf (in place)") */
     const char *nodata_name;
 } utc__coll_desc_t;
 

@@ -463,7 +463,7 @@ static utc_status_t coll_agree(utc__gs_task_t *gs, const coll_t *c, utc_status_t
                           .task = utc_task_name(gs->task),
                           .data = data,
                           .nodata_name = c->kind == COLL_ALLTOALL || c->kind == COLL_ALLTOALLV
-                                             ? "pass recvbuf as sendbuf (in place)"
+                                             ? "passing recvbuf as sendbuf (in place)"
                                              : NULL};
     utc_status_t rc =
         utc__coll_check(gs->comm, &gs->coll_seq, gs->task->impl->group_ranks, c->fn, &d);
