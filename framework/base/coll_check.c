@@ -23,6 +23,10 @@ enum { K = 3 + UTC__CHECK_PARTS, W = 2 * K + 1 };
  * ranks (doc/PERFORMANCE.md). Above it, an allreduce (the messages grow as n^2). */
 enum { DIRECT_MAX = 8, CHECK_TAG = 0x7c4c };
 
+/* The direct round's record: W words and the tag of the data its rank sent with it (0:
+ * none, utc__coll_data_t), which is not reduced but must be the same on every rank. */
+enum { WD = W + 1 };
+
 static const char *const call_names[UTC__CALL_COUNT] = {
     [UTC__CALL_TASK_CREATE] = "utc_task_create",
     [UTC__CALL_CONDUIT_CREATE] = "utc_conduit_create",
@@ -388,6 +392,36 @@ out:
     return rc;
 }
 
+/* Whether the direct round's records differ in the data sent with them. */
+static bool data_differs(const uint64_t *records, int n)
+{
+    for (int r = 1; r < n; r++)
+        if (records[(size_t)r * WD + W] != records[W])
+            return true;
+    return false;
+}
+
+/* The message when the ranks agree on everything but whether they sent data with the
+ * check (d->nodata_name says what the others did). */
+static void data_message(char *msg, size_t cap, const uint64_t *records, int n,
+                         const int *world_ranks, const utc__coll_desc_t *d, const char *fn,
+                         uint64_t seq)
+{
+    int first = world_ranks ? world_ranks[0] : 0;
+    const char *what = d->nodata_name ? d->nodata_name : "how they move the data";
+    snprintf(msg, cap, "%s: the ranks disagree (checked collective call #%llu of rank %d): ", fn,
+             (unsigned long long)seq + 1, first);
+    uint64_t all[DIRECT_MAX * K]; /* the data tags at index 0, for list_differing */
+    for (int r = 0; r < n; r++)
+        all[(size_t)r * K] = records[(size_t)r * WD + W];
+    int count = list_differing(msg, cap, all, n, 0, world_ranks);
+    /* the first rank sent data: the others did what nodata_name says */
+    add(msg, cap, " differ%s from rank %d in %s: rank %d does%s", count == 1 ? "s" : "", first,
+        what, first, records[W] ? " not" : "");
+    add(msg, cap, ". Every rank must make the same collective calls, in the same order, with "
+        "the same arguments");
+}
+
 /* The rare path: the ranks disagree. Every rank builds the same message and returns
  * UTC_ERR_MISMATCH with it (or UTC_ERR_MPI). */
 static utc_status_t disagree(MPI_Comm comm, const int *world_ranks, const char *call,
@@ -404,17 +438,21 @@ static utc_status_t disagree(MPI_Comm comm, const int *world_ranks, const char *
         words_agree &= max[i] == ~max[K + i];
     char msg[1024];
     utc_status_t rc;
+    int n = 0, err;
+    MPI_Comm_size(comm, &n);
+    if (words_agree && records && data_differs(records, n)) {
+        data_message(msg, sizeof msg, records, n, world_ranks, d, fn, max[1]);
+        goto done;
+    }
     if (words_agree) { /* only the pairs' balance: every rank has pairs (same call) */
         if ((rc = pairs_message(comm, world_ranks, d, fn, max[1], msg, sizeof msg)) != UTC_OK)
             return rc;
         goto done;
     }
-    int n = 0, err;
-    MPI_Comm_size(comm, &n);
     if (records) { /* every rank's record is here already (a direct exchange) */
         uint64_t all[DIRECT_MAX * K];
         for (int r = 0; r < n; r++)
-            memcpy(all + (size_t)r * K, records + (size_t)r * W, sizeof *all * K);
+            memcpy(all + (size_t)r * K, records + (size_t)r * WD, sizeof *all * K);
         describe(msg, sizeof msg, all, n, world_ranks, d, fn);
         goto done;
     }
@@ -445,35 +483,96 @@ done:
     return utc__error(UTC_ERR_MISMATCH, "%s", msg);
 }
 
-/* Every rank's record into records[r * W ..] (DIRECT_MAX's one round of messages). */
-static utc_status_t exchange_direct(MPI_Comm comm, int n, int me, const uint64_t *mine,
-                                    uint64_t *records)
+/* Post the direct round: this rank's record (WD words) to every other rank and a receive
+ * of every other rank's into records[r * WD ..]. Requests into req, their number *nreq. */
+static utc_status_t post_direct(MPI_Comm comm, int n, int me, const uint64_t *mine,
+                                uint64_t *records, MPI_Request *req, int *nreq)
 {
-    MPI_Request req[2 * DIRECT_MAX];
-    int nreq = 0, err = MPI_SUCCESS;
-    memcpy(records + (size_t)me * W, mine, sizeof *mine * W);
+    int err = MPI_SUCCESS;
+    *nreq = 0;
+    memcpy(records + (size_t)me * WD, mine, sizeof *mine * WD);
     for (int r = 0; r < n && err == MPI_SUCCESS; r++)
         if (r != me)
-            err = MPI_Irecv(records + (size_t)r * W, W, MPI_UINT64_T, r, CHECK_TAG, comm,
-                            &req[nreq++]);
+            err = MPI_Irecv(records + (size_t)r * WD, WD, MPI_UINT64_T, r, CHECK_TAG, comm,
+                            &req[(*nreq)++]);
     for (int r = 0; r < n && err == MPI_SUCCESS; r++)
         if (r != me)
-            err = MPI_Isend(mine, W, MPI_UINT64_T, r, CHECK_TAG, comm, &req[nreq++]);
-    if (err != MPI_SUCCESS)
+            err = MPI_Isend(mine, WD, MPI_UINT64_T, r, CHECK_TAG, comm, &req[(*nreq)++]);
+    if (err != MPI_SUCCESS) {
+        (*nreq)--; /* the failed one made no request */
         return utc__mpi_error(err, "MPI_Isend/MPI_Irecv (argument check of a collective call)");
-    return wait_meeting(nreq, req);
+    }
+    return UTC_OK;
+}
+
+/* Start the data that moves with the check (utc__coll_data_t). */
+static void start_data(utc__coll_data_t *data)
+{
+    data->nreq = 0;
+    data->err = data->start(data->arg, data->reqs, &data->nreq);
+}
+
+/*
+ * The ranks disagree, and some sent data with their records (the direct round): leave
+ * nothing on the communicator. This rank, if it sent data too, waits for its requests
+ * (every other rank sent it one message or an empty one; a receive cut short by counts
+ * that disagree ends in an error, dropped); else it receives and drops the message each
+ * sending rank sent it and answers the receive that rank posted with an empty message.
+ */
+static utc_status_t drop_data(MPI_Comm comm, int n, int me, const uint64_t *records,
+                              utc__coll_data_t *data)
+{
+    if (records[(size_t)me * WD + W]) {
+        for (int k = 0; k < data->nreq; k++)
+            MPI_Wait(&data->reqs[k], MPI_STATUS_IGNORE); /* its error: the mismatch says it */
+        data->nreq = 0;
+        return UTC_OK;
+    }
+    MPI_Request req[DIRECT_MAX];
+    int nreq = 0, err = MPI_SUCCESS;
+    for (int r = 0; r < n && err == MPI_SUCCESS; r++) {
+        int tag = (int)records[(size_t)r * WD + W];
+        if (r == me || !tag)
+            continue;
+        if ((err = MPI_Isend(NULL, 0, MPI_BYTE, r, tag, comm, &req[nreq])) != MPI_SUCCESS)
+            break;
+        nreq++;
+        /* its message was sent before it waited for anything: the probe ends */
+        MPI_Message m;
+        MPI_Status st;
+        int bytes = 0;
+        if ((err = MPI_Mprobe(r, tag, comm, &m, &st)) != MPI_SUCCESS ||
+            (err = MPI_Get_count(&st, MPI_BYTE, &bytes)) != MPI_SUCCESS)
+            break;
+        void *buf = malloc(bytes > 0 ? (size_t)bytes : 1);
+        err = buf ? MPI_Mrecv(buf, bytes, MPI_BYTE, &m, MPI_STATUS_IGNORE)
+                  : MPI_Mrecv(NULL, 0, MPI_BYTE, &m, MPI_STATUS_IGNORE); /* cut short */
+        free(buf);
+        if (!buf && err == MPI_ERR_TRUNCATE)
+            err = MPI_SUCCESS;
+    }
+    for (int k = 0; k < nreq; k++)
+        MPI_Wait(&req[k], MPI_STATUS_IGNORE);
+    return err == MPI_SUCCESS ? UTC_OK
+                              : utc__mpi_error(err, "dropping the data of a collective call whose "
+                                                    "ranks disagree");
 }
 
 utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_ranks, const char *fn,
                              const utc__coll_desc_t *d)
 {
     pthread_once(&env_once, read_env);
+    utc__coll_data_t *data = d->data;
+    if (data)
+        data->nreq = 0, data->err = MPI_SUCCESS;
     if (!check_on) {
         (*seq)++;
+        if (data)
+            start_data(data);
         return UTC_OK;
     }
     utc_status_t rc = UTC_OK;
-    uint64_t mine[W], max[W];
+    uint64_t mine[WD], max[W];
     mine[0] = (uint64_t)d->call;
     mine[1] = *seq;
     mine[2] = (uint64_t)(int64_t)d->args_rc;
@@ -487,16 +586,26 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
     MPI_Comm_rank(comm, &me);
     if (d->pairs && d->args_rc == UTC_OK)
         mine[2 * K] = pairs_balance(d->pairs, me, n);
-    uint64_t records[DIRECT_MAX * W];
+    bool direct = n <= DIRECT_MAX;
+    mine[W] = direct && data ? (uint64_t)data->tag : 0;
+    uint64_t records[DIRECT_MAX * WD];
     MPI_Datatype type;
     MPI_Op op;
-    if (n <= DIRECT_MAX && (rc = exchange_direct(comm, n, me, mine, records)) == UTC_OK) {
+    if (direct) {
+        MPI_Request req[2 * DIRECT_MAX];
+        int nreq = 0;
+        rc = post_direct(comm, n, me, mine, records, req, &nreq);
+        if (rc == UTC_OK && data) /* the data leaves right behind the record */
+            start_data(data);
+        utc_status_t wrc = wait_meeting(nreq, req);
+        if (rc != UTC_OK || (rc = wrc) != UTC_OK)
+            return rc; /* the MPI failed: its data, if any, is the caller's to wait for */
         memcpy(max, records, sizeof max);
         for (int r = 1; r < n; r++) {
             int len = 1;
-            check_reduce(records + (size_t)r * W, max, &len, NULL);
+            check_reduce(records + (size_t)r * WD, max, &len, NULL);
         }
-    } else if (n > DIRECT_MAX && (rc = check_op(&type, &op)) == UTC_OK) {
+    } else if ((rc = check_op(&type, &op)) == UTC_OK) {
         MPI_Request req;
         int err = MPI_Iallreduce(mine, max, 1, type, op, comm, &req);
         if (err != MPI_SUCCESS)
@@ -505,10 +614,16 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
     }
     if (rc != UTC_OK)
         return rc;
-    bool agree = max[2 * K] == 0;
+    bool agree = max[2 * K] == 0 && !(direct && data_differs(records, n));
     for (int i = 0; i < K; i++)
         agree &= max[i] == ~max[K + i]; /* the maximum equals the minimum */
     *seq = max[1] + 1;
-    return agree ? UTC_OK
-                 : disagree(comm, world_ranks, fn, d, mine, max, n <= DIRECT_MAX ? records : NULL);
+    if (!agree) {
+        if (direct && (rc = drop_data(comm, n, me, records, data)) != UTC_OK)
+            return rc;
+        return disagree(comm, world_ranks, fn, d, mine, max, direct ? records : NULL);
+    }
+    if (data && !direct) /* the ranks agree: now the data */
+        start_data(data);
+    return UTC_OK;
 }

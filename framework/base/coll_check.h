@@ -72,6 +72,30 @@ typedef struct utc__coll_pairs {
     const void *arg;
 } utc__coll_pairs_t;
 
+/*
+ * A collective whose data may move in the same round as its check (up to 8 ranks, the
+ * direct round): start() posts one receive from every other rank of the communicator and
+ * one send to every other rank, all with `tag` (which no other message there uses), and
+ * makes this rank's own part. utc__coll_check calls it right after posting its record, so
+ * the check costs no round trip before the data moves; with more ranks, after the check
+ * agreed; with UTC_CHECK=0, at once. Each record says whether (and with which tag) its rank
+ * sent data, and the ranks agree only when all of them did. When they disagree nothing is
+ * left on the communicator: a rank that sent data waits for its requests (a receive cut
+ * short by counts that disagree included: its error is dropped), and a rank that did not
+ * receives (and drops) the data each sending rank sent it and sends each an empty message
+ * for the receive it posted. Pass it only when the call's own checks passed here and the
+ * data can move by those messages (the same on every rank that agrees).
+ */
+typedef struct utc__coll_data {
+    int tag;
+    int (*start)(void *arg, MPI_Request *reqs, int *nreq); /* MPI's error code */
+    void *arg;
+    MPI_Request *reqs; /* room for 2 (n - 1) requests */
+    int nreq;          /* out: the requests started, for the caller to wait for (0 when the
+                        * check did not return UTC_OK: it waited for them) */
+    int err;           /* out: start()'s error code (MPI_SUCCESS when not started) */
+} utc__coll_data_t;
+
 /* What this rank passed to a collective call. */
 typedef struct utc__coll_desc {
     utc__coll_call_t call;
@@ -87,6 +111,11 @@ typedef struct utc__coll_desc {
     const utc__coll_pairs_t *pairs;
     /* Optional: the task the call acts on; messages then name "fn on task 'task'" */
     const char *task;
+    /* Optional: the data to move with the check (see utc__coll_data_t) */
+    utc__coll_data_t *data;
+    /* For a call that moves data with the check on some ranks only by their arguments:
+     * what the others did, for the message ("passing recvbuf as sendbuf (in place)") */
+    const char *nodata_name;
 } utc__coll_desc_t;
 
 /* Digests (FNV-1a, 64 bits): start with UTC__DIGEST_INIT, then add values. */
@@ -101,7 +130,8 @@ uint64_t utc__digest_str(uint64_t h, const char *s); /* NULL and "" differ */
  * advanced (on a mismatch, every rank moves to one past the highest, so the next call can
  * agree again). `world_ranks` maps comm ranks to world ranks for the message (NULL: comm
  * is the world). Returns UTC_OK, UTC_ERR_MISMATCH (the same on every rank, with the
- * message), or UTC_ERR_MPI. Blocks, testing with back-off.
+ * message), or UTC_ERR_MPI. Blocks, testing with back-off. With d->data, UTC_OK means the
+ * data has been started too (d->data->nreq requests to wait for, d->data->err).
  */
 utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_ranks,
                              const char *fn, const utc__coll_desc_t *d);

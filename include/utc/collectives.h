@@ -30,7 +30,9 @@
  * When they do not (or a bad argument is seen on some ranks only, e.g. a NULL buffer at
  * the root), every rank returns UTC_ERR_MISMATCH before any data moves, with a message
  * naming the call, the task and each rank's value (for the v-forms: the pairs of ranks
- * whose counts differ), and the next collective works.
+ * whose counts differ), and the next collective works. (All-to-all(v), not in place, up to
+ * 8 ranks: its data leaves with the check, so on a mismatch recvbuf may have been written;
+ * sendbuf never is.)
  * UTC_CHECK=0 in the environment turns the check off (it costs one round of small
  * messages per call, doc/PERFORMANCE.md); then a rank's local error is returned on that
  * rank only, and counts that do not match between ranks give short or cut data.

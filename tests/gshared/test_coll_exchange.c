@@ -707,6 +707,76 @@ static void test_mismatch(void)
     run_with_bufs(body_mismatch, 2, 0);
 }
 
+/*
+ * Disagreements while all-to-all's data is on its way (it leaves with the check's record):
+ * large messages (not sent eagerly) to a rank in another collective, a receive far too
+ * small for what arrives, and in place on one rank only. Each ends in UTC_ERR_MISMATCH on
+ * every rank with nothing left on the communicator: the next collective works.
+ */
+enum { BIG = 64 * 1024 }; /* ints per pair: 256 KiB */
+
+static void body_mismatch_data(gs_task_t *t, utc_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    xbufs_t *b = t->shared;
+    int n = ctx->group_size, me = ctx->group_rank;
+    int wlast = utc_nranks() - 1;
+    bool odd = odd_one(ctx);
+    char s1[128];
+    int *send = NULL, *recv = NULL;
+    if (ctx->local_id == 0) {
+        send = calloc((size_t)BIG * MAXR, sizeof *send);
+        recv = calloc((size_t)BIG * MAXR, sizeof *recv);
+        GS_CHECK(t, ctx, send && recv);
+    }
+    if (ctx->local_id == 0 && send && recv) {
+        /* the last rank's alltoall (256 KiB to each rank) meets the others' allreduce */
+        int rc = odd ? utc_task_alltoall_by(ctx, 0, send, recv, BIG, UTC_TYPE_INT)
+                     : utc_task_allreduce_by(ctx, 0, send, recv, 4, UTC_TYPE_INT, UTC_OP_SUM);
+        snprintf(s1, sizeof s1, "rank %d: utc_task_alltoall", wlast);
+        expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, "made another collective call", s1,
+                        "while rank 0 called utc_task_allreduce", NULL);
+        /* and the other way round: the others' alltoall meets the last rank's allreduce */
+        rc = odd ? utc_task_allreduce_by(ctx, 0, send, recv, 4, UTC_TYPE_INT, UTC_OP_SUM)
+                 : utc_task_alltoall_by(ctx, 0, send, recv, BIG, UTC_TYPE_INT);
+        expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, "made another collective call",
+                        "while rank 0 called utc_task_alltoall", NULL);
+        /* alltoallv: the last rank sends rank 0 BIG elements where rank 0 expects 2 */
+        for (int j = 0; j < n; j++) {
+            b->scounts[j] = odd && j == 0 ? BIG : 2;
+            b->rcounts[j] = 2;
+        }
+        rc = utc_task_alltoallv_by(ctx, 0, send, b->scounts, NULL, recv, b->rcounts, NULL,
+                                   UTC_TYPE_INT);
+        snprintf(s1, sizeof s1, "rank %d sends %d elements to rank 0", wlast, BIG);
+        expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, "utc_task_alltoallv_by", s1,
+                        "which expects 2", NULL);
+        /* alltoall in place on the last rank only */
+        rc = utc_task_alltoall_by(ctx, 0, odd ? recv : send, recv, 2, UTC_TYPE_INT);
+        snprintf(s1, sizeof s1, "rank %d differs from rank 0 in passing recvbuf as sendbuf "
+                 "(in place): rank 0 does not", wlast);
+        expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, s1, NULL);
+        /* and the data of an exchange that agrees arrives whole */
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < BIG; i++)
+                send[(size_t)j * BIG + i] = me * 1000000 + j * 100000 + i % 1000;
+        GS_OK(t, ctx, utc_task_alltoall_by(ctx, 0, send, recv, BIG, UTC_TYPE_INT));
+        int bad = 0;
+        for (int r = 0; r < n; r++)
+            for (int i = 0; i < BIG; i++)
+                bad += recv[(size_t)r * BIG + i] != r * 1000000 + me * 100000 + i % 1000;
+        GS_CHECK(t, ctx, bad == 0);
+    }
+    free(send), free(recv);
+    GS_OK(t, ctx, utc_ctx_barrier_local(ctx));
+    still_works(t, ctx);
+}
+
+static void test_mismatch_data(void)
+{
+    run_with_bufs(body_mismatch_data, 2, 0);
+}
+
 /* Bad arguments every rank passes alike: each rank gets the argument's own error. */
 static void body_bad_alike(gs_task_t *t, utc_ctx_t *ctx, void *arg)
 {
@@ -769,6 +839,7 @@ int main(int argc, char **argv)
         {"scan and exscan (*_by form)", test_scan_by},
         {"unsigned MIN, MAX and SUM above the signed range", test_unsigned},
         {"ranks that disagree: UTC_ERR_MISMATCH on every rank, then usable", test_mismatch},
+        {"ranks that disagree while all-to-all's data is on its way", test_mismatch_data},
         {"bad arguments alike on every rank", test_bad_alike},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "gshared: exchanging collectives", cases);
