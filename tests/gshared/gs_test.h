@@ -119,14 +119,16 @@ static inline void gs_run(gs_body_t body, int per_rank, size_t window, void *arg
     } while (0)
 
 /* Before such a call: the filler thread runs stmt while the others wait (the _by caller
- * may not be the filler). */
+ * may not be the filler; with the all-threads form every thread checks the arguments it
+ * passes, counts and displacements in the shared buffers included, so none may call
+ * before the filler is done). */
 #define GS_COLL_FILL(by, filler, stmt)                                                             \
     do {                                                                                           \
+        (void)(by);                                                                                \
         if (filler) {                                                                              \
             stmt;                                                                                  \
         }                                                                                          \
-        if ((by) >= 0)                                                                             \
-            GS_OK(t, ctx, utc_ctx_barrier_local(ctx));                                             \
+        GS_OK(t, ctx, utc_ctx_barrier_local(ctx));                                                 \
     } while (0)
 
 /* Create a task, give it `bytes` of zeroed rank-shared memory (t->shared), run body once,
