@@ -23,9 +23,13 @@ enum { K = 3 + UTC__CHECK_PARTS, W = 2 * K + 1 };
  * ranks (doc/PERFORMANCE.md). Above it, an allreduce (the messages grow as n^2). */
 enum { DIRECT_MAX = 8, CHECK_TAG = 0x7c4c };
 
-/* The direct round's record: W words and the tag of the data its rank sent with it (0:
- * none, utc__coll_data_t), which is not reduced but must be the same on every rank. */
-enum { WD = W + 1 };
+/* The direct round's record: W words, the tag of the data its rank sent with it (0: none,
+ * utc__coll_data_t), which is not reduced but must be the same on every rank, and which
+ * peers it posted data messages of its own for (bit r: a send to comm rank r; bit 8 + r: a
+ * receive from r; a block inlined in the record's message has none), for the drain when
+ * the ranks disagree. A record's message may carry a small block behind it (SLOT bytes at
+ * most). */
+enum { WD = W + 2, SLOT = WD * 8 + UTC__COLL_INLINE_MAX };
 
 static const char *const call_names[UTC__CALL_COUNT] = {
     [UTC__CALL_TASK_CREATE] = "utc_task_create",
@@ -212,11 +216,11 @@ static void describe(char *msg, size_t cap, const uint64_t *all, int n, const in
  * them; yielding at once cost ~0.7 us per collective at 2 ranks here), then yield (not
  * sleep) up to 5 ms; after that, wait with back-off like every other MPI wait (a rank far
  * behind). */
-static utc_status_t wait_meeting(int nreq, MPI_Request *reqs)
+static utc_status_t wait_meeting(int nreq, MPI_Request *reqs, MPI_Status *st)
 {
     uint64_t start = utc__clock_ns();
     for (unsigned i = 0;; i++) {
-        int done = 0, err = MPI_Testall(nreq, reqs, &done, MPI_STATUSES_IGNORE);
+        int done = 0, err = MPI_Testall(nreq, reqs, &done, st ? st : MPI_STATUSES_IGNORE);
         if (err != MPI_SUCCESS)
             return utc__mpi_error(err, "MPI_Testall (argument check of a collective call)");
         if (done)
@@ -225,7 +229,7 @@ static utc_status_t wait_meeting(int nreq, MPI_Request *reqs)
             continue;
         if ((i & 63) == 63 && utc__clock_ns() - start > 5000000) {
             for (int k = 0; k < nreq; k++) {
-                utc_status_t rc = utc__mpi_wait(&reqs[k], NULL, -1);
+                utc_status_t rc = utc__mpi_wait(&reqs[k], st ? &st[k] : NULL, -1);
                 if (rc != UTC_OK)
                     return rc;
             }
@@ -483,21 +487,36 @@ done:
     return utc__error(UTC_ERR_MISMATCH, "%s", msg);
 }
 
-/* Post the direct round: this rank's record (WD words) to every other rank and a receive
- * of every other rank's into records[r * WD ..]. Requests into req, their number *nreq. */
+/* Post the direct round: this rank's record (WD words) to every other rank, with its block
+ * for that rank behind it where bit r of inlined_to says so (staged in stage[r], SLOT bytes
+ * each), and a receive of every other rank's (record and block, SLOT bytes) into
+ * inbox[r]. Requests into req (the receives first, in rank order), their number *nreq. */
 static utc_status_t post_direct(MPI_Comm comm, int n, int me, const uint64_t *mine,
-                                uint64_t *records, MPI_Request *req, int *nreq)
+                                unsigned inlined_to, const utc__coll_data_t *data,
+                                unsigned char (*stage)[SLOT], unsigned char (*inbox)[SLOT],
+                                MPI_Request *req, int *nreq)
 {
     int err = MPI_SUCCESS;
     *nreq = 0;
-    memcpy(records + (size_t)me * WD, mine, sizeof *mine * WD);
+    memcpy(inbox[me], mine, sizeof *mine * WD);
     for (int r = 0; r < n && err == MPI_SUCCESS; r++)
         if (r != me)
-            err = MPI_Irecv(records + (size_t)r * WD, WD, MPI_UINT64_T, r, CHECK_TAG, comm,
-                            &req[(*nreq)++]);
-    for (int r = 0; r < n && err == MPI_SUCCESS; r++)
-        if (r != me)
-            err = MPI_Isend(mine, WD, MPI_UINT64_T, r, CHECK_TAG, comm, &req[(*nreq)++]);
+            err = MPI_Irecv(inbox[r], SLOT, MPI_BYTE, r, CHECK_TAG, comm, &req[(*nreq)++]);
+    for (int r = 0; r < n && err == MPI_SUCCESS; r++) {
+        if (r == me)
+            continue;
+        if (!(inlined_to >> r & 1u)) {
+            err = MPI_Isend(mine, WD * 8, MPI_BYTE, r, CHECK_TAG, comm, &req[(*nreq)++]);
+            continue;
+        }
+        void *at = NULL;
+        size_t bytes = data->block(data->arg, r, true, &at);
+        memcpy(stage[r], mine, sizeof *mine * WD);
+        if (bytes)
+            memcpy(stage[r] + WD * 8, at, bytes);
+        err = MPI_Isend(stage[r], WD * 8 + (int)bytes, MPI_BYTE, r, CHECK_TAG, comm,
+                        &req[(*nreq)++]);
+    }
     if (err != MPI_SUCCESS) {
         (*nreq)--; /* the failed one made no request */
         return utc__mpi_error(err, "MPI_Isend/MPI_Irecv (argument check of a collective call)");
@@ -506,37 +525,38 @@ static utc_status_t post_direct(MPI_Comm comm, int n, int me, const uint64_t *mi
 }
 
 /* Start the data that moves with the check (utc__coll_data_t). */
-static void start_data(utc__coll_data_t *data)
+static void start_data(utc__coll_data_t *data, unsigned inlined_to, unsigned inlined_from)
 {
     data->nreq = 0;
-    data->err = data->start(data->arg, data->reqs, &data->nreq);
+    data->err = data->start(data->arg, inlined_to, inlined_from, data->reqs, &data->nreq);
 }
 
 /*
  * The ranks disagree, and some sent data with their records (the direct round): leave
- * nothing on the communicator. This rank, if it sent data too, waits for its requests
- * (every other rank sent it one message or an empty one; a receive cut short by counts
- * that disagree ends in an error, dropped); else it receives and drops the message each
- * sending rank sent it and answers the receive that rank posted with an empty message.
+ * nothing on the communicator. For every other rank r, by the records: a data message r
+ * sent this rank that it posted no receive for is received and dropped, and a receive r
+ * posted for this rank that it sent nothing for gets an empty message. Then this rank's own
+ * requests end (every one is matched now; a receive cut short by counts that disagree ends
+ * in an error, dropped: the mismatch says it). A rank that sent no data posted nothing.
  */
 static utc_status_t drop_data(MPI_Comm comm, int n, int me, const uint64_t *records,
                               utc__coll_data_t *data)
 {
-    if (records[(size_t)me * WD + W]) {
-        for (int k = 0; k < data->nreq; k++)
-            MPI_Wait(&data->reqs[k], MPI_STATUS_IGNORE); /* its error: the mismatch says it */
-        data->nreq = 0;
-        return UTC_OK;
-    }
+    uint64_t own = records[(size_t)me * WD + W + 1];
     MPI_Request req[DIRECT_MAX];
     int nreq = 0, err = MPI_SUCCESS;
     for (int r = 0; r < n && err == MPI_SUCCESS; r++) {
         int tag = (int)records[(size_t)r * WD + W];
+        uint64_t posted = records[(size_t)r * WD + W + 1];
         if (r == me || !tag)
             continue;
-        if ((err = MPI_Isend(NULL, 0, MPI_BYTE, r, tag, comm, &req[nreq])) != MPI_SUCCESS)
-            break;
-        nreq++;
+        if ((posted >> (8 + me) & 1u) && !(own >> r & 1u)) {
+            if ((err = MPI_Isend(NULL, 0, MPI_BYTE, r, tag, comm, &req[nreq])) != MPI_SUCCESS)
+                break;
+            nreq++;
+        }
+        if (!(posted >> me & 1u) || (own >> (8 + r) & 1u))
+            continue;
         /* its message was sent before it waited for anything: the probe ends */
         MPI_Message m;
         MPI_Status st;
@@ -553,9 +573,33 @@ static utc_status_t drop_data(MPI_Comm comm, int n, int me, const uint64_t *reco
     }
     for (int k = 0; k < nreq; k++)
         MPI_Wait(&req[k], MPI_STATUS_IGNORE);
+    if (records[(size_t)me * WD + W]) {
+        for (int k = 0; k < data->nreq; k++)
+            MPI_Wait(&data->reqs[k], MPI_STATUS_IGNORE); /* its error: the mismatch says it */
+        data->nreq = 0;
+    }
     return err == MPI_SUCCESS ? UTC_OK
                               : utc__mpi_error(err, "dropping the data of a collective call whose "
                                                     "ranks disagree");
+}
+
+/* Which peers' blocks travel in the check's messages (utc__coll_data_t): into *to those
+ * this rank sends so, into *from those it receives so. */
+static void inline_masks(const utc__coll_data_t *data, int n, int me, unsigned *to,
+                         unsigned *from)
+{
+    *to = *from = 0;
+    if (!data || !data->block)
+        return;
+    for (int r = 0; r < n; r++) {
+        void *at;
+        if (r == me)
+            continue;
+        if (data->block(data->arg, r, true, &at) <= UTC__COLL_INLINE_MAX)
+            *to |= 1u << r;
+        if (data->block(data->arg, r, false, &at) <= UTC__COLL_INLINE_MAX)
+            *from |= 1u << r;
+    }
 }
 
 utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_ranks, const char *fn,
@@ -568,7 +612,7 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
     if (!check_on) {
         (*seq)++;
         if (data)
-            start_data(data);
+            start_data(data, 0, 0);
         return UTC_OK;
     }
     utc_status_t rc = UTC_OK;
@@ -587,19 +631,35 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
     if (d->pairs && d->args_rc == UTC_OK)
         mine[2 * K] = pairs_balance(d->pairs, me, n);
     bool direct = n <= DIRECT_MAX;
+    unsigned inl_to = 0, inl_from = 0, peers = ((1u << n) - 1) & ~(1u << me);
+    if (direct)
+        inline_masks(data, n, me, &inl_to, &inl_from);
     mine[W] = direct && data ? (uint64_t)data->tag : 0;
+    mine[W + 1] = direct && data ? (peers & ~inl_to) | (peers & ~inl_from) << 8 : 0;
     uint64_t records[DIRECT_MAX * WD];
+    int got[DIRECT_MAX]; /* the bytes of each rank's block in its record's message */
+    /* the staged sends and the received records, with their blocks: a small block travels
+     * in its pair's one message (utc__coll_data_t) */
+    unsigned char stage[DIRECT_MAX][SLOT], inbox[DIRECT_MAX][SLOT];
     MPI_Datatype type;
     MPI_Op op;
     if (direct) {
         MPI_Request req[2 * DIRECT_MAX];
+        MPI_Status st[2 * DIRECT_MAX];
         int nreq = 0;
-        rc = post_direct(comm, n, me, mine, records, req, &nreq);
+        rc = post_direct(comm, n, me, mine, inl_to, data, stage, inbox, req, &nreq);
         if (rc == UTC_OK && data) /* the data leaves right behind the record */
-            start_data(data);
-        utc_status_t wrc = wait_meeting(nreq, req);
+            start_data(data, inl_to, inl_from);
+        utc_status_t wrc = wait_meeting(nreq, req, st);
         if (rc != UTC_OK || (rc = wrc) != UTC_OK)
             return rc; /* the MPI failed: its data, if any, is the caller's to wait for */
+        for (int r = 0, k = 0; r < n; r++) {
+            int bytes = WD * 8;
+            if (r != me && MPI_Get_count(&st[k++], MPI_BYTE, &bytes) != MPI_SUCCESS)
+                bytes = MPI_UNDEFINED;
+            memcpy(records + (size_t)r * WD, inbox[r], sizeof *records * WD);
+            got[r] = bytes - WD * 8;
+        }
         memcpy(max, records, sizeof max);
         for (int r = 1; r < n; r++) {
             int len = 1;
@@ -610,7 +670,7 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
         int err = MPI_Iallreduce(mine, max, 1, type, op, comm, &req);
         if (err != MPI_SUCCESS)
             return utc__mpi_error(err, "MPI_Iallreduce (argument check of a collective call)");
-        rc = wait_meeting(1, &req);
+        rc = wait_meeting(1, &req, NULL);
     }
     if (rc != UTC_OK)
         return rc;
@@ -624,6 +684,30 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
         return disagree(comm, world_ranks, fn, d, mine, max, direct ? records : NULL);
     }
     if (data && !direct) /* the ranks agree: now the data */
-        start_data(data);
+        start_data(data, 0, 0);
+    if (!inl_from)
+        return UTC_OK;
+    /* The ranks agree, so on every pair's count and datatype: each block inlined for this
+     * rank has the size it expects (a difference here would take a 2^-64 collision of the
+     * pairs' balance; it is reported, on this rank only, rather than copied) */
+    for (int r = 0; r < n; r++) {
+        void *at = NULL;
+        size_t bytes = (inl_from >> r & 1u) ? data->block(data->arg, r, false, &at) : 0;
+        if (!(inl_from >> r & 1u))
+            continue;
+        if (got[r] < 0 || (size_t)got[r] != bytes) {
+            for (int k = 0; k < data->nreq; k++)
+                MPI_Wait(&data->reqs[k], MPI_STATUS_IGNORE);
+            data->nreq = 0;
+            return utc__error(UTC_ERR_MISMATCH,
+                              "%s: the ranks disagree (checked collective call #%llu): rank %d "
+                              "sent %d bytes to rank %d, which expects %zu",
+                              fn, (unsigned long long)max[1] + 1,
+                              world_ranks ? world_ranks[r] : r, got[r],
+                              world_ranks ? world_ranks[me] : me, bytes);
+        }
+        if (bytes)
+            memcpy(at, inbox[r] + WD * 8, bytes);
+    }
     return UTC_OK;
 }

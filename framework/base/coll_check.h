@@ -80,15 +80,29 @@ typedef struct utc__coll_pairs {
  * the check costs no round trip before the data moves; with more ranks, after the check
  * agreed; with UTC_CHECK=0, at once. Each record says whether (and with which tag) its rank
  * sent data, and the ranks agree only when all of them did. When they disagree nothing is
- * left on the communicator: a rank that sent data waits for its requests (a receive cut
- * short by counts that disagree included: its error is dropped), and a rank that did not
- * receives (and drops) the data each sending rank sent it and sends each an empty message
- * for the receive it posted. Pass it only when the call's own checks passed here and the
- * data can move by those messages (the same on every rank that agrees).
+ * left on the communicator: every rank completes what the others posted for it and it did
+ * not match (it receives and drops a message sent to it, and sends an empty message for a
+ * receive posted for it), then waits for its own requests (a receive cut short by counts
+ * that disagree included: its error is dropped). Pass it only when the call's own checks
+ * passed here and the data can move by those messages (the same on every rank that agrees).
+ *
+ * Small blocks (block() given): a block of at most UTC__COLL_INLINE_MAX bytes travels in the
+ * check's own message to its peer, behind the record (one message per pair instead of two),
+ * and is copied out once the ranks agree. start() is then told which peers' blocks went
+ * that way (bit r of inlined_to: the block for comm rank r; of inlined_from: the block from
+ * r) and posts no message for them. Whether a pair's block is inlined follows from its size,
+ * which the check compares (count and datatype, or the pairs' balance): when the ranks agree
+ * both ends of each pair chose alike.
  */
+#define UTC__COLL_INLINE_MAX 1024
+
 typedef struct utc__coll_data {
     int tag;
-    int (*start)(void *arg, MPI_Request *reqs, int *nreq); /* MPI's error code */
+    int (*start)(void *arg, unsigned inlined_to, unsigned inlined_from, MPI_Request *reqs,
+                 int *nreq); /* MPI's error code */
+    /* Optional: this rank's block for comm rank `peer` (send) or from it (!send): where it
+     * is (*at) and its size in bytes */
+    size_t (*block)(void *arg, int peer, bool send, void **at);
     void *arg;
     MPI_Request *reqs; /* room for 2 (n - 1) requests */
     int nreq;          /* out: the requests started, for the caller to wait for (0 when the

@@ -499,13 +499,15 @@ static void coll_ints(int n, const size_t *counts, const size_t *displs, int *ou
  * ~0.25 us more per call at 2 ranks here, a third of a 1 KiB exchange (doc/PERFORMANCE.md).
  * Every pair's message is sent, empty ones too, so that counts that disagree (UTC_CHECK=0)
  * end in short data, not a wait. The counts and displacements are ints[0 .. 4n): send
- * counts, send displacements, receive counts, receive displacements. Requests into reqs
- * (2 (n-1)), their number into *nreq; MPI's error code.
+ * counts, send displacements, receive counts, receive displacements. No message for the
+ * blocks that went with the cross-rank check (bit r of inlined_to: the block to group rank
+ * r; of inlined_from: the block from r; base/coll_check.h). Requests into reqs (2 (n-1)),
+ * their number into *nreq; MPI's error code.
  */
 enum { COLL_TAG = 0x7c4d };
 
 static int coll_exchange(utc__gs_task_t *gs, const coll_t *c, MPI_Datatype dt, const int *ints,
-                         MPI_Request *reqs, int *nreq)
+                         unsigned inlined_to, unsigned inlined_from, MPI_Request *reqs, int *nreq)
 {
     int n = gs->nranks, me = gs->rank, err = MPI_SUCCESS, k = 0;
     size_t size = utc_datatype_size(c->type);
@@ -514,11 +516,15 @@ static int coll_exchange(utc__gs_task_t *gs, const coll_t *c, MPI_Datatype dt, c
     char *recv = c->recvbuf;
     for (int step = 1; step < n && err == MPI_SUCCESS; step++) {
         int from = (me + n - step) % n;
+        if (inlined_from >> from & 1u)
+            continue;
         err = MPI_Irecv(recv ? recv + (size_t)rd[from] * size : NULL, rc[from], dt, from, COLL_TAG,
                         gs->comm, &reqs[k++]);
     }
     for (int step = 1; step < n && err == MPI_SUCCESS; step++) {
         int to = (me + step) % n;
+        if (inlined_to >> to & 1u)
+            continue;
         err = MPI_Isend(send ? send + (size_t)sd[to] * size : NULL, sc[to], dt, to, COLL_TAG,
                         gs->comm, &reqs[k++]);
     }
@@ -530,8 +536,10 @@ static int coll_exchange(utc__gs_task_t *gs, const coll_t *c, MPI_Datatype dt, c
 }
 
 /* Start the MPI part of call c (arguments agreed on every rank): its requests into reqs
- * (up to 2 group_size), their number into *nreq. */
-static int coll_start(utc__gs_task_t *gs, const coll_t *c, MPI_Request *reqs, int *nreq)
+ * (up to 2 group_size), their number into *nreq. All-to-all posts nothing for the blocks
+ * that went with the check (coll_exchange). */
+static int coll_start(utc__gs_task_t *gs, const coll_t *c, unsigned inlined_to,
+                      unsigned inlined_from, MPI_Request *reqs, int *nreq)
 {
     MPI_Datatype dt = coll_mpi_type(c->type, coll_kinds[c->kind].reducing);
     MPI_Op op = coll_mpi_op(c->op);
@@ -566,14 +574,14 @@ static int coll_start(utc__gs_task_t *gs, const coll_t *c, MPI_Request *reqs, in
             ints[r] = ints[2 * nr + r] = n;
             ints[nr + r] = ints[3 * nr + r] = r * n;
         }
-        return coll_exchange(gs, c, dt, ints, reqs, nreq);
+        return coll_exchange(gs, c, dt, ints, inlined_to, inlined_from, reqs, nreq);
     case COLL_ALLTOALLV:
         coll_ints(nr, c->recvcounts, c->rdispls, ints + 2 * nr);
         if (in_place)
             return MPI_Ialltoallv(send, ints, ints + nr, dt, recv, ints + 2 * nr, ints + 3 * nr, dt,
                                   comm, req);
         coll_ints(nr, c->sendcounts, c->sdispls, ints);
-        return coll_exchange(gs, c, dt, ints, reqs, nreq);
+        return coll_exchange(gs, c, dt, ints, inlined_to, inlined_from, reqs, nreq);
     case COLL_SCAN:
         return MPI_Iscan(send, recv, n, dt, op, comm, req);
     case COLL_EXSCAN:
@@ -588,10 +596,32 @@ typedef struct {
     const coll_t *c;
 } coll_call_t;
 
-static int coll_start_data(void *arg, MPI_Request *reqs, int *nreq)
+static int coll_start_data(void *arg, unsigned inlined_to, unsigned inlined_from,
+                           MPI_Request *reqs, int *nreq)
 {
     const coll_call_t *call = arg;
-    return coll_start(call->gs, call->c, reqs, nreq);
+    return coll_start(call->gs, call->c, inlined_to, inlined_from, reqs, nreq);
+}
+
+/* All-to-all's block for group rank `peer` (send) or from it, for the check to carry when
+ * small (utc__coll_data_t): where it is and its bytes (the counts passed the local checks). */
+static size_t coll_block(void *arg, int peer, bool send, void **at)
+{
+    const coll_call_t *call = arg;
+    const coll_t *c = call->c;
+    size_t size = utc_datatype_size(c->type), count = c->count, displ = (size_t)peer * count;
+    if (c->kind == COLL_ALLTOALLV) {
+        const size_t *counts = send ? c->sendcounts : c->recvcounts;
+        const size_t *displs = send ? c->sdispls : c->rdispls;
+        count = counts[peer];
+        displ = 0;
+        for (int r = 0; !displs && r < peer; r++)
+            displ += counts[r];
+        if (displs)
+            displ = displs[peer];
+    }
+    *at = (send ? (char *)(uintptr_t)c->sendbuf : (char *)c->recvbuf) + displ * size;
+    return count * size;
 }
 
 /*
@@ -607,7 +637,11 @@ static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c, utc_status_t l
                 gs->nranks > 1 && !coll_in_place(gs, c);
     coll_call_t call = {gs, c};
     utc__coll_data_t data = {
-        .tag = COLL_TAG, .start = coll_start_data, .arg = &call, .reqs = gs->coll_reqs};
+        .tag = COLL_TAG,
+        .start = coll_start_data,
+        .block = coll_block,
+        .arg = &call,
+        .reqs = gs->coll_reqs};
     utc_status_t rc = coll_agree(gs, c, local, with ? &data : NULL);
     int nreq = with ? data.nreq : 0; /* started with the check */
     int err = with ? data.err : MPI_SUCCESS;
@@ -620,7 +654,7 @@ static utc_status_t coll_run(utc__gs_task_t *gs, const coll_t *c, utc_status_t l
         utc__gs_board_window(gs);
     char why[256];
     if (!with)
-        err = coll_start(gs, c, gs->coll_reqs, &nreq);
+        err = coll_start(gs, c, 0, 0, gs->coll_reqs, &nreq);
     /* every request, also after a failed one (a receive cut short when counts disagree
      * with UTC_CHECK=0) and those started before a failure: none is left behind */
     for (int k = 0; k < nreq; k++) {

@@ -715,6 +715,19 @@ static void test_mismatch(void)
  */
 enum { BIG = 64 * 1024 }; /* ints per pair: 256 KiB */
 
+/* Room for BIG ints to each rank, on the rank's first thread (the one that calls): whether
+ * this thread has it. */
+static bool big_bufs(gs_task_t *t, utc_ctx_t *ctx, int **send, int **recv)
+{
+    *send = *recv = NULL;
+    if (ctx->local_id != 0)
+        return false;
+    *send = calloc((size_t)BIG * MAXR, sizeof **send);
+    *recv = calloc((size_t)BIG * MAXR, sizeof **recv);
+    GS_CHECK(t, ctx, *send && *recv);
+    return *send && *recv;
+}
+
 static void body_mismatch_data(gs_task_t *t, utc_ctx_t *ctx, void *arg)
 {
     (void)arg;
@@ -724,12 +737,7 @@ static void body_mismatch_data(gs_task_t *t, utc_ctx_t *ctx, void *arg)
     bool odd = odd_one(ctx);
     char s1[128];
     int *send = NULL, *recv = NULL;
-    if (ctx->local_id == 0) {
-        send = calloc((size_t)BIG * MAXR, sizeof *send);
-        recv = calloc((size_t)BIG * MAXR, sizeof *recv);
-        GS_CHECK(t, ctx, send && recv);
-    }
-    if (ctx->local_id == 0 && send && recv) {
+    if (big_bufs(t, ctx, &send, &recv)) {
         /* the last rank's alltoall (256 KiB to each rank) meets the others' allreduce */
         int rc = odd ? utc_task_alltoall_by(ctx, 0, send, recv, BIG, UTC_TYPE_INT)
                      : utc_task_allreduce_by(ctx, 0, send, recv, 4, UTC_TYPE_INT, UTC_OP_SUM);
@@ -775,6 +783,108 @@ static void body_mismatch_data(gs_task_t *t, utc_ctx_t *ctx, void *arg)
 static void test_mismatch_data(void)
 {
     run_with_bufs(body_mismatch_data, 2, 0);
+}
+
+/*
+ * Small blocks (at most 1 KiB to a peer) travel in the check's own message, behind its
+ * record: disagreements there (another collective, counts that differ with both blocks
+ * small, and a small block where a large one is expected and the other way round) end in
+ * UTC_ERR_MISMATCH on every rank with nothing left behind; exchanges that agree deliver
+ * small, boundary (1 KiB and one int more) and mixed small and large blocks whole.
+ */
+enum { SMALL = 256 }; /* ints per pair: 1 KiB, the largest block carried with the check */
+
+/* Fill send with what rank `me` sends (counts[j] ints to rank j, packed); check that recv
+ * holds what every rank r sent this rank (its counts: rcount(r) ints, packed). */
+static void small_fill(int *send, const size_t *counts, int n, int me)
+{
+    size_t at = 0;
+    for (int j = 0; j < n; j++)
+        for (size_t i = 0; i < counts[j]; i++)
+            send[at++] = me * 1000000 + j * 100000 + (int)(i % 1000);
+}
+
+static int small_bad(const int *recv, const size_t *counts, int n, int me)
+{
+    int bad = 0;
+    size_t at = 0;
+    for (int r = 0; r < n; r++)
+        for (size_t i = 0; i < counts[r]; i++)
+            bad += recv[at++] != r * 1000000 + me * 100000 + (int)(i % 1000);
+    return bad;
+}
+
+static void body_mismatch_small(gs_task_t *t, utc_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    xbufs_t *b = t->shared;
+    int n = ctx->group_size, me = ctx->group_rank;
+    int wlast = utc_nranks() - 1;
+    bool odd = odd_one(ctx);
+    size_t sc[MAXR], rc_[MAXR];
+    char s1[128];
+    int *send, *recv;
+    if (big_bufs(t, ctx, &send, &recv)) {
+        /* a small alltoall (1 KiB to each rank) meets the last rank's allreduce */
+        int rc = odd ? utc_task_allreduce_by(ctx, 0, send, recv, 4, UTC_TYPE_INT, UTC_OP_SUM)
+                     : utc_task_alltoall_by(ctx, 0, send, recv, SMALL, UTC_TYPE_INT);
+        expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, "made another collective call",
+                        "while rank 0 called utc_task_alltoall", NULL);
+        /* and the last rank's small alltoall meets the others' allreduce */
+        rc = odd ? utc_task_alltoall_by(ctx, 0, send, recv, 100, UTC_TYPE_INT)
+                 : utc_task_allreduce_by(ctx, 0, send, recv, 4, UTC_TYPE_INT, UTC_OP_SUM);
+        snprintf(s1, sizeof s1, "rank %d: utc_task_alltoall", wlast);
+        expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, "made another collective call", s1, NULL);
+        /* alltoall counts that differ, both small */
+        rc = utc_task_alltoall_by(ctx, 0, send, recv, odd ? 3 : 2, UTC_TYPE_INT);
+        expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, "count", NULL);
+        /* alltoallv: the last rank sends rank 0 3 elements where rank 0 expects 2 */
+        for (int j = 0; j < n; j++) {
+            b->scounts[j] = odd && j == 0 ? 3 : 2;
+            b->rcounts[j] = 2;
+        }
+        rc = utc_task_alltoallv_by(ctx, 0, send, b->scounts, NULL, recv, b->rcounts, NULL,
+                                   UTC_TYPE_INT);
+        snprintf(s1, sizeof s1, "rank %d sends 3 elements to rank 0", wlast);
+        expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, s1, "which expects 2", NULL);
+        /* a small block (with the check) where rank 0 expects a large one (its own message) */
+        for (int j = 0; j < n; j++) {
+            b->scounts[j] = 2;
+            b->rcounts[j] = me == 0 && j == n - 1 && n > 1 ? BIG : 2;
+        }
+        rc = utc_task_alltoallv_by(ctx, 0, send, b->scounts, NULL, recv, b->rcounts, NULL,
+                                   UTC_TYPE_INT);
+        snprintf(s1, sizeof s1, "rank %d sends 2 elements to rank 0", wlast);
+        expect_mismatch(t, ctx, __LINE__, rc, UTC_OK, s1, "which expects 65536", NULL);
+        /* exchanges that agree: small, the boundary on either side, then mixed sizes */
+        for (int cnt = SMALL - 1; cnt <= SMALL + 1; cnt++) {
+            for (int j = 0; j < n; j++)
+                sc[j] = (size_t)cnt;
+            small_fill(send, sc, n, me);
+            GS_OK(t, ctx, utc_task_alltoall_by(ctx, 0, send, recv, (size_t)cnt, UTC_TYPE_INT));
+            GS_CHECK(t, ctx, small_bad(recv, sc, n, me) == 0);
+        }
+        /* pair (i, j) moves a large block when i + j is odd, else a small (or empty) one */
+        for (int j = 0; j < n; j++) {
+            sc[j] = (me + j) % 2 ? 4 * SMALL : (size_t)(me + j);
+            rc_[j] = (j + me) % 2 ? 4 * SMALL : (size_t)(j + me);
+            b->scounts[j] = sc[j];
+            b->rcounts[j] = rc_[j];
+        }
+        small_fill(send, sc, n, me);
+        memset(recv, 0xff, sizeof *recv * 4 * SMALL * (size_t)n);
+        GS_OK(t, ctx, utc_task_alltoallv_by(ctx, 0, send, b->scounts, NULL, recv, b->rcounts, NULL,
+                                            UTC_TYPE_INT));
+        GS_CHECK(t, ctx, small_bad(recv, rc_, n, me) == 0);
+    }
+    free(send), free(recv);
+    GS_OK(t, ctx, utc_ctx_barrier_local(ctx));
+    still_works(t, ctx);
+}
+
+static void test_mismatch_small(void)
+{
+    run_with_bufs(body_mismatch_small, 2, 0);
 }
 
 /* Bad arguments every rank passes alike: each rank gets the argument's own error. */
@@ -840,6 +950,7 @@ int main(int argc, char **argv)
         {"unsigned MIN, MAX and SUM above the signed range", test_unsigned},
         {"ranks that disagree: UTC_ERR_MISMATCH on every rank, then usable", test_mismatch},
         {"ranks that disagree while all-to-all's data is on its way", test_mismatch_data},
+        {"ranks that disagree while small blocks travel with the check", test_mismatch_small},
         {"bad arguments alike on every rank", test_bad_alike},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "gshared: exchanging collectives", cases);
