@@ -31,19 +31,9 @@ void utc__futex_wait(atomic_uint *word, unsigned expected)
     futex(word, FUTEX_WAIT_PRIVATE, expected, NULL);
 }
 
-int utc__futex_wait_timeout(atomic_uint *word, unsigned expected, double timeout_s)
-{
-    struct timespec ts;
-    ts.tv_sec = (time_t)timeout_s;
-    ts.tv_nsec = (long)((timeout_s - (double)ts.tv_sec) * 1e9);
-    if (futex(word, FUTEX_WAIT_PRIVATE, expected, &ts) == -1 && errno == ETIMEDOUT)
-        return -1;
-    return 0;
-}
-
-void utc__futex_wake(atomic_uint *word, int n) { futex(word, FUTEX_WAKE_PRIVATE, (unsigned)n, NULL); }
-
-int utc__futex_wait_shared(atomic_uint *word, unsigned expected, double timeout_s)
+/* A futex wait of op (private or shared) for at most timeout_s seconds (< 0: none);
+ * returns 0, or -1 on timeout. */
+static int futex_wait_for(atomic_uint *word, int op, unsigned expected, double timeout_s)
 {
     struct timespec ts, *tsp = NULL;
     if (timeout_s >= 0) {
@@ -51,11 +41,23 @@ int utc__futex_wait_shared(atomic_uint *word, unsigned expected, double timeout_
         ts.tv_nsec = (long)((timeout_s - (double)ts.tv_sec) * 1e9);
         tsp = &ts;
     }
-    /* no FUTEX_PRIVATE_FLAG: the kernel keys the word by its page, so processes that map
-     * it at different addresses meet on it */
-    if (futex(word, FUTEX_WAIT, expected, tsp) == -1 && errno == ETIMEDOUT)
+    if (futex(word, op, expected, tsp) == -1 && errno == ETIMEDOUT)
         return -1;
     return 0;
+}
+
+int utc__futex_wait_timeout(atomic_uint *word, unsigned expected, double timeout_s)
+{
+    return futex_wait_for(word, FUTEX_WAIT_PRIVATE, expected, timeout_s);
+}
+
+void utc__futex_wake(atomic_uint *word, int n) { futex(word, FUTEX_WAKE_PRIVATE, (unsigned)n, NULL); }
+
+int utc__futex_wait_shared(atomic_uint *word, unsigned expected, double timeout_s)
+{
+    /* no FUTEX_PRIVATE_FLAG: the kernel keys the word by its page, so processes that map
+     * it at different addresses meet on it */
+    return futex_wait_for(word, FUTEX_WAIT, expected, timeout_s);
 }
 
 void utc__futex_wake_shared(atomic_uint *word, int n) { futex(word, FUTEX_WAKE, (unsigned)n, NULL); }
