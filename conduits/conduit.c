@@ -943,11 +943,8 @@ static const utc__wait_detail_t *wait_detail(const utc_conduit_t *c, int member,
 #define CONDUIT_WAIT_CALL(kind, c, member, tag, peer, name, call)                           \
     __extension__({                                                                        \
         utc__shared_wait_t cw_detail_;                                                     \
-        utc__wait_begin_detail(kind, (c)->id, tag, peer, name,                             \
-                               wait_detail(c, member, tag, &cw_detail_));                  \
-        __typeof__(call) cw_rv_ = (call);                                                  \
-        utc__wait_end();                                                                   \
-        cw_rv_;                                                                            \
+        UTC__WAIT_CALL_DETAIL(kind, (c)->id, tag, peer, name,                              \
+                              wait_detail(c, member, tag, &cw_detail_), call);             \
     })
 
 /* The status of a completed request, with the caller's error message. */

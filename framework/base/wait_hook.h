@@ -83,13 +83,18 @@ static inline void utc__wait_end(void)
         utc__wait_hook.end();
 }
 
-/* Evaluate `call` (not void) between utc__wait_begin and utc__wait_end; yields its value. */
-#define UTC__WAIT_CALL(kind, obj, tag, peer, name, call)                                   \
+/* Evaluate `call` (not void) between utc__wait_begin_detail and utc__wait_end; yields its
+ * value. `detail` (may be NULL) must live until the call returns. */
+#define UTC__WAIT_CALL_DETAIL(kind, obj, tag, peer, name, detail, call)                    \
     __extension__({                                                                        \
-        utc__wait_begin(kind, obj, tag, peer, name);                                       \
+        utc__wait_begin_detail(kind, obj, tag, peer, name, detail);                        \
         __typeof__(call) utc__wait_rv_ = (call);                                           \
         utc__wait_end();                                                                   \
         utc__wait_rv_;                                                                     \
     })
+
+/* The same without a detail. */
+#define UTC__WAIT_CALL(kind, obj, tag, peer, name, call)                                   \
+    UTC__WAIT_CALL_DETAIL(kind, obj, tag, peer, name, NULL, call)
 
 #endif /* UTC_BASE_WAIT_HOOK_H */

@@ -232,10 +232,9 @@ utc_status_t utc_gdata_wait_until(utc_gdata_t *gd, size_t index, utc_cmp_t cmp, 
                            .index = index,
                            .cmp = cmp,
                            .value = value};
-        utc__wait_begin_detail(UTC__WAIT_RMA, gd->task->impl->id, -1, gd->world_rank,
-                               gd->task->impl->ops->name, &w.base);
-        met = wait_loop(&w, deadline, &v, &err);
-        utc__wait_end();
+        met = UTC__WAIT_CALL_DETAIL(UTC__WAIT_RMA, gd->task->impl->id, -1, gd->world_rank,
+                                    gd->task->impl->ops->name, &w.base,
+                                    wait_loop(&w, deadline, &v, &err));
     }
     if (seen)
         *seen = v;
