@@ -7,6 +7,7 @@
 #define UTC_CONDUITS_REQUEST_H
 
 #include <mpi.h>
+#include <assert.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -27,6 +28,9 @@ typedef enum { UTC__OP_SEND = 1, UTC__OP_RECV = 2 } utc__op_t;
  * by its 8-byte size. */
 #define UTC__MPI_EAGER_MAX 1008
 #define UTC__MPI_WIRE_BYTES (UTC__MPI_EAGER_MAX + 8)
+
+/* Bytes of a request's private part, the state of the transport it runs on. */
+#define UTC__REQ_PRIV_BYTES 1088
 
 /* Request states. Only PENDING -> MATCHED -> DONE or PENDING -> DONE. */
 enum { UTC__REQ_PENDING = 0, UTC__REQ_MATCHED = 1, UTC__REQ_DONE = 2 };
@@ -96,7 +100,17 @@ struct utc_request {
     void *mpi_rxq;         /* MPI receive: its queue (kept while the read is in it) */
     /* MPI: a large message's first part (send), or where a read's first part lands */
     alignas(16) unsigned char mpi_wire[UTC__MPI_WIRE_BYTES];
+    /* The private part of the transport the request is started on (UTC__REQ_PRIV): only
+     * that transport reads or writes it, and sets it when it starts the request. */
+    alignas(16) unsigned char priv[UTC__REQ_PRIV_BYTES];
 };
+
+/* The transport's private state of `req`, as its own type (at most UTC__REQ_PRIV_BYTES,
+ * aligned to 16: a transport checks its type with UTC__REQ_PRIV_FITS). */
+#define UTC__REQ_PRIV(req, type) ((type *)(void *)(req)->priv)
+#define UTC__REQ_PRIV_FITS(type)                                                             \
+    static_assert(sizeof(type) <= UTC__REQ_PRIV_BYTES && _Alignof(type) <= 16,               \
+                  #type " fits a request's private part")
 
 /* Set every field of `req` a transport reads, for an operation `op` in direction `dir`
  * with `tag`, to or from world rank `peer`, on transport `tp`: buffers empty, state

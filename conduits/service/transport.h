@@ -88,6 +88,36 @@ static inline bool utc__transport_mark_failed(utc__transport_t *tp, int end, int
     return atomic_compare_exchange_strong(&tp->failed, &expected, 1);
 }
 
+/* ---- transport components ----
+ *
+ * Each transport is a folder under conduits/ with one component record; the component
+ * table (conduits/components.c) lists them, most specific first, and one function picks
+ * the component for a peer. Nothing else names a transport.
+ */
+
+/* What a component's create gets. */
+typedef struct utc__transport_args {
+    int conduit_id;
+    const utc_conduit_options_t *opts;
+    const int *members;    /* the world ranks that take part, ascending (this one included
+                            * when it takes part) */
+    int nmembers;
+} utc__transport_args_t;
+
+typedef struct utc__transport_component {
+    const char *name;                    /* "inproc", "node", "mpi": logs, trace, stats */
+    utc_conduit_transport_t kind;
+    /* True when the component carries messages between this rank and world rank `peer`
+     * (it is asked for every peer, this rank included). */
+    bool (*reaches)(int peer);
+    /* Create the transport of conduit `args->conduit_id` on this rank. A collective
+     * component's create is entered by every rank of the world, members or not (*out is
+     * NULL on the others); any other's only on the ranks that need it. */
+    bool collective;
+    utc_status_t (*create)(const utc__transport_args_t *args, utc__transport_t **out);
+    size_t req_priv;                     /* bytes of a request's private part it uses */
+} utc__transport_component_t;
+
 /* ---- transports ---- */
 
 /* In-process rings (conduits/shm/). On the rank that holds both ends. */

@@ -19,6 +19,9 @@ enum { STATE_NEW = 0, STATE_RUNNING = 1, STATE_FINALIZED = 2 };
 
 static atomic_int state = STATE_NEW;
 static int world_rank = -1, world_size = 0, local_rank = 0;
+/* host of each world rank: the world rank of the first rank of its node (NULL: unknown, every
+ * rank on a host of its own) */
+static int *host_of;
 static MPI_Comm world = MPI_COMM_NULL;
 static hwloc_topology_t topology;
 static int we_initialized_mpi;
@@ -28,6 +31,33 @@ int utc_is_initialized(void) { return utc__initialized(); }
 MPI_Comm utc__world_comm(void) { return world; }
 void *utc__topology(void) { return topology; }
 int utc__node_local_rank(void) { return local_rank; }
+
+int utc__rank_host(int rank)
+{
+    if (rank < 0 || rank >= world_size)
+        return -1;
+    return host_of ? host_of[rank] : rank;
+}
+
+bool utc__same_host(int a, int b)
+{
+    int ha = utc__rank_host(a);
+    return ha >= 0 && ha == utc__rank_host(b);
+}
+
+/* Learn every rank's host: the world rank of its node's first rank, gathered from all. */
+static void host_map_start(MPI_Comm node)
+{
+    int leader = world_rank;
+    if (node != MPI_COMM_NULL)
+        MPI_Allreduce(&world_rank, &leader, 1, MPI_INT, MPI_MIN, node);
+    int *map = malloc((size_t)world_size * sizeof *map);
+    if (map && MPI_Allgather(&leader, 1, MPI_INT, map, 1, MPI_INT, world) == MPI_SUCCESS) {
+        host_of = map;
+        return;
+    }
+    free(map); /* unknown: every rank counts as a host of its own (MPI between all) */
+}
 
 utc_status_t utc__check_init(const char *fn)
 {
@@ -73,6 +103,7 @@ utc_status_t utc__context_start(int *argc, char ***argv)
         MPI_Comm_rank(node, &local_rank);
     else
         node = MPI_COMM_NULL;
+    host_map_start(node);
 
     if (hwloc_topology_init(&topology) != 0 || hwloc_topology_load(topology) != 0) {
         rc = utc__error(UTC_ERR_HWLOC, "utc_init: cannot load the hwloc topology");
@@ -91,6 +122,8 @@ fail_topology:
     utc__binding_stop();
     hwloc_topology_destroy(topology);
 fail_node:
+    free(host_of);
+    host_of = NULL;
     if (node != MPI_COMM_NULL)
         MPI_Comm_free(&node);
     MPI_Comm_free(&world);
@@ -107,6 +140,8 @@ void utc__context_stop(void)
     utc__log_set_rank(-1);
     utc__binding_stop();
     hwloc_topology_destroy(topology);
+    free(host_of);
+    host_of = NULL;
     utc__coll_check_fini();
     MPI_Comm_free(&world);
     if (we_initialized_mpi)

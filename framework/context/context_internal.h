@@ -21,6 +21,11 @@ MPI_Comm utc__world_comm(void);
 void *utc__topology(void);
 /* This rank's index among the ranks of its node. */
 int utc__node_local_rank(void);
+/* The host of world rank `rank`, as a number every rank agrees on (the world rank of the
+ * first rank on that host), or -1 for a rank out of range. */
+int utc__rank_host(int rank);
+/* World ranks `a` and `b` run on the same host (they can map each other's memory). */
+bool utc__same_host(int a, int b);
 
 /* utc_init's first step (main thread): MPI, the world communicator, the topology. On
  * success the context is running; on failure it is finalized (utc_init cannot be retried). */

@@ -79,7 +79,8 @@ typedef enum utc_conduit_mode {
 typedef enum utc_conduit_transport {
     UTC_CONDUIT_NONE = 0,   /**< no transfer possible (not used by a valid conduit) */
     UTC_CONDUIT_INPROC = 1, /**< both ends in this process: lock-free rings */
-    UTC_CONDUIT_MPI = 2     /**< ends in different ranks: MPI point-to-point */
+    UTC_CONDUIT_MPI = 2,    /**< ends in different ranks: MPI point-to-point */
+    UTC_CONDUIT_NODE = 3    /**< ends in different ranks of one host: memory both map */
 } utc_conduit_transport_t;
 
 /** Options of utc_conduit_create. Start from UTC_CONDUIT_OPTIONS_INIT. */
