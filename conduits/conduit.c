@@ -951,6 +951,10 @@ static const utc__wait_detail_t *wait_detail(const utc_conduit_t *c, int member,
 static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t *received,
                                void **obuf)
 {
+    if (req->status != UTC_OK && req->tp_err == UTC__TP_ERR_REST_MISSING)
+        return utc__error(req->status, "%s: the writer on rank %d could not send the rest of a "
+                          "%zu-byte message (tag %d; its write failed, see its error): the "
+                          "message is lost", fn, req->peer, req->received, req->tag);
     switch (req->status) {
     case UTC_OK:
         if (received)
@@ -971,12 +975,7 @@ static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t 
                               ? "utc_conduit_read_owned_from"
                               : "utc_conduit_read_owned");
     case UTC_ERR_MPI:
-        if (req->mpi_err == UTC__MPI_REST_MISSING)
-            return utc__error(UTC_ERR_MPI, "%s: the writer on rank %d could not send the rest "
-                              "of a %zu-byte message (tag %d; its write failed, see its "
-                              "error): the message is lost", fn, req->peer, req->received,
-                              req->tag);
-        return utc__mpi_error(req->mpi_err, fn);
+        return utc__mpi_error(req->tp_err, fn);
     case UTC_ERR_CLOSED:
         if (req->conduit->shared)
             return utc__error(UTC_ERR_CLOSED, "%s: end of stream: every writer of shared "

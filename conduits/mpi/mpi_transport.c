@@ -44,6 +44,8 @@
 #include <string.h>
 
 #include <assert.h>
+#include <mpi.h>
+#include <stdalign.h>
 
 #include "utc_internal.h"
 #include "base/coll_check.h"
@@ -61,15 +63,35 @@
  * how many messages its sender sent the receiver in that direction. */
 #define EOS_TAG(d) (CTL_TAG + 1 + (d))
 
-#define EAGER_MAX UTC__MPI_EAGER_MAX
-#define WIRE_BYTES UTC__MPI_WIRE_BYTES
+/* A message's first part: up to EAGER_MAX payload bytes (the whole of a small message), or
+ * the first EAGER_MAX bytes of a large one followed by its 8-byte size. */
+#define EAGER_MAX 1008
+#define WIRE_BYTES (EAGER_MAX + 8)
 static_assert(WIRE_BYTES > EAGER_MAX, "a first part is longer than any small message");
 
-/* Where a read stands (utc_request_t.mpi_phase). */
+/* The MPI transport's part of a request (UTC__REQ_PRIV), set by mpi_start: a request is
+ * never zeroed (service/request.h), so every field a later look reads is set there or
+ * before its first read. */
+typedef struct mpi_req {
+    MPI_Request req;       /* the send of a message (or of a large one's first part), or the
+                            * receive of the first part, then of the rest */
+    MPI_Request bulk;      /* send: the rest of a large message */
+    int phase;             /* receive: where it stands (RX_*) */
+    int count;             /* receive: bytes of the first part, once it has come */
+    struct mpi_rxq *rxq;   /* receive: its queue (kept while the read is in it) */
+    /* a large message's first part (send), or where a read's first part lands */
+    alignas(16) unsigned char wire[WIRE_BYTES];
+} mpi_req_t;
+UTC__REQ_PRIV_FITS(mpi_req_t);
+
+/* Request r's MPI part. */
+#define MR(r) UTC__REQ_PRIV(r, mpi_req_t)
+
+/* Where a read stands (mpi_req_t.phase). */
 enum {
     RX_WAITING = 0, /* behind stashed messages; no receive posted */
     RX_POSTED,      /* its first part's MPI_Irecv is posted */
-    RX_ARRIVED,     /* its first part has come (mpi_count bytes in mpi_wire), not handled */
+    RX_ARRIVED,     /* its first part has come (count bytes in wire), not handled */
     RX_REST,        /* matched to a large message: its rest is being received */
     RX_ANY          /* an any-tag read with no message yet, in the transport's anyq */
 };
@@ -259,7 +281,7 @@ static int recv_rest_now(mpi_transport_t *t, mpi_rxq_t *q, unsigned char *dst, s
     /* the sender has begun this send: it completes without the reader's help */
     err = MPI_Recv(dst + EAGER_MAX, count, type, q->source, q->mpi_tag, t->bulk, &status);
     bytes_type_done(&type);
-    return !err && rest_missing(&status) ? UTC__MPI_REST_MISSING : err;
+    return !err && rest_missing(&status) ? UTC__TP_ERR_REST_MISSING : err;
 }
 
 /* Stash a first part (`count` bytes at `wire`) behind the others. The rest of a large
@@ -297,10 +319,10 @@ static bool stash_push_wire(mpi_transport_t *t, mpi_rxq_t *q, const unsigned cha
     return true;
 }
 
-/* Stash the first part that read r got (mpi_count bytes in its landing area). */
+/* Stash the first part that read r got (count bytes in its landing area). */
 static bool stash_push(mpi_transport_t *t, mpi_rxq_t *q, const utc_request_t *r)
 {
-    return stash_push_wire(t, q, r->mpi_wire, r->mpi_count);
+    return stash_push_wire(t, q, MR(r)->wire, MR(r)->count);
 }
 
 /* Under the lock: receive the end of stream (MPI tag `etag`) that `source` (MPI_ANY_SOURCE:
@@ -393,15 +415,15 @@ static bool post_rest(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, unsign
     int err = bytes_type(size - EAGER_MAX, &count, &type);
     if (!err) {
         err = MPI_Irecv(dst + EAGER_MAX, count, type, q->source, q->mpi_tag, t->bulk,
-                        &r->mpi_req);
+                        &MR(r)->req);
         bytes_type_done(&type);
     }
     if (err) {
-        r->mpi_err = err;
+        r->tp_err = err;
         *st = UTC_ERR_MPI;
         return false;
     }
-    r->mpi_phase = RX_REST;
+    MR(r)->phase = RX_REST;
     return true;
 }
 
@@ -431,7 +453,7 @@ static bool take_stash(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_s
             s->buf = buf;
             int err = recv_rest_now(t, q, buf, n);
             if (err) { /* the message is lost */
-                r->mpi_err = err;
+                r->tp_err = err;
                 *st = UTC_ERR_MPI;
                 utc_buf_free(buf);
                 stash_pop(q);
@@ -470,14 +492,14 @@ static bool take_stash(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_s
 /* Under the lock: post read r's receive of its first part. */
 static bool post_first(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_status_t *st)
 {
-    int err = MPI_Irecv(r->mpi_wire, WIRE_BYTES, MPI_BYTE, q->source, q->mpi_tag, t->comm,
-                        &r->mpi_req);
+    int err = MPI_Irecv(MR(r)->wire, WIRE_BYTES, MPI_BYTE, q->source, q->mpi_tag, t->comm,
+                        &MR(r)->req);
     if (err) {
-        r->mpi_err = err;
+        r->tp_err = err;
         *st = UTC_ERR_MPI;
         return false;
     }
-    r->mpi_phase = RX_POSTED;
+    MR(r)->phase = RX_POSTED;
     return true;
 }
 
@@ -490,10 +512,10 @@ static bool arrived(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_stat
         stash_push(t, q, r);
         return take_stash(t, q, r, st);
     }
-    bool large = r->mpi_count > EAGER_MAX;
-    size_t n = (size_t)r->mpi_count;
+    bool large = MR(r)->count > EAGER_MAX;
+    size_t n = (size_t)MR(r)->count;
     if (large)
-        memcpy(&n, r->mpi_wire + EAGER_MAX, sizeof(uint64_t));
+        memcpy(&n, MR(r)->wire + EAGER_MAX, sizeof(uint64_t));
     r->received = n;
     if (!r->owned && n > r->size) { /* it stays first in line */
         *st = UTC_ERR_TRUNCATE;
@@ -511,7 +533,7 @@ static bool arrived(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_stat
         return true;
     }
     if (large || n) /* an empty message may go to a NULL buffer */
-        memcpy(dst, r->mpi_wire, large ? EAGER_MAX : n);
+        memcpy(dst, MR(r)->wire, large ? EAGER_MAX : n);
     return !large || !post_rest(t, q, r, dst, n, st);
 }
 
@@ -533,7 +555,7 @@ static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
         bool done = false;
         int flag = 0, err;
         MPI_Status status;
-        switch (r->mpi_phase) {
+        switch (MR(r)->phase) {
         case RX_WAITING:
             if (q->shead) {
                 if (!blocked)
@@ -549,17 +571,17 @@ static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
         case RX_POSTED:
             if (blocked)
                 break;
-            if ((err = MPI_Test(&r->mpi_req, &flag, &status))) {
-                r->mpi_err = err;
+            if ((err = MPI_Test(&MR(r)->req, &flag, &status))) {
+                r->tp_err = err;
                 st = UTC_ERR_MPI;
                 done = true;
                 break;
             }
             if (!flag)
                 break;
-            MPI_Get_count(&status, MPI_BYTE, &r->mpi_count);
+            MPI_Get_count(&status, MPI_BYTE, &MR(r)->count);
             t->got[eos_slot(t, q->mpi_tag & 1, q->source)]++;
-            r->mpi_phase = RX_ARRIVED;
+            MR(r)->phase = RX_ARRIVED;
             /* fall through */
         case RX_ARRIVED:
             if (blocked)
@@ -567,18 +589,18 @@ static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
             done = arrived(t, q, r, &st);
             break;
         case RX_REST:
-            if ((err = MPI_Test(&r->mpi_req, &flag, &status))) {
-                r->mpi_err = err;
+            if ((err = MPI_Test(&MR(r)->req, &flag, &status))) {
+                r->tp_err = err;
                 st = UTC_ERR_MPI;
                 done = true;
             } else if ((done = flag) && rest_missing(&status)) {
-                r->mpi_err = UTC__MPI_REST_MISSING;
+                r->tp_err = UTC__TP_ERR_REST_MISSING;
                 st = UTC_ERR_MPI;
             }
             break;
         }
         if (!done) {
-            if (r->mpi_phase != RX_REST)
+            if (MR(r)->phase != RX_REST)
                 blocked = true;
             prev = r;
             link = &r->next;
@@ -608,8 +630,8 @@ static void any_progress(mpi_transport_t *t)
         }
         rxq_unlink(&t->anyq, link, prev);
         r->tag = q->mpi_tag >> 1;
-        r->mpi_rxq = q;
-        r->mpi_phase = RX_WAITING;
+        MR(r)->rxq = q;
+        MR(r)->phase = RX_WAITING;
         rxq_append(q, r);
         rxq_progress(t, q); /* r is first in q: it takes the stashed message */
     }
@@ -624,9 +646,9 @@ static void end_reads(mpi_transport_t *t, utc_status_t status)
         while (q->phead) {
             utc_request_t *r = q->phead;
             q->phead = r->next;
-            if (r->mpi_phase == RX_POSTED || r->mpi_phase == RX_REST) {
-                MPI_Cancel(&r->mpi_req);
-                MPI_Wait(&r->mpi_req, MPI_STATUS_IGNORE);
+            if (MR(r)->phase == RX_POSTED || MR(r)->phase == RX_REST) {
+                MPI_Cancel(&MR(r)->req);
+                MPI_Wait(&MR(r)->req, MPI_STATUS_IGNORE);
             }
             utc__req_finish(r, status); /* last touch */
         }
@@ -647,14 +669,14 @@ static bool withdraw_posted(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r)
 {
     MPI_Status status;
     int cancelled = 0;
-    MPI_Cancel(&r->mpi_req);
-    MPI_Wait(&r->mpi_req, &status);
+    MPI_Cancel(&MR(r)->req);
+    MPI_Wait(&MR(r)->req, &status);
     MPI_Test_cancelled(&status, &cancelled);
     if (cancelled)
         return true;
-    MPI_Get_count(&status, MPI_BYTE, &r->mpi_count);
+    MPI_Get_count(&status, MPI_BYTE, &MR(r)->count);
     t->got[eos_slot(t, q->mpi_tag & 1, q->source)]++;
-    r->mpi_phase = RX_ARRIVED;
+    MR(r)->phase = RX_ARRIVED;
     return false;
 }
 
@@ -676,8 +698,8 @@ static void close_reads(mpi_transport_t *t, mpi_rxq_t *q)
     utc_request_t **link = &q->phead, *prev = NULL;
     while (*link) {
         utc_request_t *r = *link;
-        bool over = r->mpi_phase == RX_WAITING && !q->shead;
-        if (r->mpi_phase == RX_POSTED)
+        bool over = MR(r)->phase == RX_WAITING && !q->shead;
+        if (MR(r)->phase == RX_POSTED)
             over = withdraw_posted(t, q, r); /* else its message came after all */
         if (!over) {
             prev = r;
@@ -778,16 +800,16 @@ static void mpi_notify_failed(utc__transport_t *tp, int end, utc_status_t rc)
 static bool send_test(utc_request_t *req, utc_status_t done_status)
 {
     int flag = 0, err;
-    if (req->mpi_bulk == MPI_REQUEST_NULL) {
-        err = MPI_Test(&req->mpi_req, &flag, MPI_STATUS_IGNORE);
+    if (MR(req)->bulk == MPI_REQUEST_NULL) {
+        err = MPI_Test(&MR(req)->req, &flag, MPI_STATUS_IGNORE);
     } else {
-        MPI_Request both[2] = {req->mpi_req, req->mpi_bulk};
+        MPI_Request both[2] = {MR(req)->req, MR(req)->bulk};
         err = MPI_Testall(2, both, &flag, MPI_STATUSES_IGNORE);
-        req->mpi_req = both[0];
-        req->mpi_bulk = both[1];
+        MR(req)->req = both[0];
+        MR(req)->bulk = both[1];
     }
     if (err) {
-        req->mpi_err = err;
+        req->tp_err = err;
         utc__req_finish(req, UTC_ERR_MPI);
     } else if (flag) {
         if (req->owned)
@@ -801,12 +823,11 @@ static bool send_test(utc_request_t *req, utc_status_t done_status)
 static utc_status_t send_start(mpi_transport_t *t, utc_request_t *req)
 {
     int dest = t->crank[req->peer], tag = mpi_tag(req), err;
-    req->mpi_bulk = MPI_REQUEST_NULL;
     /* counted once in MPI: an end of stream sent after this send counts it */
     atomic_uint *sent = &t->sent[eos_slot(t, req->dir, dest)];
     if (req->size <= EAGER_MAX) {
         if ((err = MPI_Isend(req->sbuf, (int)req->size, MPI_BYTE, dest, tag, t->comm,
-                             &req->mpi_req)))
+                             &MR(req)->req)))
             return utc__mpi_error(err, "MPI_Isend");
         atomic_fetch_add_explicit(sent, 1, memory_order_relaxed);
         /* a small message usually leaves at once (MPI copies it out): finish the write
@@ -821,22 +842,22 @@ static utc_status_t send_start(mpi_transport_t *t, utc_request_t *req)
      * waits for the rest */
     if ((err = bytes_type(req->size - EAGER_MAX, &count, &type)))
         return utc__mpi_error(err, "MPI_Type_create_struct (a message over 2 GiB)");
-    memcpy(req->mpi_wire, req->sbuf, EAGER_MAX);
-    memcpy(req->mpi_wire + EAGER_MAX, &size, sizeof size);
-    if ((err = MPI_Isend(req->mpi_wire, WIRE_BYTES, MPI_BYTE, dest, tag, t->comm,
-                         &req->mpi_req))) {
+    memcpy(MR(req)->wire, req->sbuf, EAGER_MAX);
+    memcpy(MR(req)->wire + EAGER_MAX, &size, sizeof size);
+    if ((err = MPI_Isend(MR(req)->wire, WIRE_BYTES, MPI_BYTE, dest, tag, t->comm,
+                         &MR(req)->req))) {
         bytes_type_done(&type);
         return utc__mpi_error(err, "MPI_Isend");
     }
     atomic_fetch_add_explicit(sent, 1, memory_order_relaxed);
     err = MPI_Isend((const unsigned char *)req->sbuf + EAGER_MAX, count, type, dest, tag,
-                    t->bulk, &req->mpi_bulk);
+                    t->bulk, &MR(req)->bulk);
     bytes_type_done(&type);
     if (err) {
         /* the first part is out: an empty rest tells the reader (rest_missing), which
          * fails its read instead of waiting for ever */
         MPI_Send(NULL, 0, MPI_BYTE, dest, tag, t->bulk);
-        MPI_Wait(&req->mpi_req, MPI_STATUS_IGNORE);
+        MPI_Wait(&MR(req)->req, MPI_STATUS_IGNORE);
         return utc__mpi_error(err, "MPI_Isend (the rest of a large message)");
     }
     return UTC_OK;
@@ -853,8 +874,11 @@ static inline utc_status_t closed_status(mpi_transport_t *t)
 static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
 {
     mpi_transport_t *t = (mpi_transport_t *)tp;
+    /* the request's MPI part, before anything may look at it */
+    MR(req)->req = MR(req)->bulk = MPI_REQUEST_NULL;
+    MR(req)->rxq = NULL;
+    MR(req)->phase = RX_WAITING;
     if (req->op == UTC__OP_SEND) {
-        req->mpi_req = req->mpi_bulk = MPI_REQUEST_NULL;
         utc_status_t cl = closed_status(t);
         if (cl) {
             utc__req_finish(req, cl);
@@ -870,9 +894,8 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
         return UTC_OK;
     }
     if (req->tag == UTC_ANY_TAG) {
-        req->mpi_rxq = &t->anyq;
-        req->mpi_req = MPI_REQUEST_NULL;
-        req->mpi_phase = RX_ANY;
+        MR(req)->rxq = &t->anyq;
+        MR(req)->phase = RX_ANY;
         rxq_append(&t->anyq, req);
         any_progress(t);
         if (t->any_eos)
@@ -885,20 +908,18 @@ static utc_status_t mpi_start(utc__transport_t *tp, utc_request_t *req)
         utc__spin_unlock(&t->lock);
         return utc__error(UTC_ERR_NO_MEMORY, "conduit read: out of memory");
     }
-    req->mpi_rxq = q;
-    req->mpi_req = MPI_REQUEST_NULL;
-    req->mpi_phase = RX_WAITING;
-    if (!q->shead && !(q->ptail && q->ptail->mpi_phase == RX_WAITING)) {
+    MR(req)->rxq = q;
+    if (!q->shead && !(q->ptail && MR(q->ptail)->phase == RX_WAITING)) {
         /* nothing in line before it: post its receive now, as early as it can be */
         utc_status_t st;
         if (!post_first(t, q, req, &st)) {
             utc__spin_unlock(&t->lock);
-            return utc__mpi_error(req->mpi_err, "conduit read: MPI_Irecv");
+            return utc__mpi_error(req->tp_err, "conduit read: MPI_Irecv");
         }
     }
     rxq_append(q, req);
     /* a stashed message is taken now; one in flight waits for the read's test or wait */
-    if (req->mpi_phase == RX_WAITING)
+    if (MR(req)->phase == RX_WAITING)
         rxq_progress(t, q);
     if (t->any_eos) /* a stream already over ends the read now */
         settle_eos(t);
@@ -913,16 +934,16 @@ static void park_send(mpi_transport_t *t, utc_request_t *req)
 {
     mpi_parked_t *p = malloc(sizeof *p);
     if (!p) {
-        if (req->mpi_req != MPI_REQUEST_NULL)
-            MPI_Request_free(&req->mpi_req);
-        if (req->mpi_bulk != MPI_REQUEST_NULL)
-            MPI_Request_free(&req->mpi_bulk);
+        if (MR(req)->req != MPI_REQUEST_NULL)
+            MPI_Request_free(&MR(req)->req);
+        if (MR(req)->bulk != MPI_REQUEST_NULL)
+            MPI_Request_free(&MR(req)->bulk);
         return;
     }
-    p->mpi[0] = req->mpi_req;
-    p->mpi[1] = req->mpi_bulk;
+    p->mpi[0] = MR(req)->req;
+    p->mpi[1] = MR(req)->bulk;
     p->owned = req->owned ? (void *)req->sbuf : NULL;
-    req->mpi_req = req->mpi_bulk = MPI_REQUEST_NULL;
+    MR(req)->req = MR(req)->bulk = MPI_REQUEST_NULL;
     utc__spin_lock(&t->lock);
     p->next = t->parked;
     t->parked = p;
@@ -980,15 +1001,15 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
             utc__spin_unlock(&t->lock);
             return true;
         }
-        if (req->mpi_rxq == &t->anyq)
+        if (MR(req)->rxq == &t->anyq)
             any_progress(t); /* it may move to its message's queue */
-        mpi_rxq_t *q = req->mpi_rxq;
+        mpi_rxq_t *q = MR(req)->rxq;
         if (q != &t->anyq)
             rxq_progress(t, q);
         if (atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_DONE)
             rxq_trim(t, q);
         else
-            *flowing = req->mpi_phase == RX_REST;
+            *flowing = MR(req)->phase == RX_REST;
     }
     utc__spin_unlock(&t->lock);
     return utc__req_state(req) == UTC__REQ_DONE;
@@ -1015,20 +1036,20 @@ static int posted_poll(mpi_transport_t *t, utc_request_t *req)
     MPI_Status status;
     utc_status_t st = UTC_OK;
     utc__spin_lock(&t->lock);
-    mpi_rxq_t *q = req->mpi_rxq;
+    mpi_rxq_t *q = MR(req)->rxq;
     /* relaxed: reads change state only under this lock */
     if (atomic_load_explicit(&req->state, memory_order_relaxed) == UTC__REQ_DONE) {
         ret = 1;
-    } else if (req->mpi_phase != RX_POSTED || q == &t->anyq || q->phead != req) {
+    } else if (MR(req)->phase != RX_POSTED || q == &t->anyq || q->phead != req) {
         ret = -1;
-    } else if ((err = MPI_Test(&req->mpi_req, &flag, &status))) {
-        req->mpi_err = err;
+    } else if ((err = MPI_Test(&MR(req)->req, &flag, &status))) {
+        req->tp_err = err;
         st = UTC_ERR_MPI;
         ret = 1;
     } else if (flag) {
-        MPI_Get_count(&status, MPI_BYTE, &req->mpi_count);
+        MPI_Get_count(&status, MPI_BYTE, &MR(req)->count);
         t->got[eos_slot(t, q->mpi_tag & 1, q->source)]++;
-        req->mpi_phase = RX_ARRIVED;
+        MR(req)->phase = RX_ARRIVED;
         ret = arrived(t, q, req, &st) ? 1 : -1;
     }
     if (ret > 0 && atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
@@ -1087,13 +1108,13 @@ static bool mpi_cancel(utc__transport_t *tp, utc_request_t *req)
         return false;
     bool removed = false;
     utc__spin_lock(&t->lock);
-    mpi_rxq_t *q = req->mpi_rxq;
+    mpi_rxq_t *q = MR(req)->rxq;
     /* relaxed: under the lock, as above */
     if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE &&
-        (req->mpi_phase == RX_WAITING || req->mpi_phase == RX_POSTED ||
-         req->mpi_phase == RX_ANY)) {
+        (MR(req)->phase == RX_WAITING || MR(req)->phase == RX_POSTED ||
+         MR(req)->phase == RX_ANY)) {
         /* a message MPI had matched already: the read stays, to be handled in order */
-        removed = req->mpi_phase != RX_POSTED || withdraw_posted(t, q, req);
+        removed = MR(req)->phase != RX_POSTED || withdraw_posted(t, q, req);
         for (utc_request_t **p = &q->phead, *prev = NULL; removed && *p;
              prev = *p, p = &(*p)->next) {
             if (*p == req) {
@@ -1300,8 +1321,8 @@ static void mpi_destroy(utc__transport_t *tp)
     mpi_rxq_t *q, *tmp;
     HASH_ITER(hh, t->rxqs, q, tmp) {
         for (utc_request_t *r = q->phead; r; r = r->next) /* none after a shutdown */
-            if (r->mpi_phase == RX_POSTED || r->mpi_phase == RX_REST)
-                cancel_posted(&r->mpi_req);
+            if (MR(r)->phase == RX_POSTED || MR(r)->phase == RX_REST)
+                cancel_posted(&MR(r)->req);
         while (q->shead) {
             mpi_stash_t *s = q->shead;
             q->shead = s->next;

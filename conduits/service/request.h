@@ -6,7 +6,6 @@
 #ifndef UTC_CONDUITS_REQUEST_H
 #define UTC_CONDUITS_REQUEST_H
 
-#include <mpi.h>
 #include <assert.h>
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -22,12 +21,6 @@ typedef struct utc__transport utc__transport_t;
 enum { UTC__DIR_FWD = 0, UTC__DIR_BACK = 1 };
 
 typedef enum { UTC__OP_SEND = 1, UTC__OP_RECV = 2 } utc__op_t;
-
-/* The MPI transport's first part of a message: up to UTC__MPI_EAGER_MAX payload bytes (the
- * whole of a small message), or the first UTC__MPI_EAGER_MAX bytes of a large one followed
- * by its 8-byte size. */
-#define UTC__MPI_EAGER_MAX 1008
-#define UTC__MPI_WIRE_BYTES (UTC__MPI_EAGER_MAX + 8)
 
 /* Bytes of a request's private part, the state of the transport it runs on. */
 #define UTC__REQ_PRIV_BYTES 1088
@@ -55,8 +48,9 @@ typedef struct utc__msg_desc {
  * user's tag: those are >= 0, and UTC_ANY_TAG is -1). */
 #define UTC__TAG_EOS (-2)
 
-/* mpi_err of a read whose large message's writer could not send its rest */
-#define UTC__MPI_REST_MISSING (-1)
+/* tp_err of a read whose large message's writer could not send its rest (any transport
+ * that sends a message in parts) */
+#define UTC__TP_ERR_REST_MISSING (-1)
 
 /* One operation. Blocking calls keep it on their stack; iwrite/iread allocate it. */
 struct utc_request {
@@ -75,8 +69,9 @@ struct utc_request {
     size_t received;       /* recv: the message's size (also set on UTC_ERR_TRUNCATE) */
     void *owned_buf;       /* owned recv: the buffer given to the reader */
     utc_status_t status;   /* valid once state is DONE */
-    int mpi_err;           /* MPI error code behind a UTC_ERR_MPI status, or
-                            * UTC__MPI_REST_MISSING */
+    int tp_err;            /* the transport's code behind its status: with UTC_ERR_MPI an
+                            * MPI error code (the conduit reports it with utc__mpi_error),
+                            * or UTC__TP_ERR_REST_MISSING; else 0 */
     /* release (DONE/MATCHED) pairs with the owner's acquire load: what the completer wrote
      * into the request and the receive buffer is visible once the owner sees the state */
     atomic_uint state;
@@ -89,18 +84,7 @@ struct utc_request {
     int member;            /* the caller's end: 0 or 1, or its member index in a shared
                             * conduit */
     void *sub;             /* the shared transport's state of the request, or NULL */
-    /* MPI's part: from here on, set by req_init (mpi_req) and the MPI transport only, so
-     * that a request is made without zeroing it. (A field added above must be set in
-     * conduit.c's req_init.) */
-    MPI_Request mpi_req;   /* MPI: the send of a message (or of a large one's first part), or
-                            * the receive of the first part, then of the rest */
-    MPI_Request mpi_bulk;  /* MPI send: the rest of a large message */
-    int mpi_phase;         /* MPI receive: where it stands (mpi_transport.c) */
-    int mpi_count;         /* MPI receive: bytes of the first part, once it has come */
-    void *mpi_rxq;         /* MPI receive: its queue (kept while the read is in it) */
-    /* MPI: a large message's first part (send), or where a read's first part lands */
-    alignas(16) unsigned char mpi_wire[UTC__MPI_WIRE_BYTES];
-    /* The private part of the transport the request is started on (UTC__REQ_PRIV): only
+    /* (A field added above must be set in utc__req_prepare.) The private part of the transport the request is started on (UTC__REQ_PRIV): only
      * that transport reads or writes it, and sets it when it starts the request. */
     alignas(16) unsigned char priv[UTC__REQ_PRIV_BYTES];
 };
@@ -118,8 +102,8 @@ struct utc_request {
 static inline void utc__req_prepare(utc_request_t *req, utc__op_t op, int dir, int tag, int peer,
                                     utc__transport_t *tp)
 {
-    /* every field before mpi_req, one by one (a memset of them was a library call per
-     * operation); the MPI transport sets its own part when it starts the request */
+    /* every field before priv, one by one (a memset of them was a library call per
+     * operation); the transport sets its own part, priv, when it starts the request */
     req->magic = UTC__REQ_MAGIC;
     req->op = op;
     req->owned = false;
@@ -135,7 +119,7 @@ static inline void utc__req_prepare(utc_request_t *req, utc__op_t op, int dir, i
     req->received = 0;
     req->owned_buf = NULL;
     req->status = UTC_OK;
-    req->mpi_err = 0;
+    req->tp_err = 0;
     req->next = NULL;
     req->m = (utc__msg_desc_t){0};
     req->posted = false;
@@ -143,7 +127,6 @@ static inline void utc__req_prepare(utc_request_t *req, utc__op_t op, int dir, i
     req->inflight = NULL;
     req->member = 0;
     req->sub = NULL;
-    req->mpi_req = MPI_REQUEST_NULL;
     atomic_init(&req->state, UTC__REQ_PENDING);
 }
 

@@ -513,7 +513,7 @@ static void inner_finished(shared_tp_t *t, utc_request_t *req)
     if (req->op == UTC__OP_RECV) {
         req->received = q->received;
         req->owned_buf = q->owned_buf;
-        req->mpi_err = q->mpi_err;
+        req->tp_err = q->tp_err;
         if (q->status == UTC_OK || q->status == UTC_ERR_TRUNCATE) {
             req->tag = q->tag;
             req->peer = p->wrank;
@@ -521,7 +521,7 @@ static void inner_finished(shared_tp_t *t, utc_request_t *req)
             atomic_store(&p->ended, true); /* its writer is asked no more */
         }
     } else {
-        req->mpi_err = q->mpi_err;
+        req->tp_err = q->tp_err;
     }
     finish(t, req, q->status);
 }
@@ -541,8 +541,8 @@ static bool shared_progress(utc__transport_t *tp, utc_request_t *req)
                     return false;
                 if (first == UTC_OK)
                     first = s->inner[i].status;
-                if (s->inner[i].mpi_err)
-                    req->mpi_err = s->inner[i].mpi_err;
+                if (s->inner[i].tp_err)
+                    req->tp_err = s->inner[i].tp_err;
             }
             finish(t, req, first);
             return true;
