@@ -78,13 +78,6 @@ static utc_status_t conduit_get(const utc_conduit_t *h, const char *fn, utc_cond
 
 /* ---- creation and destruction ---- */
 
-static bool transport_ok(const utc__transport_t *tp)
-{
-    const utc__transport_ops_t *o = tp->ops;
-    return o && o->name && o->start && o->progress && o->wait && o->cancel && o->shutdown &&
-           o->destroy;
-}
-
 /* Conduit objects are kept for reuse (under reg_lock) rather than freed: see `nreq`. */
 static utc_conduit_t *pool;
 /* Destroyed conduits that operations still refer to (under reg_lock); utc_finalize frees
@@ -141,10 +134,9 @@ static void conduit_free(utc_conduit_t *c)
     pthread_mutex_lock(&reg_lock);
     closed_unlink(c);
     pthread_mutex_unlock(&reg_lock);
-    if (c->local)
-        c->local->ops->destroy(c->local);
-    if (c->remote)
-        c->remote->ops->destroy(c->remote);
+    for (int i = 0; i <= UTC__CONDUIT_SHARED_TP; i++)
+        if (c->tp[i])
+            c->tp[i]->ops->destroy(c->tp[i]);
     for (int i = 0; i < c->nends; i++) {
         utc__conduit_end_t *e = &c->ends[i];
         free(e->group_ranks);
@@ -220,6 +212,16 @@ static utc_status_t check_options(const utc_conduit_options_t *o)
     return UTC_OK;
 }
 
+/* Check the options of a creation by `fn` and resolve o->transport (the option, else
+ * UTC_TRANSPORT): the pick (utc__transport_pick) reads the result. */
+static utc_status_t check_options_resolve(utc_conduit_options_t *o, const char *fn)
+{
+    utc_status_t rc = check_options(o);
+    if (rc == UTC_OK)
+        rc = utc__transport_choice(o, fn, &o->transport);
+    return rc;
+}
+
 static utc_status_t end_init(utc__conduit_end_t *e, utc_task_t *task)
 {
     struct utc__task *t = task->impl;
@@ -250,7 +252,7 @@ static bool in_group(const utc__conduit_end_t *e, int rank)
 }
 
 static utc_status_t check_create_args(utc_task_t *src, utc_task_t *dst,
-                                      const utc_conduit_options_t *o, utc_conduit_t **out)
+                                      utc_conduit_options_t *o, utc_conduit_t **out)
 {
     utc_status_t rc;
     if ((rc = utc__task_check(src, "utc_conduit_create")) != UTC_OK ||
@@ -258,7 +260,7 @@ static utc_status_t check_create_args(utc_task_t *src, utc_task_t *dst,
         return rc;
     if (!out)
         return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_create: out is NULL");
-    if ((rc = check_options(o)) != UTC_OK)
+    if ((rc = check_options_resolve(o, "utc_conduit_create")) != UTC_OK)
         return rc;
     if (o->credits != 0)
         return utc__error(UTC_ERR_INVALID_ARG,
@@ -286,7 +288,81 @@ static void describe_create(utc__coll_desc_t *d, utc_task_t *src, utc_task_t *ds
     d->part[0] = utc__digest_u64(h, (uint64_t)utc_task_id(dst));
     h = utc__digest_u64(UTC__DIGEST_INIT, (uint64_t)o->mode);
     h = utc__digest_u64(h, o->inline_max);
+    h = utc__digest_u64(h, (uint64_t)o->transport); /* resolved: UTC_TRANSPORT counts */
     d->part[1] = utc__digest_u64(h, o->ring_slots);
+}
+
+/* Pair (a, b) of ranks will talk: its component is used, by both ranks. */
+static void pair_use(const utc_conduit_options_t *o, bool *use, int nranks, int a, int b)
+{
+    int k = utc__transport_pick(a, b, o);
+    if (k >= 0)
+        use[k * nranks + a] = use[k * nranks + b] = true;
+}
+
+/*
+ * Create c's transports: each pair of ranks that will talk (single-entry: the two entry
+ * ranks; free mode: every rank of one task with every rank of the other) uses the
+ * component the pick gives it. Every rank computes the same answer from the proc lists
+ * and the host map, so a collective component's create is entered by all ranks or by
+ * none; the collective ones come first and are all entered even after a failure (no rank
+ * skips one that the others enter), then the others, on the ranks of their pairs.
+ */
+static utc_status_t create_transports(utc_conduit_t *c)
+{
+    int me = utc_rank(), nranks = utc_nranks(), ncomp = utc__transport_ncomponents;
+    const utc__conduit_end_t *e0 = &c->end[0], *e1 = &c->end[1];
+    bool *use = calloc((size_t)ncomp * (size_t)nranks, sizeof *use);
+    int *members = malloc(sizeof *members * (size_t)nranks);
+    utc_status_t rc = UTC_OK;
+    if (!use || !members) {
+        rc = utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
+        goto out;
+    }
+    if (c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY)
+        pair_use(&c->opts, use, nranks, e0->entry_rank, e1->entry_rank);
+    else
+        for (int i = 0; i < e0->ngroup; i++)
+            for (int j = 0; j < e1->ngroup; j++)
+                pair_use(&c->opts, use, nranks, e0->group_ranks[i], e1->group_ranks[j]);
+    for (int collective = 1; collective >= 0; collective--) {
+        for (int k = 0; k < ncomp; k++) {
+            const utc__transport_component_t *comp = utc__transport_components[k];
+            const bool *u = &use[k * nranks];
+            int n = 0;
+            for (int r = 0; r < nranks; r++)
+                if (u[r])
+                    members[n++] = r;
+            if (comp->collective != collective || n == 0 ||
+                (!collective && (!u[me] || rc != UTC_OK)))
+                continue;
+            utc__transport_args_t args = {.conduit_id = c->id, .opts = &c->opts,
+                                          .members = members, .nmembers = n};
+            utc_status_t krc =
+                collective ? UTC__WAIT_CALL(UTC__WAIT_CONDUIT_SETUP, c->id, -1, -1, NULL,
+                                            utc__transport_create(k, &args, &c->tp[k]))
+                           : utc__transport_create(k, &args, &c->tp[k]);
+            if (rc == UTC_OK)
+                rc = krc;
+        }
+    }
+out:
+    free(use);
+    free(members);
+    return rc;
+}
+
+/* The names of c's transports on this rank ("inproc, mpi"; "none"), for the log. */
+static void transports_here(const utc_conduit_t *c, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < utc__transport_ncomponents && len < size; k++)
+        if (c->tp[k])
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+                                    utc__transport_components[k]->name);
+    if (!buf[0])
+        utc__text_copy(buf, size, "none");
 }
 
 utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
@@ -308,8 +384,6 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
     if (args_rc != UTC_OK)
         return args_rc;
 
-    int me = utc_rank(), nranks = utc_nranks();
-    int *members = NULL;
     utc_conduit_t *c = conduit_alloc();
     if (!c)
         return utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
@@ -322,56 +396,24 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
     if ((rc = end_init(&c->end[0], src)) != UTC_OK || (rc = end_init(&c->end[1], dst)) != UTC_OK)
         goto fail;
 
-    /* Which transports this rank needs. Every rank computes the same answer from the proc
-     * lists, so the collective MPI_Comm_split below is entered by all or by none. */
-    const utc__conduit_end_t *e0 = &c->end[0], *e1 = &c->end[1];
-    bool need_local, need_remote;
-    if (!(members = calloc((size_t)nranks, sizeof *members))) {
-        rc = utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
+    if ((rc = create_transports(c)) != UTC_OK)
         goto fail;
-    }
-    int nmembers = 0;
-    if (o.mode == UTC_CONDUIT_SINGLE_ENTRY) {
-        need_local = e0->entry_rank == e1->entry_rank && me == e0->entry_rank;
-        need_remote = e0->entry_rank != e1->entry_rank;
-        for (int r = 0; r < nranks; r++)
-            if (r == e0->entry_rank || r == e1->entry_rank)
-                members[nmembers++] = r;
-    } else {
-        need_local = in_group(e0, me) && in_group(e1, me);
-        need_remote = !(e0->ngroup == 1 && e1->ngroup == 1 &&
-                        e0->group_ranks[0] == e1->group_ranks[0]);
-        for (int r = 0; r < nranks; r++)
-            if (in_group(e0, r) || in_group(e1, r))
-                members[nmembers++] = r;
-    }
-    if (need_remote &&
-        (rc = UTC__WAIT_CALL(UTC__WAIT_CONDUIT_SETUP, c->id, -1, -1, NULL,
-                           utc__mpi_transport_create(c->id, members, nmembers, &c->remote))) != UTC_OK)
-        goto fail;
-    if (need_local && (rc = utc__shm_transport_create(c->id, &c->opts, &c->local)) != UTC_OK)
-        goto fail;
-    if ((c->local && !transport_ok(c->local)) || (c->remote && !transport_ok(c->remote))) {
-        rc = utc__error(UTC_ERR_INTERNAL, "utc_conduit_create: a transport has an incomplete "
-                        "ops table");
-        goto fail;
-    }
-    c->entry_transport = e0->entry_rank == e1->entry_rank ? UTC_CONDUIT_INPROC : UTC_CONDUIT_MPI;
-    free(members);
+    int entry = utc__transport_pick(c->end[0].entry_rank, c->end[1].entry_rank, &c->opts);
+    c->entry_transport = utc__transport_components[entry]->kind;
+    c->entry_name = utc__transport_components[entry]->name;
 
     pthread_mutex_lock(&reg_lock);
     c->self = c;
     HASH_ADD_PTR(registry, self, c);
     pthread_mutex_unlock(&reg_lock);
-    utc_log(UTC_LOG_DEBUG, "conduit %d: '%s' -> '%s', %s mode, %s between entries%s%s", c->id,
-            utc_task_name(src), utc_task_name(dst),
-            o.mode == UTC_CONDUIT_FREE ? "free" : "single-entry",
-            c->entry_transport == UTC_CONDUIT_INPROC ? "in-process" : "MPI",
-            c->local ? "; rings here" : "", c->remote ? "; MPI communicator here" : "");
+    char here[64];
+    transports_here(c, here, sizeof here);
+    utc_log(UTC_LOG_DEBUG, "conduit %d: '%s' -> '%s', %s mode, %s between entries; "
+            "transports here: %s", c->id, utc_task_name(src), utc_task_name(dst),
+            o.mode == UTC_CONDUIT_FREE ? "free" : "single-entry", c->entry_name, here);
     *out = utc__handle_make(c, c->gen);
     return UTC_OK;
 fail:
-    free(members);
     conduit_free(c);
     return rc;
 }
@@ -380,7 +422,7 @@ fail:
 
 static utc_status_t check_shared_args(utc_task_t *const *w, int nw, utc_task_t *const *rd,
                                       int nr, utc_shared_mode_t mode,
-                                      const utc_conduit_options_t *o, utc_conduit_t **out)
+                                      utc_conduit_options_t *o, utc_conduit_t **out)
 {
     static const char fn[] = "utc_conduit_create_shared";
     if (!out)
@@ -395,7 +437,7 @@ static utc_status_t check_shared_args(utc_task_t *const *w, int nw, utc_task_t *
     if (mode != UTC_SHARED_PUBLISH && mode != UTC_SHARED_SHARE)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: unknown mode %d (UTC_SHARED_PUBLISH or "
                           "UTC_SHARED_SHARE)", fn, (int)mode);
-    utc_status_t rc = check_options(o);
+    utc_status_t rc = check_options_resolve(o, fn);
     int credits;
     if (rc != UTC_OK || (rc = utc__shared_credits(o, mode, &credits)) != UTC_OK)
         return rc;
@@ -450,6 +492,7 @@ utc_status_t utc_conduit_create_shared(utc_task_t *const *writers, int nwriters,
         h = utc__digest_u64(UTC__DIGEST_INIT, (uint64_t)mode);
         h = utc__digest_u64(h, o.inline_max);
         h = utc__digest_u64(h, (uint64_t)o.credits);
+        h = utc__digest_u64(h, (uint64_t)o.transport); /* resolved: UTC_TRANSPORT counts */
         d.part[2] = utc__digest_u64(h, o.ring_slots);
     }
     if ((rc = utc__coll_check(utc__world_comm(), utc__coll_world_seq(), NULL, fn, &d)) != UTC_OK)
@@ -480,15 +523,21 @@ utc_status_t utc_conduit_create_shared(utc_task_t *const *writers, int nwriters,
             goto fail;
         entry[i] = c->ends[i].entry_rank;
     }
-    bool one_rank = true;
-    for (int i = 1; i < n; i++)
-        one_rank &= entry[i] == entry[0];
-    c->entry_transport = one_rank ? UTC_CONDUIT_INPROC : UTC_CONDUIT_MPI;
+    /* the widest component its pairs of a writer and a reader use (the last in the table) */
+    int widest = 0;
+    for (int w = 0; w < nwriters; w++)
+        for (int r = nwriters; r < n; r++) {
+            int k = utc__transport_pick(entry[w], entry[r], &c->opts);
+            widest = k > widest ? k : widest;
+        }
+    c->entry_transport = utc__transport_components[widest]->kind;
+    c->entry_name = utc__transport_components[widest]->name;
+    utc__transport_t **tp = &c->tp[UTC__CONDUIT_SHARED_TP];
     if ((rc = UTC__WAIT_CALL(UTC__WAIT_CONDUIT_SETUP, c->id, -1, -1, NULL,
                              utc__shared_transport_create(c->id, mode, entry, nwriters, nreaders,
-                                                          &c->opts, &c->local))) != UTC_OK)
+                                                          &c->opts, tp))) != UTC_OK)
         goto fail;
-    if (!transport_ok(c->local)) {
+    if (!utc__transport_ops_ok((*tp)->ops)) {
         rc = utc__error(UTC_ERR_INTERNAL, "%s: the shared transport has an incomplete ops "
                         "table", fn);
         goto fail;
@@ -498,9 +547,9 @@ utc_status_t utc_conduit_create_shared(utc_task_t *const *writers, int nwriters,
     c->self = c;
     HASH_ADD_PTR(registry, self, c);
     pthread_mutex_unlock(&reg_lock);
-    utc_log(UTC_LOG_DEBUG, "conduit %d: shared, %d writer(s) -> %d reader(s), %s mode, %s",
-            c->id, nwriters, nreaders, mode == UTC_SHARED_PUBLISH ? "publish" : "share",
-            one_rank ? "in-process" : "across ranks");
+    utc_log(UTC_LOG_DEBUG, "conduit %d: shared, %d writer(s) -> %d reader(s), %s mode, %s "
+            "between entries (at the widest)", c->id, nwriters, nreaders,
+            mode == UTC_SHARED_PUBLISH ? "publish" : "share", c->entry_name);
     *out = utc__handle_make(c, c->gen);
     return UTC_OK;
 fail:
@@ -529,10 +578,9 @@ static void conduit_close(utc_conduit_t *c)
     for (int i = 0; i < c->nends; i++)
         if (utc__task_check(c->ends[i].task, "utc_conduit_destroy") == UTC_OK)
             utc__task_wait_starts_left(c->ends[i].task, c);
-    if (c->local)
-        c->local->ops->shutdown(c->local, UTC_ERR_CANCELED);
-    if (c->remote)
-        c->remote->ops->shutdown(c->remote, UTC_ERR_CANCELED);
+    for (int i = 0; i <= UTC__CONDUIT_SHARED_TP; i++)
+        if (c->tp[i])
+            c->tp[i]->ops->shutdown(c->tp[i], UTC_ERR_CANCELED);
     for (int i = 0; i < c->nends; i++)
         if (utc__task_check(c->ends[i].task, "utc_conduit_destroy") == UTC_OK)
             utc__task_wait_calls_left(c->ends[i].task, c);
@@ -666,6 +714,16 @@ typedef struct xfer {
     double timeout;  /* seconds */
     utc_msg_info_t *info; /* read_any, probes: what the message is (the caller's) */
 } xfer_t;
+
+/* c's transport between this rank `me` and world rank `peer` (the pick's), or NULL; a
+ * shared conduit's shared transport. */
+static utc__transport_t *conduit_tp(const utc_conduit_t *c, int me, int peer)
+{
+    if (c->shared)
+        return c->tp[UTC__CONDUIT_SHARED_TP];
+    int k = utc__transport_pick(me, peer, &c->opts);
+    return k < 0 ? NULL : c->tp[k];
+}
 
 /* Where an operation goes, once its arguments have been checked. */
 typedef struct route {
@@ -874,7 +932,6 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
     utc__conduit_end_t *mine = &c->ends[member];
     const utc__conduit_end_t *other = &c->end[1 - end];
     int me = ctx->world_rank, peer;
-    utc__transport_t *tp = c->local;
     if (c->shared) {
         /* single-entry: each member transfers on its entry rank, with every other member
          * through the shared transport */
@@ -883,7 +940,8 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
                               "%s: in shared conduit %d task '%s' transfers on its entry rank "
                               "%d, and this is rank %d", x->fn, c->id, task_label(mine),
                               mine->entry_rank, me);
-        peer = utc__shared_transport_peer(c->local, member); /* one of several */
+        /* one of several */
+        peer = utc__shared_transport_peer(c->tp[UTC__CONDUIT_SHARED_TP], member);
     } else if (c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY) {
         if (me != mine->entry_rank)
             return utc__error(UTC_ERR_NOT_MEMBER,
@@ -899,8 +957,7 @@ static utc_status_t route_op(const utc_conduit_t *h, const xfer_t *x, route_t *r
                               "%s: rank %d holds no thread of task '%s', the other end of "
                               "conduit %d", x->fn, peer, task_label(other), c->id);
     }
-    if (!c->shared && peer != me)
-        tp = c->remote;
+    utc__transport_t *tp = conduit_tp(c, me, peer);
     if (!tp)
         return utc__error(UTC_ERR_INTERNAL, "%s: conduit %d has no transport from rank %d to %d",
                           x->fn, c->id, me, peer);
@@ -935,7 +992,7 @@ static const utc__wait_detail_t *wait_detail(const utc_conduit_t *c, int member,
 {
     if (!c->shared)
         return NULL;
-    utc__shared_wait_init(w, c->local, member, tag);
+    utc__shared_wait_init(w, c->tp[UTC__CONDUIT_SHARED_TP], member, tag);
     return &w->base;
 }
 
@@ -1125,9 +1182,9 @@ static utc_status_t perform_close(utc_conduit_t *c, const xfer_t *x, const route
     utc_status_t rc = UTC_OK;
     for (int i = 0; i < n && rc == UTC_OK; i++) {
         int peer = free_mode ? other->group_ranks[i] : r->peer;
-        utc__transport_t *tp = peer == me ? c->local : c->remote;
+        utc__transport_t *tp = conduit_tp(c, me, peer);
         if (c->shared) /* the shared transport ends this writer's stream to every reader */
-            peer = r->member, tp = c->local;
+            peer = r->member;
         utc__call_starting(r->ctx, c);
         rc = atomic_load(&c->dead) ? UTC_ERR_CANCELED
                                    : tp ? tp->ops->close(tp, r->end, peer) : UTC_ERR_INTERNAL;
@@ -1832,15 +1889,14 @@ static void mark_task_failed(utc_task_t *task, utc_status_t rc, utc_status_t sta
         for (int e = 0; e < c->nends; e++) {
             if (c->ends[e].task != task)
                 continue;
-            utc__transport_t *tps[2] = {c->local, c->remote};
             bool told = false;
-            for (int i = 0; i < 2; i++) {
-                utc__transport_t *tp = tps[i];
+            for (int i = 0; i <= UTC__CONDUIT_SHARED_TP; i++) {
+                utc__transport_t *tp = c->tp[i];
                 if (!tp || !utc__transport_mark_failed(tp, e, utc_rank(), (int)rc, status))
                     continue;
                 tp->ops->fail(tp, status);
-                if (global_thread >= 0 && tp->ops->notify_failed)
-                    tp->ops->notify_failed(tp, e, rc);
+                if (global_thread >= 0)
+                    tp->ops->notify_failed(tp, e, utc_rank(), rc);
                 told = true;
             }
             if (told && global_thread >= 0)
@@ -1862,11 +1918,12 @@ void utc__conduits_run_queued(utc_task_t *task)
     pthread_mutex_lock(&reg_lock);
     utc_conduit_t *c, *tmp;
     HASH_ITER(hh, registry, c, tmp) {
-        utc__transport_t *tps[2] = {c->local, c->remote};
-        for (int i = 0; i < 2; i++)
-            if (tps[i] && atomic_load(&tps[i]->failed) &&
-                end_at(c, atomic_load(&tps[i]->fail_end))->task == task)
-                atomic_store(&tps[i]->failed, 0); /* the failed task runs again */
+        for (int i = 0; i <= UTC__CONDUIT_SHARED_TP; i++) {
+            utc__transport_t *tp = c->tp[i];
+            if (tp && atomic_load(&tp->failed) &&
+                end_at(c, atomic_load(&tp->fail_end))->task == task)
+                atomic_store(&tp->failed, 0); /* the failed task runs again */
+        }
     }
     pthread_mutex_unlock(&reg_lock);
 }

@@ -1,11 +1,12 @@
 /*
  * Internals of the conduits module: the conduit object, requests, and the transport
- * interface that the in-process (shm/) and MPI (mpi/) transports implement.
+ * interface that the transports implement (service/transport.h).
  *
- * A conduit holds up to two transports on a rank: `local` (in-process rings, when this
- * rank holds both ends) and `remote` (MPI, when some pair of ends is on different ranks).
- * Every operation, blocking or not, is a request handed to one of them: start, then
- * progress/wait, then (for timed-out reads) cancel.
+ * A conduit holds, on a rank, at most one transport of each component of the component
+ * table (conduits/components.c): the ones that the pairs of ranks this rank talks to pick
+ * (utc__transport_pick), by the component's index. A shared conduit holds its shared
+ * transport instead. Every operation, blocking or not, is a request handed to one of them:
+ * start, then progress/wait, then (for timed-out reads) cancel.
  */
 #ifndef UTC_CONDUIT_INTERNAL_H
 #define UTC_CONDUIT_INTERNAL_H
@@ -26,6 +27,9 @@
 #include "service/request.h"
 #include "service/transport.h"
 #include "service/wait.h"
+
+/* The slot of a shared conduit's transport in utc_conduit_t.tp. */
+#define UTC__CONDUIT_SHARED_TP UTC__TRANSPORT_MAX
 
 /* A counter on a cache line of its own. */
 typedef struct utc__conduit_count {
@@ -70,10 +74,11 @@ struct utc_conduit {
     int nends, nwriters;
     bool shared;                         /* made by utc_conduit_create_shared */
     utc_shared_mode_t shared_mode;
-    utc__transport_t *local;             /* in-process rings (a shared conduit: its shared
-                                          * transport), or NULL */
-    utc__transport_t *remote;            /* MPI, or NULL */
+    /* its transports on this rank: tp[i] of component i, or NULL; a shared conduit's
+     * shared transport in tp[UTC__CONDUIT_SHARED_TP] (the others NULL) */
+    utc__transport_t *tp[UTC__TRANSPORT_MAX + 1];
     utc_conduit_transport_t entry_transport;
+    const char *entry_name;              /* its component's name ("inproc", "mpi", ...) */
     utc_conduit_t *self;                 /* registry key: the handle itself */
     UT_hash_handle hh;                   /* registry of live conduits */
     /*

@@ -779,18 +779,14 @@ static void mpi_fail(utc__transport_t *tp, utc_status_t status)
     utc__spin_unlock(&t->lock);
 }
 
-void utc__mpi_transport_notify(utc__transport_t *tp, int end, int rank, utc_status_t rc)
+/* Tell every other member (on bulk, tag CTL_TAG): a small message, it leaves at once. */
+static void mpi_notify_failed(utc__transport_t *tp, int end, int rank, utc_status_t rc)
 {
     mpi_transport_t *t = (mpi_transport_t *)tp;
     int msg[4] = {end, rank, (int)rc, 0};
     for (int m = 0; m < t->nmembers; m++)
         if (m != t->me)
-            MPI_Send(msg, 4, MPI_INT, m, CTL_TAG, t->bulk); /* small: leaves at once */
-}
-
-static void mpi_notify_failed(utc__transport_t *tp, int end, utc_status_t rc)
-{
-    utc__mpi_transport_notify(tp, end, utc_rank(), rc);
+            MPI_Send(msg, 4, MPI_INT, m, CTL_TAG, t->bulk);
 }
 
 /* ---- sends ---- */
@@ -1358,9 +1354,12 @@ static const utc__transport_ops_t mpi_ops = {
     .destroy = mpi_destroy,
 };
 
-utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int nmembers,
-                                       utc__transport_t **out)
+/* Collective over all ranks: args->members lists the world ranks that take part
+ * (ascending); *out is NULL on the others. */
+static utc_status_t mpi_create(const utc__transport_args_t *args, utc__transport_t **out)
 {
+    const int *members = args->members;
+    int nmembers = args->nmembers;
     MPI_Comm world = utc__world_comm(), comm = MPI_COMM_NULL;
     int me = utc_rank(), nranks = utc_nranks(), member = 0, err;
     for (int i = 0; i < nmembers; i++)
@@ -1429,7 +1428,7 @@ utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int n
     for (int i = 0; i < nmembers; i++)
         crank[members[i]] = i;
     t->base.ops = &mpi_ops;
-    t->base.conduit_id = conduit_id;
+    t->base.conduit_id = args->conduit_id;
     t->base.kind = UTC_CONDUIT_MPI;
     t->comm = comm;
     t->nmembers = nmembers;
@@ -1451,3 +1450,14 @@ fail:
     MPI_Comm_free(&comm);
     return rc;
 }
+
+static bool mpi_reaches(int a, int b) { return a != b; }
+
+const utc__transport_component_t utc__mpi_component = {
+    .name = "mpi",
+    .kind = UTC_CONDUIT_MPI,
+    .reaches = mpi_reaches,
+    .collective = true,
+    .create = mpi_create,
+    .req_priv = sizeof(mpi_req_t),
+};

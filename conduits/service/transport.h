@@ -1,7 +1,9 @@
 /*
- * Conduit service: the transport interface that the in-process (shm/) and MPI (mpi/)
- * transports implement and conduit.c drives. A transport knows requests, waiting and
- * what its creator tells it; it never calls back into the conduit object.
+ * Conduit service: the transport interface that every transport (shm/: in-process, mpi/:
+ * between ranks, and the shared conduit's transport built of them) implements and the
+ * conduit drives, and the component records through which the conduit finds and creates
+ * them (conduits/components.c). A transport knows requests, waiting and what its creator
+ * tells it; it never calls back into the conduit object.
  */
 #ifndef UTC_CONDUITS_TRANSPORT_H
 #define UTC_CONDUITS_TRANSPORT_H
@@ -15,8 +17,9 @@
 #include "service/request.h"
 
 /*
- * A transport: the in-process rings or MPI. Ops tables are static const and checked once
- * at conduit creation (utc__transport_check).
+ * A transport: the in-process rings, MPI, ... Ops tables are static const, with every op
+ * present (none is NULL: an op with nothing to do says so in a function of its own), and
+ * checked once at creation (utc__transport_create, with utc__transport_ops_ok).
  */
 typedef struct utc__transport_ops {
     const char *name;
@@ -51,9 +54,10 @@ typedef struct utc__transport_ops {
      * waiting for a reader) with `status`, and wake their waiters. Messages stay. The
      * transport's `failed` mark is already set. */
     void (*fail)(utc__transport_t *tp, utc_status_t status);
-    /* Tell the other ranks of the transport that end `end`'s task failed here with `rc`
-     * (MPI only; NULL in-process). */
-    void (*notify_failed)(utc__transport_t *tp, int end, utc_status_t rc);
+    /* Tell the other ranks of the transport that end `end`'s task failed on world rank
+     * `rank` with `rc` (this rank, or one whose notice this rank passes on: the shared
+     * transport). A transport whose ends are all in this process has nothing to tell. */
+    void (*notify_failed)(utc__transport_t *tp, int end, int rank, utc_status_t rc);
     /* Free the transport (once no operation refers to it): drops queued messages. */
     void (*destroy)(utc__transport_t *tp);
 } utc__transport_ops_t;
@@ -88,11 +92,14 @@ static inline bool utc__transport_mark_failed(utc__transport_t *tp, int end, int
     return atomic_compare_exchange_strong(&tp->failed, &expected, 1);
 }
 
+/* True when every op of `ops` is there (the name and the ten functions). */
+bool utc__transport_ops_ok(const utc__transport_ops_t *ops);
+
 /* ---- transport components ----
  *
  * Each transport is a folder under conduits/ with one component record; the component
  * table (conduits/components.c) lists them, most specific first, and one function picks
- * the component for a peer. Nothing else names a transport.
+ * the component for a pair of ranks (utc__transport_pick). Nothing else names a transport.
  */
 
 /* What a component's create gets. */
@@ -107,9 +114,10 @@ typedef struct utc__transport_args {
 typedef struct utc__transport_component {
     const char *name;                    /* "inproc", "node", "mpi": logs, trace, stats */
     utc_conduit_transport_t kind;
-    /* True when the component carries messages between this rank and world rank `peer`
-     * (it is asked for every peer, this rank included). */
-    bool (*reaches)(int peer);
+    /* True when the component carries messages between world ranks `a` and `b` (a == b:
+     * within one rank). Every rank gives the same answer for the same pair (it is asked
+     * about pairs of other ranks too, to know which collective creates to enter). */
+    bool (*reaches)(int a, int b);
     /* Create the transport of conduit `args->conduit_id` on this rank. A collective
      * component's create is entered by every rank of the world, members or not (*out is
      * NULL on the others); any other's only on the ranks that need it. */
@@ -118,23 +126,41 @@ typedef struct utc__transport_component {
     size_t req_priv;                     /* bytes of a request's private part it uses */
 } utc__transport_component_t;
 
+/* The components, each defined in its transport's folder. */
+extern const utc__transport_component_t utc__inproc_component; /* conduits/shm/ */
+extern const utc__transport_component_t utc__mpi_component;    /* conduits/mpi/ */
+
+/* The component table (conduits/components.c): every transport, most specific first. A
+ * conduit holds at most one transport of each, by its index here. */
+#define UTC__TRANSPORT_MAX 8
+extern const utc__transport_component_t *const utc__transport_components[];
+extern const int utc__transport_ncomponents;
+
+/* The index in the component table of the transport between world ranks `a` and `b` of a
+ * conduit with options `opts`: the first component that reaches the pair and is not
+ * switched off (opts->transport == UTC_CONDUIT_MPI, resolved by utc__transport_choice,
+ * leaves only MPI between two ranks). The same on every rank. -1: none reaches it. */
+int utc__transport_pick(int a, int b, const utc_conduit_options_t *opts);
+
+/* Create component `comp`'s transport for `args` (its create: collective or not, as the
+ * record says) and check its ops table; UTC_ERR_INTERNAL, with the message, for a
+ * component whose table or request part is not complete. *out is NULL on a rank that is
+ * no member of a collective component's transport. */
+utc_status_t utc__transport_create(int comp, const utc__transport_args_t *args,
+                                   utc__transport_t **out);
+
+/* The transport a creation asked for, the option (opts->transport) winning over the
+ * environment variable UTC_TRANSPORT ("auto" or "mpi"): *out is UTC_CONDUIT_MPI (MPI
+ * between every two ranks), UTC_CONDUIT_NODE (asked for by the option) or UTC_CONDUIT_NONE
+ * (automatic). UTC_ERR_INVALID_ARG, with a message naming `fn`, the option or the
+ * variable and their values, for anything else. */
+utc_status_t utc__transport_choice(const utc_conduit_options_t *opts, const char *fn,
+                                   utc_conduit_transport_t *out);
+
 /* ---- transports ---- */
 
-/* In-process rings (conduits/shm/). On the rank that holds both ends. */
-utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options_t *opts,
-                                       utc__transport_t **out);
-
-/* MPI (conduits/mpi/). Collective over all ranks: `members` lists the world ranks that
- * take part (ascending); *out is NULL on the others. */
-utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int nmembers,
-                                       utc__transport_t **out);
-
-/* The MPI transport's failure notice (its notify_failed) with the end, the rank where the
- * task failed and its status given: the shared transport passes a notice on. */
-void utc__mpi_transport_notify(utc__transport_t *tp, int end, int rank, utc_status_t rc);
-
-/* A shared conduit's transport (conduits/shared/): one inner transport (in-process or MPI)
- * per pair of a writer and a reader. Collective over all ranks. `entry[i]` is the entry
+/* A shared conduit's transport (conduits/shared/): one inner transport (the component
+ * utc__transport_pick gives) per pair of a writer and a reader. Collective over all ranks. `entry[i]` is the entry
  * rank of member i (the `nwriters` writers first, then the `nreaders` readers). Requests
  * carry their caller's member index (req->member); close's `peer` is the closing writer's
  * member index; its reads fill in req->peer, the world rank of the writer. */

@@ -743,15 +743,15 @@ static void notify_all(shared_tp_t *t, int member, int rank, utc_status_t rc)
 {
     for (int i = 0; i < t->nw * t->nr; i++) {
         utc__transport_t *in = t->pairs[i].tp;
-        if (in && in->ops->notify_failed) /* the MPI ones */
-            utc__mpi_transport_notify(in, NOTICE_END + member, rank, rc);
+        if (in) /* one within this rank has nothing to tell */
+            in->ops->notify_failed(in, NOTICE_END + member, rank, rc);
     }
 }
 
-/* A member's run failed here: tell the ranks of the pairs (notify_all). */
-static void shared_notify_failed(utc__transport_t *tp, int member, utc_status_t rc)
+/* A member's run failed on `rank` (here): tell the ranks of the pairs (notify_all). */
+static void shared_notify_failed(utc__transport_t *tp, int member, int rank, utc_status_t rc)
 {
-    notify_all(st_of(tp), member, utc_rank(), rc);
+    notify_all(st_of(tp), member, rank, rc);
 }
 
 static void shared_destroy(utc__transport_t *tp)
@@ -810,7 +810,6 @@ utc_status_t utc__shared_transport_create(int conduit_id, utc_shared_mode_t mode
     }
     t->base.ops = &shared_ops;
     t->base.conduit_id = conduit_id;
-    t->base.kind = UTC_CONDUIT_MPI;
     t->mode = mode;
     t->nw = nwriters;
     t->nr = nreaders;
@@ -822,29 +821,35 @@ utc_status_t utc__shared_transport_create(int conduit_id, utc_shared_mode_t mode
         shared_destroy(&t->base);
         return rc;
     }
-    /* every rank makes the pairs in the same order: the MPI ones are collective */
-    bool all_here = true;
+    /* every rank makes the pairs in the same order, each with the component the pick gives
+     * its two entry ranks: a collective one's create is entered by every rank */
+    int widest = 0; /* the kind of the widest component used: the last in the table */
     for (int w = 0; w < nwriters; w++) {
         for (int r = 0; r < nreaders; r++) {
             pair_t *p = pair_at(t, w, r);
             p->wrank = entry[w];
             p->rrank = entry[nwriters + r];
             atomic_init(&p->ended, false);
-            all_here &= p->wrank == p->rrank;
+            int comp = utc__transport_pick(p->wrank, p->rrank, opts);
+            int members[2] = {p->wrank < p->rrank ? p->wrank : p->rrank,
+                              p->wrank < p->rrank ? p->rrank : p->wrank};
+            utc__transport_args_t args = {.conduit_id = conduit_id, .opts = opts,
+                                          .members = members,
+                                          .nmembers = p->wrank == p->rrank ? 1 : 2};
             utc_status_t prc = UTC_OK;
-            if (p->wrank != p->rrank) {
-                int members[2] = {p->wrank < p->rrank ? p->wrank : p->rrank,
-                                  p->wrank < p->rrank ? p->rrank : p->wrank};
-                prc = utc__mpi_transport_create(conduit_id, members, 2, &p->tp);
-            } else if (me == p->wrank) {
-                prc = utc__shm_transport_create(conduit_id, opts, &p->tp);
-            }
+            if (comp < 0)
+                prc = utc__error(UTC_ERR_INTERNAL, "utc_conduit_create_shared: no transport "
+                                 "reaches rank %d from rank %d", p->rrank, p->wrank);
+            else if (utc__transport_components[comp]->collective || me == p->wrank ||
+                     me == p->rrank)
+                prc = utc__transport_create(comp, &args, &p->tp);
+            if (comp > widest)
+                widest = comp;
             if (rc == UTC_OK)
                 rc = prc; /* the collective creations go on, so every rank meets them */
         }
     }
-    if (all_here)
-        t->base.kind = UTC_CONDUIT_INPROC;
+    t->base.kind = utc__transport_components[widest]->kind;
     if (rc != UTC_OK) {
         shared_destroy(&t->base);
         return rc;

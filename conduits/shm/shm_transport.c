@@ -1123,6 +1123,13 @@ static void shm_destroy(utc__transport_t *tp)
     free(t);
 }
 
+/* Nothing to tell: both ends are in this process, where the failure is marked already
+ * (the conduit marks the transport and calls its fail op, which ends the pending reads). */
+static void shm_notify_failed(utc__transport_t *tp, int end, int rank, utc_status_t rc)
+{
+    (void)tp, (void)end, (void)rank, (void)rc;
+}
+
 static const utc__transport_ops_t shm_ops = {
     .name = "in-process",
     .start = shm_start,
@@ -1133,20 +1140,21 @@ static const utc__transport_ops_t shm_ops = {
     .close = shm_close,
     .shutdown = shm_shutdown,
     .fail = shm_fail,
-    .notify_failed = NULL,
+    .notify_failed = shm_notify_failed,
     .destroy = shm_destroy,
 };
 
-utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options_t *opts,
-                                       utc__transport_t **out)
+/* On the rank that holds both ends (not collective): the rings of args->opts. */
+static utc_status_t shm_create(const utc__transport_args_t *args, utc__transport_t **out)
 {
+    const utc_conduit_options_t *opts = args->opts;
     size_t size = (sizeof(shm_transport_t) + 63) & ~(size_t)63;
     shm_transport_t *t = aligned_alloc(64, size);
     if (!t)
         return utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: no memory for the rings");
     memset(t, 0, size);
     t->base.ops = &shm_ops;
-    t->base.conduit_id = conduit_id;
+    t->base.conduit_id = args->conduit_id;
     t->base.kind = UTC_CONDUIT_INPROC;
     size_t nslots = opts->ring_slots;
     size_t stride = (SLOT_HDR + opts->inline_max + 63) & ~(size_t)63;
@@ -1182,3 +1190,14 @@ utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options
     *out = &t->base;
     return UTC_OK;
 }
+
+static bool shm_reaches(int a, int b) { return a == b; }
+
+const utc__transport_component_t utc__inproc_component = {
+    .name = "inproc",
+    .kind = UTC_CONDUIT_INPROC,
+    .reaches = shm_reaches,
+    .collective = false,
+    .create = shm_create,
+    .req_priv = 0, /* its state of a request is in the request's common part (m, posted) */
+};

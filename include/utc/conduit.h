@@ -75,9 +75,10 @@ typedef enum utc_conduit_mode {
     UTC_CONDUIT_FREE = 1
 } utc_conduit_mode_t;
 
-/** The transport a conduit uses between two ranks. */
+/** The transport a conduit uses between two ranks (and, as an option, the one asked for). */
 typedef enum utc_conduit_transport {
-    UTC_CONDUIT_NONE = 0,   /**< no transfer possible (not used by a valid conduit) */
+    UTC_CONDUIT_NONE = 0,   /**< no transfer possible (not used by a valid conduit); as
+                             * the option utc_conduit_options_t.transport: automatic */
     UTC_CONDUIT_INPROC = 1, /**< both ends in this process: lock-free rings */
     UTC_CONDUIT_MPI = 2,    /**< ends in different ranks: MPI point-to-point */
     UTC_CONDUIT_NODE = 3    /**< ends in different ranks of one host: memory both map */
@@ -104,6 +105,15 @@ typedef struct utc_conduit_options {
      * variable UTC_SHARE_CREDITS when it is set, else UTC_CONDUIT_CREDITS_DEFAULT. At most
      * UTC_CONDUIT_CREDITS_MAX; any other conduit refuses a value other than 0. */
     int credits;
+    /** The transport between two ranks: UTC_CONDUIT_NONE (0, the default) chooses
+     * automatically, as the environment variable UTC_TRANSPORT says (`auto`, the default:
+     * node-local between ranks of one host, MPI across hosts; `mpi`: MPI between every two
+     * ranks); UTC_CONDUIT_MPI forces MPI between every two ranks (for comparison, or where
+     * shared memory is refused); UTC_CONDUIT_NODE asks for node-local between ranks of one
+     * host (MPI across hosts still) whatever UTC_TRANSPORT says. The option wins over the
+     * variable. Ends in one rank always use in-process rings: UTC_CONDUIT_INPROC is refused
+     * (UTC_ERR_INVALID_ARG). Every rank must resolve it alike (UTC_ERR_MISMATCH). */
+    utc_conduit_transport_t transport;
 } utc_conduit_options_t;
 
 /** Share mode's default credit window: a reader's next message is on its way while it
@@ -113,18 +123,21 @@ typedef struct utc_conduit_options {
 #define UTC_CONDUIT_CREDITS_MAX 256
 
 /** Default options: single-entry mode, 4 KiB inline threshold, 64 slots per ring, the
- * default credit window. */
+ * default credit window, the transport chosen automatically. */
 #define UTC_CONDUIT_OPTIONS_INIT                                                         \
     { .mode = UTC_CONDUIT_SINGLE_ENTRY, .inline_max = UTC_CONDUIT_INLINE_DEFAULT,         \
-      .ring_slots = UTC_CONDUIT_SLOTS_DEFAULT, .credits = 0 }
+      .ring_slots = UTC_CONDUIT_SLOTS_DEFAULT, .credits = 0,                              \
+      .transport = UTC_CONDUIT_NONE }
 
 /**
  * @brief Create a conduit between two tasks.
  *
  * Collective over all ranks, in the same order with the same arguments (like
- * utc_task_create); call it from the main thread. The transport is chosen here: in-process
- * rings on the rank(s) that hold both ends, an MPI communicator of the conduit's own when
- * some pair of ends is on different ranks. Blocks (MPI communicator creation).
+ * utc_task_create); call it from the main thread. The transports are chosen here, for each
+ * pair of ranks that will talk: in-process rings on the rank(s) that hold both ends,
+ * node-local between ranks of one host, an MPI communicator of the conduit's own across
+ * hosts (or between every two ranks when `opts->transport` or UTC_TRANSPORT asks for MPI).
+ * Blocks (MPI communicator creation).
  * @param src      source task ("S-task")
  * @param dst      destination task ("D-task"); src itself in free mode: a task's conduit to
  *                 itself joins its ranks point to point (write_to / read_from / sendrecv
@@ -133,7 +146,8 @@ typedef struct utc_conduit_options {
  * @param[out] out the conduit, set only on success
  * @return UTC_OK; UTC_ERR_NOT_INITIALIZED; UTC_ERR_INVALID_ARG (NULL argument, src == dst
  *         outside free mode,
- *         bad option, credits other than 0: they are for share-mode shared conduits);
+ *         bad option, credits other than 0: they are for share-mode shared conduits,
+ *         transport UTC_CONDUIT_INPROC or unknown, UTC_TRANSPORT neither `auto` nor `mpi`);
  *         UTC_ERR_INVALID_HANDLE (a task is not live); UTC_ERR_NO_MEMORY;
  *         UTC_ERR_MPI; UTC_ERR_UNSUPPORTED (MPI's tag range is too small);
  *         UTC_ERR_MISMATCH on every rank when the ranks passed different ends or options,
@@ -165,7 +179,8 @@ int utc_conduit_id(const utc_conduit_t *conduit);
 
 /**
  * @brief The transport between the two tasks' entry ranks (the same on all ranks):
- * UTC_CONDUIT_INPROC or UTC_CONDUIT_MPI; UTC_CONDUIT_NONE if the handle is not live.
+ * UTC_CONDUIT_INPROC, UTC_CONDUIT_NODE or UTC_CONDUIT_MPI (a shared conduit: the widest
+ * its pairs of entries use); UTC_CONDUIT_NONE if the handle is not live.
  */
 utc_conduit_transport_t utc_conduit_transport(const utc_conduit_t *conduit);
 
@@ -751,7 +766,7 @@ typedef enum utc_shared_mode {
  * @return UTC_OK; UTC_ERR_NOT_INITIALIZED; UTC_ERR_INVALID_ARG (NULL argument, empty set,
  *         a task listed twice or in both sets, unknown mode, free mode, bad option,
  *         credits outside 0 .. UTC_CONDUIT_CREDITS_MAX or set in publish mode, a bad
- *         UTC_SHARE_CREDITS);
+ *         UTC_SHARE_CREDITS, a bad transport option or UTC_TRANSPORT);
  *         UTC_ERR_INVALID_HANDLE (a task is not live); UTC_ERR_MISMATCH (ranks passed
  *         different arguments); UTC_ERR_NO_MEMORY; UTC_ERR_MPI.
  */
