@@ -751,9 +751,12 @@ static const utc__conduit_end_t *end_at(const utc_conduit_t *c, int i)
 static utc_status_t peer_failed_error(const utc_conduit_t *c, utc__transport_t *tp,
                                       const char *fn)
 {
-    int end = atomic_load(&tp->fail_end), rank = atomic_load(&tp->fail_rank);
-    int rc = atomic_load(&tp->fail_rc);
-    if (atomic_load(&tp->fail_why) == UTC_ERR_CANCELED)
+    utc__fail_info_t f;
+    if (!utc__transport_fail_info(tp, &f)) /* not published: a record being written */
+        return utc__error(UTC_ERR_PEER_FAILED, "%s: a task at an end of conduit %d failed",
+                          fn, c->id);
+    int end = f.end, rank = f.rank, rc = f.rc;
+    if (f.why == UTC_ERR_CANCELED)
         return utc__error(UTC_ERR_CANCELED,
                           "%s: task '%s', an end of conduit %d, is destroyed (utc_task_destroy "
                           "on rank %d) with this operation in flight", fn,
@@ -1049,8 +1052,7 @@ static utc_status_t req_result(const char *fn, const utc_request_t *req, size_t 
     case UTC_ERR_PEER_FAILED:
         return peer_failed_error(req->conduit, req->tp, fn);
     case UTC_ERR_CANCELED:
-        if (!req->canceled_by_user && atomic_load(&req->tp->failed) &&
-            atomic_load(&req->tp->fail_why) == UTC_ERR_CANCELED)
+        if (!req->canceled_by_user && utc__transport_fail_status(req->tp) == UTC_ERR_CANCELED)
             return peer_failed_error(req->conduit, req->tp, fn);
         return utc__error(UTC_ERR_CANCELED, "%s: %s (tag %d)", fn,
                           req->canceled_by_user ? "the request was canceled"
@@ -1204,7 +1206,7 @@ static utc_status_t perform_close(utc_conduit_t *c, const xfer_t *x, const route
 static utc_status_t perform(utc_conduit_t *c, const xfer_t *x, const route_t *r,
                             size_t *received, void **obuf)
 {
-    if (atomic_load_explicit(&r->tp->failed, memory_order_relaxed))
+    if (utc__transport_marked(r->tp))
         return peer_failed_error(c, r->tp, x->fn);
     if (x->probe)
         return perform_probe(c, x, r);
@@ -1377,7 +1379,7 @@ static bool express(utc_conduit_t *h, utc__op_t op, const void *sbuf, void *rbuf
      * path makes before a start (route_op, perform, transport_start) */
     utc__call_starting(ctx, c);
     if (atomic_load_explicit(&c->dead, memory_order_relaxed) ||
-        atomic_load_explicit(&tp->failed, memory_order_relaxed) ||
+        utc__transport_marked(tp) ||
         (op == UTC__OP_SEND && atomic_load_explicit(&r->e->wclosed, memory_order_relaxed))) {
         utc__call_leave(ctx);
         return false;
@@ -1696,7 +1698,7 @@ static utc_status_t start_marked(utc_conduit_t *h, const xfer_t *x, utc_request_
     utc_status_t rc = route_op(h, x, &r);
     utc_conduit_t *c = utc__handle_ptr(h);
     utc__inflight_entry_t *entry = NULL;
-    if (rc == UTC_OK && atomic_load_explicit(&r.tp->failed, memory_order_relaxed))
+    if (rc == UTC_OK && utc__transport_marked(r.tp))
         rc = peer_failed_error(c, r.tp, x->fn);
     if (rc != UTC_OK || closed_for_writes(c, x, &r, &rc) ||
         (rc = inflight_check(x, &r, &entry)) != UTC_OK)
@@ -1920,9 +1922,9 @@ void utc__conduits_run_queued(utc_task_t *task)
     HASH_ITER(hh, registry, c, tmp) {
         for (int i = 0; i <= UTC__CONDUIT_SHARED_TP; i++) {
             utc__transport_t *tp = c->tp[i];
-            if (tp && atomic_load(&tp->failed) &&
-                end_at(c, atomic_load(&tp->fail_end))->task == task)
-                atomic_store(&tp->failed, 0); /* the failed task runs again */
+            utc__fail_info_t f;
+            if (tp && utc__fail_record_get(&tp->fail, &f) && end_at(c, f.end)->task == task)
+                utc__fail_record_clear(&tp->fail); /* the failed task runs again */
         }
     }
     pthread_mutex_unlock(&reg_lock);

@@ -979,10 +979,10 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
             return true;
         /* a reader's task that failed will not take it: it ends now, its MPI sends parked
          * until the conduit's destroy drains them */
-        if (atomic_load_explicit(&t->base.failed, memory_order_relaxed) &&
-            atomic_load(&t->base.fail_end) != req->dir && !closed_status(t)) {
+        utc__fail_info_t f;
+        if (utc__fail_record_get(&t->base.fail, &f) && f.end != req->dir && !closed_status(t)) {
             park_send(t, req);
-            utc__req_finish(req, (utc_status_t)atomic_load(&t->base.fail_why));
+            utc__req_finish(req, f.why);
             return true;
         }
         return false;
@@ -1178,8 +1178,9 @@ static utc_status_t mpi_probe(utc__transport_t *tp, utc_request_t *req)
         return cl;
     if (over) /* checked after the look: what came before its end of stream was found */
         return UTC_ERR_CLOSED;
-    if (atomic_load_explicit(&tp->failed, memory_order_relaxed))
-        return (utc_status_t)atomic_load(&tp->fail_why);
+    utc_status_t why = utc__transport_fail_status(tp);
+    if (why)
+        return why;
     return UTC_ERR_TIMEOUT;
 }
 

@@ -62,34 +62,112 @@ typedef struct utc__transport_ops {
     void (*destroy)(utc__transport_t *tp);
 } utc__transport_ops_t;
 
+/*
+ * A failure record: a task at one end failed (or is destroyed), on which world rank, with
+ * which status. Set from any thread, without a lock: the first caller claims it (state
+ * NONE -> CLAIMING), writes the fields, then publishes it (PUBLISHED, release); a reader
+ * loads the state with acquire and reads the fields only when PUBLISHED, so it sees one
+ * caller's whole record. A second caller, while it is claimed or published, changes
+ * nothing. Cleared (PUBLISHED -> NONE) when the failed task runs again.
+ */
+enum { UTC__FAIL_NONE = 0, UTC__FAIL_CLAIMING = 1, UTC__FAIL_PUBLISHED = 2 };
+
+typedef struct utc__fail_record {
+    atomic_int state;            /* UTC__FAIL_* */
+    atomic_int end, rank, rc;    /* which end's task, on which world rank, with which status */
+    atomic_int why;              /* what operations end with: UTC_ERR_PEER_FAILED (the task's
+                                  * run failed) or UTC_ERR_CANCELED (the task is destroyed) */
+} utc__fail_record_t;
+
+/* A published record's fields, as one value. */
+typedef struct utc__fail_info {
+    int end, rank, rc;
+    utc_status_t why;
+} utc__fail_info_t;
+
+/* Claim, write and publish record `f`. False, with nothing changed, when another caller
+ * has claimed it (and published it or is about to). */
+static inline bool utc__fail_record_set(utc__fail_record_t *f, int end, int rank, int rc,
+                                        utc_status_t why)
+{
+    int expected = UTC__FAIL_NONE;
+    if (!atomic_compare_exchange_strong(&f->state, &expected, UTC__FAIL_CLAIMING))
+        return false;
+    /* relaxed: only the claimer writes them, and the release store below publishes them */
+    atomic_store_explicit(&f->end, end, memory_order_relaxed);
+    atomic_store_explicit(&f->rank, rank, memory_order_relaxed);
+    atomic_store_explicit(&f->rc, rc, memory_order_relaxed);
+    atomic_store_explicit(&f->why, (int)why, memory_order_relaxed);
+    /* release: pairs with the acquire in utc__fail_record_get */
+    atomic_store_explicit(&f->state, UTC__FAIL_PUBLISHED, memory_order_release);
+    return true;
+}
+
+/* True, with the fields in *out (when out is not NULL), when `f` is published. */
+static inline bool utc__fail_record_get(utc__fail_record_t *f, utc__fail_info_t *out)
+{
+    /* acquire: pairs with the release in utc__fail_record_set: the fields are its writer's */
+    if (atomic_load_explicit(&f->state, memory_order_acquire) != UTC__FAIL_PUBLISHED)
+        return false;
+    if (out) /* relaxed: ordered by the acquire above */
+        *out = (utc__fail_info_t){atomic_load_explicit(&f->end, memory_order_relaxed),
+                                  atomic_load_explicit(&f->rank, memory_order_relaxed),
+                                  atomic_load_explicit(&f->rc, memory_order_relaxed),
+                                  atomic_load_explicit(&f->why, memory_order_relaxed)};
+    return true;
+}
+
+/* Clear a published record (a claim in progress stays: its writer publishes it). */
+static inline void utc__fail_record_clear(utc__fail_record_t *f)
+{
+    int expected = UTC__FAIL_PUBLISHED;
+    atomic_compare_exchange_strong(&f->state, &expected, UTC__FAIL_NONE);
+}
+
 /* Root object of a transport: derived ones put it first, named base. */
 struct utc__transport {
     const utc__transport_ops_t *ops;
     int conduit_id;        /* for messages */
     utc_conduit_transport_t kind;
-    /* A task at one end failed (utc__transport_mark_failed): which end, on which world
-     * rank, with which status. Set from any thread, cleared by the conduit when a run of
-     * one of its tasks is queued here. */
-    atomic_int failed;     /* 0, or 1 once the four below are set */
-    atomic_int fail_end, fail_rank, fail_rc;
-    atomic_int fail_why;   /* what operations end with: UTC_ERR_PEER_FAILED (the task's
-                            * run failed) or UTC_ERR_CANCELED (the task is destroyed) */
+    /* The mark: a task at one end failed or is destroyed (utc__transport_mark_failed).
+     * Operations end with its `why` while it is published; cleared by the conduit when a
+     * run of that task is queued here. */
+    utc__fail_record_t fail;
+    /* A failure an inner transport saw, taken as this one's (the shared transport's
+     * pairs): operations end with it too, and messages name it, but it is no mark (a
+     * failure here still marks the transport and tells the other ranks). Never cleared. */
+    utc__fail_record_t seen;
 };
 
-/* Record a failure (why = UTC_ERR_PEER_FAILED) or the destruction (why = UTC_ERR_CANCELED)
- * of end `end`'s task on world rank `rank`, with `rc`. False if one was recorded already
- * (then nothing changes). */
+/* Mark `tp` failed: end `end`'s task on world rank `rank` failed with `rc` (why =
+ * UTC_ERR_PEER_FAILED) or is destroyed (why = UTC_ERR_CANCELED). False if a mark is there
+ * already (then nothing changes). Takes no lock. */
 static inline bool utc__transport_mark_failed(utc__transport_t *tp, int end, int rank, int rc,
                                               utc_status_t why)
 {
-    if (atomic_load(&tp->failed))
-        return false;
-    atomic_store(&tp->fail_end, end);
-    atomic_store(&tp->fail_rank, rank);
-    atomic_store(&tp->fail_rc, rc);
-    atomic_store(&tp->fail_why, (int)why);
-    int expected = 0;
-    return atomic_compare_exchange_strong(&tp->failed, &expected, 1);
+    return utc__fail_record_set(&tp->fail, end, rank, rc, why);
+}
+
+/* True when `tp` is marked failed (its mark is published). */
+static inline bool utc__transport_marked(utc__transport_t *tp)
+{
+    return utc__fail_record_get(&tp->fail, NULL);
+}
+
+/* What operations on `tp` end with because of a failure (its mark's, else what it has
+ * seen), or UTC_OK: one acquire load on the usual path. */
+static inline utc_status_t utc__transport_fail_status(utc__transport_t *tp)
+{
+    utc__fail_info_t f;
+    if (utc__fail_record_get(&tp->fail, &f) || utc__fail_record_get(&tp->seen, &f))
+        return f.why;
+    return UTC_OK;
+}
+
+/* The failure behind utc__transport_fail_status, for a message: true with *out. */
+static inline bool utc__transport_fail_info(utc__transport_t *tp, utc__fail_info_t *out)
+{
+    return utc__fail_record_get(&tp->fail, out) || utc__fail_record_get(&tp->seen, out);
 }
 
 /* True when every op of `ops` is there (the name and the ten functions). */

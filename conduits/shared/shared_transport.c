@@ -93,8 +93,6 @@ typedef struct shared_tp {
     pair_t *pairs;        /* [w * nr + r] */
     member_t *m;          /* nw + nr: writers, then readers */
     atomic_int down;      /* the shutdown's status; 0 while up */
-    atomic_int adopted;   /* 1: a failure an inner pair saw is on base's record, 2: being
-                           * written (adopt_failure) */
 } shared_tp_t;
 
 /* Where an operation stands. */
@@ -125,7 +123,8 @@ static bool is_writer(const shared_tp_t *t, int member) { return member < t->nw;
 #define NOTICE_END 2
 
 static void read_ended(shared_tp_t *t, const utc_request_t *req, const sub_t *s, bool got);
-static void shared_fail(utc__transport_t *tp, utc_status_t status);
+static void shared_fail_pairs(shared_tp_t *t, int member, int rank, int rc,
+                              utc_status_t status);
 static void notify_all(shared_tp_t *t, int member, int rank, utc_status_t rc);
 
 /* An operation ends on a failure that an inner transport saw (a notice from another rank
@@ -134,33 +133,26 @@ static void notify_all(shared_tp_t *t, int member, int rank, utc_status_t rc);
  * name the member that failed, not this pair's other end. */
 static void adopt_failure(shared_tp_t *t)
 {
-    if (atomic_load(&t->adopted) || atomic_load(&t->base.failed))
+    if (atomic_load(&t->base.seen.state) != UTC__FAIL_NONE || utc__transport_marked(&t->base))
         return;
     for (int i = 0; i < t->nw * t->nr; i++) {
         utc__transport_t *in = t->pairs[i].tp;
-        if (!in || !atomic_load(&in->failed))
+        utc__fail_info_t f;
+        if (!in || !utc__fail_record_get(&in->fail, &f))
             continue;
-        int expected = 0; /* 0 -> 2 claims the record, 1 publishes it once written */
-        if (!atomic_compare_exchange_strong(&t->adopted, &expected, 2))
-            return;
-        /* the record without the mark (base.failed): a run failure here, of a member that
-         * gets this status and returns it, still marks the conduit and tells the other
-         * ranks (conduit.c), as it did before this rank knew */
-        int end = atomic_load(&in->fail_end), rank = atomic_load(&in->fail_rank);
-        int rc = atomic_load(&in->fail_rc), why = atomic_load(&in->fail_why);
-        int member = end >= NOTICE_END ? end - NOTICE_END
-                     : end == 0        ? i / t->nr
-                                       : t->nw + i % t->nr;
+        int member = f.end >= NOTICE_END ? f.end - NOTICE_END
+                     : f.end == 0        ? i / t->nr
+                                         : t->nw + i % t->nr;
         if (member < 0 || member >= t->nw + t->nr)
-            member = end == 0 ? i / t->nr : t->nw + i % t->nr;
-        atomic_store(&t->base.fail_end, member);
-        atomic_store(&t->base.fail_rank, rank);
-        atomic_store(&t->base.fail_rc, rc);
-        atomic_store(&t->base.fail_why, why);
-        atomic_store(&t->adopted, 1);
-        shared_fail(&t->base, (utc_status_t)why);
-        if (why == UTC_ERR_PEER_FAILED) /* a destroy is every rank's own: no notice */
-            notify_all(t, member, rank, (utc_status_t)rc);
+            member = f.end == 0 ? i / t->nr : t->nw + i % t->nr;
+        /* on base's `seen`, not its mark: a run failure here, of a member that gets this
+         * status and returns it, still marks the conduit and tells the other ranks
+         * (conduit.c), as it did before this rank knew */
+        if (!utc__fail_record_set(&t->base.seen, member, f.rank, f.rc, f.why))
+            return; /* another thread adopts one */
+        shared_fail_pairs(t, member, f.rank, f.rc, f.why);
+        if (f.why == UTC_ERR_PEER_FAILED) /* a destroy is every rank's own: no notice */
+            notify_all(t, member, f.rank, (utc_status_t)f.rc);
         return;
     }
 }
@@ -184,12 +176,7 @@ static utc_status_t stopped(shared_tp_t *t)
     int d = atomic_load(&t->down);
     if (d)
         return (utc_status_t)d;
-    /* acquire: pairs with the marks' stores, made after the record behind them
-     * (utc__transport_mark_failed, adopt_failure), so the record read next is complete */
-    if (atomic_load_explicit(&t->base.failed, memory_order_acquire) ||
-        atomic_load_explicit(&t->adopted, memory_order_acquire) == 1)
-        return (utc_status_t)atomic_load(&t->base.fail_why);
-    return UTC_OK;
+    return utc__transport_fail_status(&t->base); /* its mark, or a failure adopted */
 }
 
 /* An inner request on pair p, in direction dir, to or from the other end's entry rank. */
@@ -721,18 +708,23 @@ static void shared_shutdown(utc__transport_t *tp, utc_status_t status)
             t->pairs[i].tp->ops->shutdown(t->pairs[i].tp, status);
 }
 
-/* A member failed here (its index is base.fail_end): every operation of the conduit ends,
- * on every pair this rank holds. */
-static void shared_fail(utc__transport_t *tp, utc_status_t status)
+/* Member `member` failed on `rank` with `rc`: every operation of the conduit ends with
+ * `status`, on every pair this rank holds. */
+static void shared_fail_pairs(shared_tp_t *t, int member, int rank, int rc, utc_status_t status)
 {
-    shared_tp_t *t = st_of(tp);
-    int member = atomic_load(&tp->fail_end);
-    int rank = atomic_load(&tp->fail_rank), rc = atomic_load(&tp->fail_rc);
     for (int i = 0; i < t->nw * t->nr; i++) {
         utc__transport_t *in = t->pairs[i].tp;
         if (in && utc__transport_mark_failed(in, is_writer(t, member) ? 0 : 1, rank, rc, status))
             in->ops->fail(in, status);
     }
+}
+
+/* A member failed here (the mark's end is its index). */
+static void shared_fail(utc__transport_t *tp, utc_status_t status)
+{
+    utc__fail_info_t f;
+    if (utc__fail_record_get(&tp->fail, &f))
+        shared_fail_pairs(st_of(tp), f.end, f.rank, f.rc, status);
 }
 
 /* Tell the other rank of every pair held here (between ranks) that member `member` failed

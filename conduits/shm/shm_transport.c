@@ -918,10 +918,10 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
         utc_status_t cl = closed_status(d);
         /* relaxed: only changed under the lock we hold */
         if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_PENDING) {
-        } else if (cl || atomic_load_explicit(&tp->failed, memory_order_relaxed)) {
+        } else if (cl || utc__transport_fail_status(tp)) {
             if (req->posted)
                 posted_remove(d, req);
-            utc__req_finish(req, cl ? cl : (utc_status_t)atomic_load(&tp->fail_why));
+            utc__req_finish(req, cl ? cl : utc__transport_fail_status(tp));
         } else {
             freed = req->posted ? drain(d, req, &woke) : post_read(d, req, &woke, true);
         }
@@ -1066,8 +1066,9 @@ static utc_status_t shm_probe(utc__transport_t *tp, utc_request_t *req)
         return cl;
     if (d->eos) /* set under rx_lock before any look that could miss a message */
         return UTC_ERR_CLOSED;
-    if (atomic_load_explicit(&tp->failed, memory_order_relaxed))
-        return (utc_status_t)atomic_load(&tp->fail_why);
+    utc_status_t why = utc__transport_fail_status(tp);
+    if (why)
+        return why;
     return UTC_ERR_TIMEOUT;
 }
 
