@@ -352,14 +352,15 @@ out:
     return rc;
 }
 
-/* The names of c's transports on this rank ("inproc, mpi"; "none"), for the log. */
+/* The names of c's transports on this rank ("inproc,mpi"; "none"), for the log, the trace
+ * and the statistics. */
 static void transports_here(const utc_conduit_t *c, char *buf, size_t size)
 {
     size_t len = 0;
     buf[0] = '\0';
     for (int k = 0; k < utc__transport_ncomponents && len < size; k++)
         if (c->tp[k])
-            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
                                     utc__transport_components[k]->name);
     if (!buf[0])
         utc__text_copy(buf, size, "none");
@@ -411,6 +412,8 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
     utc_log(UTC_LOG_DEBUG, "conduit %d: '%s' -> '%s', %s mode, %s between entries; "
             "transports here: %s", c->id, utc_task_name(src), utc_task_name(dst),
             o.mode == UTC_CONDUIT_FREE ? "free" : "single-entry", c->entry_name, here);
+    if (UTC__PROF_ON())
+        utc__prof_conduit(c->id, here);
     *out = utc__handle_make(c, c->gen);
     return UTC_OK;
 fail:
@@ -550,6 +553,8 @@ utc_status_t utc_conduit_create_shared(utc_task_t *const *writers, int nwriters,
     utc_log(UTC_LOG_DEBUG, "conduit %d: shared, %d writer(s) -> %d reader(s), %s mode, %s "
             "between entries (at the widest)", c->id, nwriters, nreaders,
             mode == UTC_SHARED_PUBLISH ? "publish" : "share", c->entry_name);
+    if (UTC__PROF_ON()) /* its pairs' transports are the shared transport's: the widest */
+        utc__prof_conduit(c->id, c->entry_name);
     *out = utc__handle_make(c, c->gen);
     return UTC_OK;
 fail:

@@ -93,6 +93,7 @@ typedef struct task_row {
 typedef struct conduit_row {
     int32_t conduit, rank, is_read, pad;
     uint64_t msgs, bytes, ns;
+    char transport[UTC__PROF_TRANSPORT]; /* on that rank (utc__prof_conduit) */
 } conduit_row_t;
 
 static int cmp_task(const void *a, const void *b)
@@ -158,6 +159,8 @@ static void local_rows(utc__stats_thread_t *const *threads, int n, int rank, tas
                 c[nc].conduit = id;
                 c[nc].is_read = rd;
                 c[nc].rank = rank;
+                utc__text_copy(c[nc].transport, sizeof c[nc].transport,
+                               utc__prof_conduit_transport(id));
                 nc++;
             }
             c[j].msgs += sc->msgs;
@@ -248,14 +251,15 @@ void utc__stats_report(MPI_Comm comm, utc__stats_thread_t *const *threads, int n
     }
     if (ntotal == 0)
         fprintf(out, "[utc stats] (no task ran)\n");
-    fprintf(out, "[utc stats] %-8s %4s %5s %10s %14s %14s %10s\n", "conduit", "id", "rank", "op",
-            "messages", "bytes", "mean us");
+    fprintf(out, "[utc stats] %-8s %4s %5s %10s %14s %14s %10s %s\n", "conduit", "id", "rank",
+            "op", "messages", "bytes", "mean us", "transport");
     for (int i = 0; i < nctotal; i++) {
         const conduit_row_t *r = &all_c[i];
         fprintf(out, "[utc stats] %-8s %4" PRId32 " %5" PRId32 " %10s %14" PRIu64 " %14" PRIu64
-                     " %10.3f\n",
+                     " %10.3f %s\n",
                 "conduit", r->conduit, r->rank, r->is_read ? "read" : "write", r->msgs,
-                r->bytes, r->msgs ? (double)r->ns * 1e-3 / (double)r->msgs : 0.0);
+                r->bytes, r->msgs ? (double)r->ns * 1e-3 / (double)r->msgs : 0.0,
+                r->transport);
     }
     if (nctotal == 0)
         fprintf(out, "[utc stats] (no conduit message)\n");

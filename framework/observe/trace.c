@@ -97,6 +97,15 @@ static int list_len, next_tid = 1;
 static _Thread_local prof_thread_t *self;
 static pthread_t main_thread;
 
+/* Conduits' transports on this rank, by ascending id (ids grow with each creation), under
+ * list_lock. */
+typedef struct prof_conduit {
+    int id;
+    char transport[UTC__PROF_TRANSPORT];
+} prof_conduit_t;
+static prof_conduit_t *conduits;
+static int nconduits, conduits_cap;
+
 static char trace_path[4096];
 static size_t max_events = DEFAULT_MAX_EVENTS;
 static uint64_t init_ns;  /* this rank's clock at utc_init */
@@ -130,6 +139,44 @@ static prof_thread_t *thread_record(int task_id, const char *task_name, int glob
     pthread_mutex_unlock(&list_lock);
     self = p;
     return p;
+}
+
+void utc__prof_conduit(int id, const char *transport)
+{
+    pthread_mutex_lock(&list_lock);
+    if (nconduits == conduits_cap) {
+        int cap = conduits_cap ? 2 * conduits_cap : 64;
+        prof_conduit_t *more = realloc(conduits, sizeof *more * (size_t)cap);
+        if (!more) { /* out of memory: the conduit goes unnamed ("-") */
+            pthread_mutex_unlock(&list_lock);
+            return;
+        }
+        conduits = more;
+        conduits_cap = cap;
+    }
+    prof_conduit_t *c = &conduits[nconduits++];
+    c->id = id;
+    utc__text_copy(c->transport, sizeof c->transport, transport);
+    pthread_mutex_unlock(&list_lock);
+}
+
+const char *utc__prof_conduit_transport(int id)
+{
+    const char *name = "-";
+    pthread_mutex_lock(&list_lock);
+    for (int lo = 0, hi = nconduits - 1; lo <= hi;) {
+        int mid = lo + (hi - lo) / 2;
+        if (conduits[mid].id == id) {
+            name = conduits[mid].transport;
+            break;
+        }
+        if (conduits[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    pthread_mutex_unlock(&list_lock);
+    return name;
 }
 
 void utc__prof_thread_start(int task_id, const char *task_name, int global_id, int local_id)
@@ -434,6 +481,13 @@ static void fragment(sbuf_t *b, int rank, uint64_t *dropped)
     sb_json_str(b, host);
     sb_printf(b, ")\"}},\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
                  "\"args\":{\"sort_index\":%d}}", rank, rank);
+    /* each conduit's transport(s) on this rank: a metadata record per conduit */
+    for (int i = 0; i < nconduits; i++) {
+        sb_printf(b, ",\n{\"name\":\"conduit_transport\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+                     "\"args\":{\"conduit\":%d,\"transport\":\"", rank, conduits[i].id);
+        sb_json_str(b, conduits[i].transport);
+        sb_printf(b, "\"}}");
+    }
     for (const prof_thread_t *p = list_head; p; p = p->next) {
         fragment_thread(b, rank, p);
         *dropped += p->dropped;
@@ -667,5 +721,8 @@ utc_status_t utc__prof_finalize(MPI_Comm comm)
     list_tail = &list_head;
     list_len = 0;
     self = NULL;
+    free(conduits);
+    conduits = NULL;
+    nconduits = conduits_cap = 0;
     return rc;
 }

@@ -97,6 +97,18 @@ typedef enum utc__ev {
     UTC__EV_COUNT
 } utc__ev_t;
 
+/* Bytes kept of a conduit's transport names on a rank ("inproc,mpi"), with the NUL. */
+#define UTC__PROF_TRANSPORT 24
+
+/* Conduit `id` uses transport(s) `transport` on this rank (the component names, joined by
+ * commas, no space: one word in the statistics' table): the trace
+ * says so in a metadata record per conduit, the statistics in a column. Called at the
+ * conduit's creation (main thread) when profiling is on. */
+void utc__prof_conduit(int id, const char *transport);
+
+/* The transport(s) recorded for conduit `id` on this rank, or "-". */
+const char *utc__prof_conduit_transport(int id);
+
 /* Nanoseconds of the monotonic clock (the one utc_wtime reads). */
 static inline uint64_t utc__prof_clock(void) { return utc__clock_ns(); }
 

@@ -28,9 +28,9 @@ def main():
         if len(f) == 8 and f[0] in ("ping", "pong", "gs"):
             name, tid, rank, threads, runs, busy, wait, pct = f
             tasks[(name, int(rank))] = (int(threads), int(runs), float(busy), float(wait))
-        elif len(f) == 7 and f[0] == "conduit" and f[1].isdigit():
-            _, cid, rank, op, msgs, nbytes, mean = f
-            conduits[(int(cid), int(rank), op)] = (int(msgs), int(nbytes), float(mean))
+        elif len(f) == 8 and f[0] == "conduit" and f[1].isdigit():
+            _, cid, rank, op, msgs, nbytes, mean, tp = f
+            conduits[(int(cid), int(rank), op)] = (int(msgs), int(nbytes), float(mean), tp)
     def want(key, threads):
         if key not in tasks:
             errors.append("no row for task %s on rank %d" % key)
@@ -55,6 +55,10 @@ def main():
             got = conduits.get(k)
             if not got or got[0] != m or got[1] != b or got[2] <= 0:
                 errors.append("conduit %s: expected %d messages %d bytes, got %s" % (k, m, b, got))
+            # its transport on that rank: in-process with one rank, between ranks otherwise
+            elif (got[3] == "inproc") != (n == 1) or \
+                    not set(got[3].split(",")) <= {"inproc", "node", "mpi"}:
+                errors.append("conduit %s: transport column %r" % (k, got[3]))
     if errors:
         print("stats check FAILED:\n  " + "\n  ".join(errors))
         print("".join(lines))

@@ -118,6 +118,15 @@ def main():
             args = s["args"]
             check(args.get("bytes") == MSG_BYTES and args.get("tag") == TAG and
                   args.get("peer") == 0, "pong conduit_read args %s" % args)
+        # each conduit's transport on each rank, in a metadata record: conduit 0 (ping on rank
+        # 0, pong on the last) is in-process with one rank, between ranks otherwise
+        tps = {(e["pid"], e["args"]["conduit"]): e["args"]["transport"] for e in ev
+               if e.get("ph") == "M" and e["name"] == "conduit_transport"}
+        for r in {0, last}:
+            tp = tps.get((r, 0))
+            check(tp is not None and (tp == "inproc") == (n == 1) and
+                  set(tp.split(",")) <= {"inproc", "node", "mpi"},
+                  "rank %d: conduit 0's transport %r (metadata conduit_transport)" % (r, tp))
         answer = [s for t in ping for s in named(t, "conduit_read")]
         check(len(answer) == 1 and answer[0]["args"].get("bytes") == 8 and
               answer[0]["args"].get("tag") == TAG + 1, "ping: the answer's read %s" % answer)
