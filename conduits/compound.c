@@ -1,7 +1,7 @@
 /*
  * Calls built from the conduit API alone: the exchange (utc_conduit_sendrecv) and the
  * request sets (utc_request_waitall, waitany, testall, testany). They use only the public
- * calls of conduit.c, so every check and every lifetime rule of those applies here too.
+ * calls of api.c, so every check and every lifetime rule of those applies here too.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -27,6 +27,8 @@
 #include "service/request.h"
 #include "service/transport.h"
 #include "service/wait.h"
+#include "base/wait_hook.h"
+#include "observe/trace.h"
 
 /* The slot of a shared conduit's transport in utc_conduit_t.tp. */
 #define UTC__CONDUIT_SHARED_TP UTC__TRANSPORT_MAX
@@ -99,5 +101,203 @@ struct utc_conduit {
     bool in_closed;
     uint16_t gen;  /* its handle's generation (base/handle.h): new at each reuse */
 };
+
+
+/* ---- what the conduit's files share (one file each: registry.c, create.c, route.c,
+ * transfer.c, all_threads.c, async.c, failures.c, api.c) ----
+ *
+ * Hidden: calls between them stay direct calls inside the library. */
+#define UTC__CONDUIT_API __attribute__((visibility("hidden")))
+
+/* One operation as the public API asked for it. */
+typedef struct xfer {
+    const char *fn;
+    const char *solo; /* an all-threads call's form for one named thread (NULL: none) */
+    utc__op_t op;
+    bool owned;
+    bool all;        /* every local thread calls; thread 0 transfers */
+    bool by;         /* *_by: only `thread` transfers */
+    bool named_peer; /* _to/_from: `peer` named; else the other task's entry rank */
+    bool timed;      /* read_timeout: `timeout` applies */
+    bool any_tag;    /* read_any, probes: UTC_ANY_TAG is a tag */
+    bool probe;      /* a probe: look, take nothing */
+    bool nowait;     /* iprobe: none there is UTC_ERR_TIMEOUT, with no message */
+    bool close;      /* utc_conduit_close: the end of stream, no message */
+    int thread;
+    int peer;
+    int tag;
+    const void *sbuf;
+    void *rbuf;
+    size_t size;     /* send: message size; recv: capacity */
+    double timeout;  /* seconds */
+    utc_msg_info_t *info; /* read_any, probes: what the message is (the caller's) */
+} xfer_t;
+
+/* Where an operation goes, once its arguments have been checked. */
+typedef struct route {
+    utc_ctx_t *ctx;
+    int end;        /* the caller's role: 0 source task (a shared conduit's writer), 1
+                     * destination task (a reader) */
+    int member;     /* the caller's end in c->ends (= end, but in a shared conduit) */
+    utc__conduit_end_t *e; /* that end */
+    int peer;       /* world rank of the other end (a shared conduit: the first member on
+                     * the other side; its waits name them all) */
+    utc__transport_t *tp;
+    bool skip;      /* *_by called by a thread other than the named one */
+} route_t;
+
+/*
+ * A thread's last route of a plain operation (no _by, no named peer) on a two-task conduit,
+ * one per kind (write, read): a fine-grained exchange makes the same call on the same
+ * conduit over and over, and finding the caller's end and peer again each time was most of
+ * a call's own cost. It holds while the handle is current (utc__conduit_epoch moves on
+ * every destroy of a conduit) and the caller is the same thread context of the same task (a destroyed
+ * task's address is never another task's before utc_finalize: task.c's tombs).
+ */
+typedef struct route_memo {
+    const utc_conduit_t *h;
+    unsigned epoch;
+    const utc_ctx_t *ctx;
+    const utc_task_t *task;
+    route_t r;
+} route_memo_t;
+
+/* The name of end e's task, for messages (kept: the task may be gone). */
+static inline const char *utc__conduit_label(const utc__conduit_end_t *e) { return e->name; }
+
+/* End `i` of c (a failure's fail_end comes from another thread: kept in range). */
+static inline const utc__conduit_end_t *utc__conduit_end_at(const utc_conduit_t *c, int i)
+{
+    return &c->ends[(unsigned)i % (unsigned)c->nends];
+}
+
+/* Whether world rank `rank` holds threads of end e's task. */
+static inline bool utc__conduit_in_group(const utc__conduit_end_t *e, int rank)
+{
+    for (int i = 0; i < e->ngroup; i++)
+        if (e->group_ranks[i] == rank)
+            return true;
+    return false;
+}
+
+/* What a wait on c says beyond its peer: a shared conduit's members on the other side and
+ * a reader's asks, told only when the watchdog reports the wait. NULL for two tasks. */
+static inline const utc__wait_detail_t *utc__conduit_wait_detail(const utc_conduit_t *c,
+                                                                 int member, int tag,
+                                                                 utc__shared_wait_t *w)
+{
+    if (!c->shared)
+        return NULL;
+    utc__shared_wait_init(w, c->tp[UTC__CONDUIT_SHARED_TP], member, tag);
+    return &w->base;
+}
+
+/* UTC__WAIT_CALL with utc__conduit_wait_detail's account of a wait by `member` of conduit c. */
+#define CONDUIT_WAIT_CALL(kind, c, member, tag, peer, name, call)                           \
+    __extension__({                                                                        \
+        utc__shared_wait_t cw_detail_;                                                     \
+        UTC__WAIT_CALL_DETAIL(kind, (c)->id, tag, peer, name,                              \
+                              utc__conduit_wait_detail(c, member, tag, &cw_detail_), call); \
+    })
+
+/* The profiling event of a finished operation: a transfer when it moved a message. */
+static inline utc__ev_t utc__conduit_prof_event(const utc_request_t *req, utc_status_t rc)
+{
+    if (rc != UTC_OK)
+        return UTC__EV_CONDUIT_WAIT;
+    return req->op == UTC__OP_SEND ? UTC__EV_CONDUIT_WRITE : UTC__EV_CONDUIT_READ;
+}
+
+static inline int64_t utc__conduit_prof_bytes(const utc_request_t *req, utc_status_t rc)
+{
+    if (rc != UTC_OK)
+        return 0;
+    return (int64_t)(req->op == UTC__OP_SEND ? req->size : req->received);
+}
+
+/* An operation as a value: XFER(.fn = ..., .op = ...). */
+#define XFER(...) ((xfer_t){__VA_ARGS__})
+
+
+/* registry.c: live conduits, handles, the objects' pool and lifetime */
+
+/* Bumped by every destroy: a thread's caches of live conduits (the handle cache, the
+ * route memo) hold while it has not moved. */
+UTC__CONDUIT_API extern atomic_uint utc__conduit_epoch;
+/* The conduit behind handle h, or the error (not live, stale) in `fn`'s name. */
+UTC__CONDUIT_API utc_status_t utc__conduit_get(const utc_conduit_t *h, const char *fn,
+                                               utc_conduit_t **out);
+/* A conduit object, zeroed but for its lifetime counts (from the pool or new), or NULL. */
+UTC__CONDUIT_API utc_conduit_t *utc__conduit_alloc(void);
+/* The next conduit id: every rank creates conduits in the same order, so ids agree. */
+UTC__CONDUIT_API int utc__conduit_new_id(void);
+/* c is made: it becomes live (found by its handle, destroyed by utc_finalize). */
+UTC__CONDUIT_API void utc__conduit_register(utc_conduit_t *c);
+/* Free what c holds (its transports, its ends) and put it back in the pool. */
+UTC__CONDUIT_API void utc__conduit_free(utc_conduit_t *c);
+/* Call fn(c, arg) for every live conduit, under the registry's lock (fn takes no other
+ * conduit lock and does not block for long). */
+UTC__CONDUIT_API void utc__conduits_each(void (*fn)(utc_conduit_t *c, void *arg), void *arg);
+/* The end whose request count a request is in: its caller's. */
+UTC__CONDUIT_API int utc__conduit_req_end(const utc_request_t *req);
+/* A request of end e is made (refused, with the error, once the conduit is destroyed) /
+ * leaves (the last one after the destroy frees the conduit). */
+UTC__CONDUIT_API utc_status_t utc__conduit_req_ref(utc_conduit_t *c, int e, const char *fn);
+UTC__CONDUIT_API void utc__conduit_req_unref(utc_conduit_t *c, int e);
+/* The index in c->ends of `task`'s end (the first), or -1. */
+UTC__CONDUIT_API int utc__conduit_end_of_task(const utc_conduit_t *c, const utc_task_t *task);
+
+/* route.c: where an operation goes */
+
+/* The thread's last route of a plain write ([1]) and read ([0]) (see route_memo_t). */
+UTC__CONDUIT_API extern _Thread_local route_memo_t utc__conduit_route_memo[2];
+/* c's transport between this rank `me` and world rank `peer` (the pick's), or NULL; a
+ * shared conduit's shared transport. */
+UTC__CONDUIT_API utc__transport_t *utc__conduit_tp(const utc_conduit_t *c, int me, int peer);
+/* Check operation x on handle h (the conduit, the caller's end, the arguments) and find
+ * its route: end, peer, transport (r->skip: a _by call for another thread). */
+UTC__CONDUIT_API utc_status_t utc__conduit_route(const utc_conduit_t *h, const xfer_t *x,
+                                                 route_t *r);
+/* Make req the request of operation x on route r of c. */
+UTC__CONDUIT_API void utc__conduit_req_init(utc_request_t *req, utc_conduit_t *c,
+                                            const xfer_t *x, const route_t *r);
+
+/* transfer.c: one operation on the calling thread, start to result */
+
+/* The status of a completed request, with the caller's error message. */
+UTC__CONDUIT_API utc_status_t utc__conduit_req_result(const char *fn, const utc_request_t *req,
+                                                      size_t *received, void **obuf);
+/* Hand req to its transport, the thread marked as starting (see transfer.c). */
+UTC__CONDUIT_API utc_status_t utc__conduit_start(utc_conduit_t *c, const route_t *r,
+                                                 utc_request_t *req);
+/* A write after this rank's writers at the caller's end closed their side: true, *rc the
+ * error. */
+UTC__CONDUIT_API bool utc__conduit_closed_for_writes(utc_conduit_t *c, const xfer_t *x,
+                                                     const route_t *r, utc_status_t *rc);
+/* Run one operation to completion on the calling thread. Blocks. */
+UTC__CONDUIT_API utc_status_t utc__conduit_perform(utc_conduit_t *c, const xfer_t *x,
+                                                   const route_t *r, size_t *received,
+                                                   void **obuf);
+/* The express path of a plain blocking write or read: false, with nothing done, when the
+ * call is not one it takes; else true with *rcp its status. */
+UTC__CONDUIT_API bool utc__conduit_express(utc_conduit_t *h, utc__op_t op, const void *sbuf,
+                                           void *rbuf, size_t size, int tag, size_t *received,
+                                           utc_status_t *rcp);
+
+/* all_threads.c: a blocking operation, every local thread calling and thread 0 moving it,
+ * or one named thread (the caller's thread marked as in a call on the conduit) */
+UTC__CONDUIT_API utc_status_t utc__conduit_run_op(utc_conduit_t *h, const xfer_t *x,
+                                                  size_t *received, void **obuf);
+
+/* async.c: requests (iwrite, iread, test, wait, cancel) */
+UTC__CONDUIT_API utc_status_t utc__conduit_start_async(utc_conduit_t *c, const xfer_t *x,
+                                                       utc_request_t **out);
+
+/* failures.c: failed and destroyed tasks */
+
+/* UTC_ERR_PEER_FAILED, naming the task that failed, its rank and its error; or
+ * UTC_ERR_CANCELED, naming the task being destroyed (tp's failure record). */
+UTC__CONDUIT_API utc_status_t utc__conduit_peer_failed(const utc_conduit_t *c,
+                                                       utc__transport_t *tp, const char *fn);
 
 #endif /* UTC_CONDUIT_INTERNAL_H */

@@ -1,7 +1,8 @@
 /*
  * Conduit service: requests. One request is one operation (a send or a receive) of a
- * conduit; conduit.c makes and finishes them, the transports (shm/, mpi/) move them from
- * PENDING to DONE. Knows no conduit and no transport internals.
+ * conduit; the conduit (transfer.c, async.c) makes and finishes them, the transports move
+ * them from PENDING to DONE. Knows no conduit and no transport internals (a transport's
+ * state of a request is in its private part, UTC__REQ_PRIV).
  */
 #ifndef UTC_CONDUITS_REQUEST_H
 #define UTC_CONDUITS_REQUEST_H
@@ -98,7 +99,7 @@ struct utc_request {
 
 /* Set every field of `req` a transport reads, for an operation `op` in direction `dir`
  * with `tag`, to or from world rank `peer`, on transport `tp`: buffers empty, state
- * PENDING. conduit.c's requests and the shared transport's inner ones start here. */
+ * PENDING. The conduit's requests and the shared transport's inner ones start here. */
 static inline void utc__req_prepare(utc_request_t *req, utc__op_t op, int dir, int tag, int peer,
                                     utc__transport_t *tp)
 {

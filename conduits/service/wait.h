@@ -1,6 +1,6 @@
 /*
  * Conduit service: waiting. Event words that blocked readers and writers sleep on, the
- * back-off for polling MPI requests, deadlines. Used by conduit.c and both transports.
+ * back-off for polling MPI requests, deadlines. Used by the conduit and the transports.
  */
 #ifndef UTC_CONDUITS_WAIT_H
 #define UTC_CONDUITS_WAIT_H

@@ -1,7 +1,7 @@
 /*
  * The shared conduit's transport: a set of writer tasks joined to a set of reader tasks
  * (utc_conduit_create_shared), built from one inner transport per (writer, reader) pair:
- * in-process rings when the two entry ranks are one, MPI otherwise. conduit.c drives it
+ * the component utc__transport_pick gives the two entry ranks. The conduit drives it
  * like any transport (so the every-thread protocol, _by, requests, timeouts and the
  * lifetime rules are the ones of every conduit); it drives the inner transports through
  * their ops tables and never calls back into the conduit object.
@@ -147,7 +147,7 @@ static void adopt_failure(shared_tp_t *t)
             member = f.end == 0 ? i / t->nr : t->nw + i % t->nr;
         /* on base's `seen`, not its mark: a run failure here, of a member that gets this
          * status and returns it, still marks the conduit and tells the other ranks
-         * (conduit.c), as it did before this rank knew */
+         * (failures.c), as it did before this rank knew */
         if (!utc__fail_record_set(&t->base.seen, member, f.rank, f.rc, f.why))
             return; /* another thread adopts one */
         shared_fail_pairs(t, member, f.rank, f.rc, f.why);
@@ -634,7 +634,7 @@ static bool shared_cancel(utc__transport_t *tp, utc_request_t *req)
     return true;
 }
 
-/* Publish mode (conduit.c refuses probes in share mode): the next message of the tag from
+/* Publish mode (route.c refuses probes in share mode): the next message of the tag from
  * any writer, as choose() would find it; nothing is taken. */
 static utc_status_t shared_probe(utc__transport_t *tp, utc_request_t *req)
 {

@@ -1,5 +1,5 @@
 /*
- * The express path (conduit.c: a plain blocking write or read by a task's only thread on
+ * The express path (conduits/transfer.c: a plain blocking write or read by a task's only thread on
  * its rank, on the route it took last) behaves as the general path does: once a first
  * call has set the route, every later call on it, good or bad, gets the same statuses and
  * messages, in-process and between ranks. Misuse on that route (bad tags, NULL buffers, a

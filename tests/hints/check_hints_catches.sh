@@ -8,7 +8,7 @@ src=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for d in framework conduits gshared gpu runtime include; do cp -r "$src/$d" "$tmp/"; done
-cat >>"$tmp/conduits/conduit.c" <<'C'
+cat >>"$tmp/conduits/api.c" <<'C'
 
 /* added by check_hints_catches.sh */
 static utc_status_t hint_missing(void)
@@ -38,8 +38,8 @@ if out=$(python3 "$src/scripts/check-hints.py" "$tmp"); then
     echo "check-hints passed a tree with hints that name no function:"; echo "$out"; exit 1
 fi
 echo "$out"
-grep -q 'conduits/conduit.c:[0-9]*: names utc_conduit_frobnicate_by' <<<"$out"
-grep -q 'conduits/conduit.c:[0-9]*: names utc_conduit_read_sideways' <<<"$out"
+grep -q 'conduits/api.c:[0-9]*: names utc_conduit_frobnicate_by' <<<"$out"
+grep -q 'conduits/api.c:[0-9]*: names utc_conduit_read_sideways' <<<"$out"
 grep -q 'gshared/gshared_module.c:[0-9]*: "%s_from" builds a function name' <<<"$out"
 grep -q 'gshared/gshared_module.c:[0-9]*: "_to" builds a function name' <<<"$out"
 if grep -q 'utc_conduit_read_from_by\|utc_conduit_$' <<<"$out"; then

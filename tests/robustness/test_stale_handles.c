@@ -53,7 +53,7 @@ static void test_conduits(void)
     UTC_ASSERT_OK(utc_task_destroy(a));
 }
 
-/* A task thread keeps the route of its last write and read on a conduit (conduit.c's
+/* A task thread keeps the route of its last write and read on a conduit (conduits/route.c's
  * route memo): after that conduit is destroyed and a new one takes its pooled object, the
  * old handle from the same thread is still refused, and the new conduit carries the next
  * message. `data`: {old, fresh}; phase 0 uses old, phase 1 expects it stale. */
