@@ -30,9 +30,8 @@ enum { DIRECT_MAX = 8, CHECK_TAG = 0x7c4c };
  * rank, and which peers it posted data messages of its own for (R_POSTED; bit r: a send to
  * comm rank r; bit 8 + r: a receive from r; a block inlined in the record's message has
  * none), for the drain when the ranks disagree. A record's message may carry a small block
- * behind it: SLOT words at most. The record is short because a message's size costs: at
- * 2 ranks here a message over ~1 KiB takes Open MPI's slower path, and each word more on
- * a 1 KiB block's message was paid by every all-to-all (doc/PERFORMANCE.md). */
+ * behind it: SLOT words at most. The record rides on every message of the round, so it is
+ * kept short (10 words; 17 with the complements the allreduce needs). */
 enum { R_BAL = K, R_TAG, R_POSTED, WD, SLOT = WD + UTC__COLL_INLINE_MAX / 8 };
 _Static_assert(UTC__COLL_INLINE_MAX % 8 == 0, "a record's block fits whole words");
 
