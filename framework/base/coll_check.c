@@ -13,8 +13,9 @@
 #include "base/mpi_wait.h"
 #include "base/text.h"
 
-/* On the wire: the call, the sequence number, the local argument check's status and the
- * parts, each also complemented (2K words, maximized), then the pairs' balance (summed). */
+/* A rank's description: the call, the sequence number, the local argument check's status
+ * and the parts (K words). In the allreduce: each also complemented (2K words, maximized),
+ * then the pairs' balance (summed). */
 enum { K = 3 + UTC__CHECK_PARTS, W = 2 * K + 1 };
 
 /* Up to DIRECT_MAX ranks, each rank sends its record to every other (one round of small
@@ -23,13 +24,16 @@ enum { K = 3 + UTC__CHECK_PARTS, W = 2 * K + 1 };
  * ranks (doc/PERFORMANCE.md). Above it, an allreduce (the messages grow as n^2). */
 enum { DIRECT_MAX = 8, CHECK_TAG = 0x7c4c };
 
-/* The direct round's record: W words, the tag of the data its rank sent with it (0: none,
- * utc__coll_data_t), which is not reduced but must be the same on every rank, and which
- * peers it posted data messages of its own for (bit r: a send to comm rank r; bit 8 + r: a
- * receive from r; a block inlined in the record's message has none), for the drain when
- * the ranks disagree. A record's message may carry a small block behind it (SLOT bytes at
- * most). */
-enum { WD = W + 2, SLOT = WD * 8 + UTC__COLL_INLINE_MAX };
+/* The direct round's record (WD words): the K words, not complemented (every rank has every
+ * record and compares them itself), the pairs' balance (R_BAL, summed), the tag of the data
+ * its rank sent with it (R_TAG; 0: none, utc__coll_data_t), which must be the same on every
+ * rank, and which peers it posted data messages of its own for (R_POSTED; bit r: a send to
+ * comm rank r; bit 8 + r: a receive from r; a block inlined in the record's message has
+ * none), for the drain when the ranks disagree. A record's message may carry a small block
+ * behind it: SLOT words at most. The record rides on every message of the round, so it is
+ * kept short (10 words; 17 with the complements the allreduce needs). */
+enum { R_BAL = K, R_TAG, R_POSTED, WD, SLOT = WD + UTC__COLL_INLINE_MAX / 8 };
+_Static_assert(UTC__COLL_INLINE_MAX % 8 == 0, "a record's block fits whole words");
 
 static const char *const call_names[UTC__CALL_COUNT] = {
     [UTC__CALL_TASK_CREATE] = "utc_task_create",
@@ -215,10 +219,11 @@ static void describe(char *msg, size_t cap, const uint64_t *all, int n, const in
  * for the first 32 tests (a microsecond or two: a partner that is running answers within
  * them; yielding at once cost ~0.7 us per collective at 2 ranks here), then yield (not
  * sleep) up to 5 ms; after that, wait with back-off like every other MPI wait (a rank far
- * behind). */
+ * behind). The 5 ms count from the first yield: the clock is read only by a wait that
+ * gets that far (a read costs ~20 ns here, a tenth of the usual wait). */
 static utc_status_t wait_meeting(int nreq, MPI_Request *reqs, MPI_Status *st)
 {
-    uint64_t start = utc__clock_ns();
+    uint64_t start = 0;
     for (unsigned i = 0;; i++) {
         int done = 0, err = MPI_Testall(nreq, reqs, &done, st ? st : MPI_STATUSES_IGNORE);
         if (err != MPI_SUCCESS)
@@ -227,6 +232,8 @@ static utc_status_t wait_meeting(int nreq, MPI_Request *reqs, MPI_Status *st)
             return UTC_OK;
         if (i < 32)
             continue;
+        if (i == 32)
+            start = utc__clock_ns();
         if ((i & 63) == 63 && utc__clock_ns() - start > 5000000) {
             for (int k = 0; k < nreq; k++) {
                 utc_status_t rc = utc__mpi_wait(&reqs[k], st ? &st[k] : NULL, -1);
@@ -300,12 +307,17 @@ static uint64_t pair_hash(int i, int j, uint64_t v)
 }
 
 /* This rank's share of the balance: its row (what it sends) minus its column (what it
- * expects). The ranks' shares sum to zero when every pair agrees. */
+ * expects). The ranks' shares sum to zero when every pair agrees. Its own pair (me, me) is
+ * in both: it adds exactly nothing when its two counts are equal, so only then is it
+ * skipped. */
 static uint64_t pairs_balance(const utc__coll_pairs_t *p, int me, int n)
 {
     uint64_t b = 0;
-    for (int k = 0; k < n; k++)
-        b += pair_hash(me, k, p->sends(p->arg, k)) - pair_hash(k, me, p->expects(p->arg, k));
+    for (int k = 0; k < n; k++) {
+        uint64_t sends = p->sends(p->arg, k), expects = p->expects(p->arg, k);
+        if (k != me || sends != expects)
+            b += pair_hash(me, k, sends) - pair_hash(k, me, expects);
+    }
     return b;
 }
 
@@ -400,7 +412,7 @@ out:
 static bool data_differs(const uint64_t *records, int n)
 {
     for (int r = 1; r < n; r++)
-        if (records[(size_t)r * WD + W] != records[W])
+        if (records[(size_t)r * WD + R_TAG] != records[R_TAG])
             return true;
     return false;
 }
@@ -417,11 +429,11 @@ static void data_message(char *msg, size_t cap, const uint64_t *records, int n,
              (unsigned long long)seq + 1, first);
     uint64_t all[DIRECT_MAX * K]; /* the data tags at index 0, for list_differing */
     for (int r = 0; r < n; r++)
-        all[(size_t)r * K] = records[(size_t)r * WD + W];
+        all[(size_t)r * K] = records[(size_t)r * WD + R_TAG];
     int count = list_differing(msg, cap, all, n, 0, world_ranks);
     /* the first rank sent data: the others did what nodata_name says */
     add(msg, cap, " differ%s from rank %d in %s: rank %d does%s", count == 1 ? "s" : "", first,
-        what, first, records[W] ? " not" : "");
+        what, first, records[R_TAG] ? " not" : "");
     add(msg, cap, ". Every rank must make the same collective calls, in the same order, with "
         "the same arguments");
 }
@@ -487,21 +499,25 @@ done:
     return utc__error(UTC_ERR_MISMATCH, "%s", msg);
 }
 
+/* A block that may travel in a record's message: where it is and its bytes. */
+typedef struct {
+    void *at;
+    size_t bytes;
+} block_t;
+
 /* Post the direct round: this rank's record (WD words) to every other rank, with its block
- * for that rank behind it where bit r of inlined_to says so (staged in stage[r], SLOT bytes
- * each), and a receive of every other rank's (record and block, SLOT bytes) into
- * inbox[r]. Requests into req (the receives first, in rank order), their number *nreq. */
+ * for that rank behind it where bit r of inlined_to says so (to[r], staged in stage[r]),
+ * and a receive of every other rank's (record and block, SLOT words) into inbox[r].
+ * Requests into req (the receives first, in rank order), their number *nreq. */
 static utc_status_t post_direct(MPI_Comm comm, int n, int me, const uint64_t *mine,
-                                unsigned inlined_to, const utc__coll_data_t *data,
-                                unsigned char (*stage)[SLOT], unsigned char (*inbox)[SLOT],
-                                MPI_Request *req, int *nreq)
+                                unsigned inlined_to, const block_t *to, uint64_t (*stage)[SLOT],
+                                uint64_t (*inbox)[SLOT], MPI_Request *req, int *nreq)
 {
     int err = MPI_SUCCESS;
     *nreq = 0;
-    memcpy(inbox[me], mine, sizeof *mine * WD);
     for (int r = 0; r < n && err == MPI_SUCCESS; r++)
         if (r != me)
-            err = MPI_Irecv(inbox[r], SLOT, MPI_BYTE, r, CHECK_TAG, comm, &req[(*nreq)++]);
+            err = MPI_Irecv(inbox[r], SLOT * 8, MPI_BYTE, r, CHECK_TAG, comm, &req[(*nreq)++]);
     for (int r = 0; r < n && err == MPI_SUCCESS; r++) {
         if (r == me)
             continue;
@@ -509,12 +525,10 @@ static utc_status_t post_direct(MPI_Comm comm, int n, int me, const uint64_t *mi
             err = MPI_Isend(mine, WD * 8, MPI_BYTE, r, CHECK_TAG, comm, &req[(*nreq)++]);
             continue;
         }
-        void *at = NULL;
-        size_t bytes = data->block(data->arg, r, true, &at);
         memcpy(stage[r], mine, sizeof *mine * WD);
-        if (bytes)
-            memcpy(stage[r] + WD * 8, at, bytes);
-        err = MPI_Isend(stage[r], WD * 8 + (int)bytes, MPI_BYTE, r, CHECK_TAG, comm,
+        if (to[r].bytes)
+            memcpy(stage[r] + WD, to[r].at, to[r].bytes);
+        err = MPI_Isend(stage[r], WD * 8 + (int)to[r].bytes, MPI_BYTE, r, CHECK_TAG, comm,
                         &req[(*nreq)++]);
     }
     if (err != MPI_SUCCESS) {
@@ -542,12 +556,12 @@ static void start_data(utc__coll_data_t *data, unsigned inlined_to, unsigned inl
 static utc_status_t drop_data(MPI_Comm comm, int n, int me, const uint64_t *records,
                               utc__coll_data_t *data)
 {
-    uint64_t own = records[(size_t)me * WD + W + 1];
+    uint64_t own = records[(size_t)me * WD + R_POSTED];
     MPI_Request req[DIRECT_MAX];
     int nreq = 0, err = MPI_SUCCESS;
     for (int r = 0; r < n && err == MPI_SUCCESS; r++) {
-        int tag = (int)records[(size_t)r * WD + W];
-        uint64_t posted = records[(size_t)r * WD + W + 1];
+        int tag = (int)records[(size_t)r * WD + R_TAG];
+        uint64_t posted = records[(size_t)r * WD + R_POSTED];
         if (r == me || !tag)
             continue;
         if ((posted >> (8 + me) & 1u) && !(own >> r & 1u)) {
@@ -573,7 +587,7 @@ static utc_status_t drop_data(MPI_Comm comm, int n, int me, const uint64_t *reco
     }
     for (int k = 0; k < nreq; k++)
         MPI_Wait(&req[k], MPI_STATUS_IGNORE);
-    if (records[(size_t)me * WD + W]) {
+    if (records[(size_t)me * WD + R_TAG]) {
         for (int k = 0; k < data->nreq; k++)
             MPI_Wait(&data->reqs[k], MPI_STATUS_IGNORE); /* its error: the mismatch says it */
         data->nreq = 0;
@@ -584,22 +598,140 @@ static utc_status_t drop_data(MPI_Comm comm, int n, int me, const uint64_t *reco
 }
 
 /* Which peers' blocks travel in the check's messages (utc__coll_data_t): into *to those
- * this rank sends so, into *from those it receives so. */
-static void inline_masks(const utc__coll_data_t *data, int n, int me, unsigned *to,
-                         unsigned *from)
+ * this rank sends so, into *from those it receives so, with the blocks (asked once: an
+ * alltoallv's block without displacements is a sum over the counts before it). */
+static void inline_blocks(const utc__coll_data_t *data, int n, int me, unsigned *to, unsigned *from,
+                          block_t *sends, block_t *recvs)
 {
     *to = *from = 0;
     if (!data || !data->block)
         return;
     for (int r = 0; r < n; r++) {
-        void *at;
         if (r == me)
             continue;
-        if (data->block(data->arg, r, true, &at) <= UTC__COLL_INLINE_MAX)
+        if ((sends[r].bytes = data->block(data->arg, r, true, &sends[r].at)) <=
+            UTC__COLL_INLINE_MAX)
             *to |= 1u << r;
-        if (data->block(data->arg, r, false, &at) <= UTC__COLL_INLINE_MAX)
+        if ((recvs[r].bytes = data->block(data->arg, r, false, &recvs[r].at)) <=
+            UTC__COLL_INLINE_MAX)
             *from |= 1u << r;
     }
+}
+
+/*
+ * The direct round (n <= DIRECT_MAX): every rank sends its record to every other, the data
+ * (if any) right behind it, and compares all the records itself. `mine` holds this rank's
+ * K words and balance (WD words of room).
+ */
+static utc_status_t check_direct(MPI_Comm comm, int n, int me, uint64_t *seq,
+                                 const int *world_ranks, const char *fn, const utc__coll_desc_t *d,
+                                 uint64_t *mine)
+{
+    utc__coll_data_t *data = d->data;
+    block_t to[DIRECT_MAX], from[DIRECT_MAX];
+    unsigned inl_to = 0, inl_from = 0, peers = ((1u << n) - 1) & ~(1u << me);
+    inline_blocks(data, n, me, &inl_to, &inl_from, to, from);
+    mine[R_TAG] = data ? (uint64_t)data->tag : 0;
+    mine[R_POSTED] = data ? (peers & ~inl_to) | (peers & ~inl_from) << 8 : 0;
+    /* the staged sends and the received records, with their blocks: a small block travels
+     * in its pair's one message (utc__coll_data_t) */
+    uint64_t stage[DIRECT_MAX][SLOT], inbox[DIRECT_MAX][SLOT];
+    MPI_Request req[2 * DIRECT_MAX];
+    MPI_Status st[2 * DIRECT_MAX];
+    int nreq = 0;
+    utc_status_t rc = post_direct(comm, n, me, mine, inl_to, to, stage, inbox, req, &nreq);
+    if (rc == UTC_OK && data) /* the data leaves right behind the record */
+        start_data(data, inl_to, inl_from);
+    utc_status_t wrc = wait_meeting(nreq, req, st);
+    if (rc != UTC_OK || (rc = wrc) != UTC_OK)
+        return rc; /* the MPI failed: its data, if any, is the caller's to wait for */
+    const uint64_t *rec[DIRECT_MAX]; /* every rank's record, read where it landed */
+    for (int r = 0; r < n; r++)
+        rec[r] = r == me ? mine : inbox[r];
+    uint64_t balance = 0;
+    bool agree = true;
+    for (int r = 0; r < n; r++) {
+        balance += rec[r][R_BAL]; /* wraps: the balance is a sum modulo 2^64 */
+        for (int i = 0; i < K; i++)
+            agree &= rec[r][i] == rec[0][i];
+        agree &= rec[r][R_TAG] == rec[0][R_TAG];
+    }
+    if (!agree || balance != 0) {
+        /* the rare path: every record in one array, and the maximum of each word and of
+         * its complement as the allreduce makes them, for the message */
+        uint64_t records[DIRECT_MAX * WD], max[W];
+        for (int r = 0; r < n; r++)
+            memcpy(records + (size_t)r * WD, rec[r], sizeof *records * WD);
+        for (int i = 0; i < K; i++) {
+            max[i] = max[K + i] = 0;
+            for (int r = 0; r < n; r++) {
+                max[i] = rec[r][i] > max[i] ? rec[r][i] : max[i];
+                max[K + i] = ~rec[r][i] > max[K + i] ? ~rec[r][i] : max[K + i];
+            }
+        }
+        max[2 * K] = balance;
+        *seq = max[1] + 1;
+        if ((rc = drop_data(comm, n, me, records, data)) != UTC_OK)
+            return rc;
+        return disagree(comm, world_ranks, fn, d, mine, max, records);
+    }
+    *seq = mine[1] + 1; /* the same on every rank */
+    /* The ranks agree, so on every pair's count and datatype: each block inlined for this
+     * rank has the size it expects (a difference here would take a 2^-64 collision of the
+     * pairs' balance; it is reported, on this rank only, rather than copied) */
+    for (int r = 0, k = 0; r < n; r++) {
+        if (r == me)
+            continue;
+        const MPI_Status *rst = &st[k++]; /* the receives came first, in rank order */
+        if (!(inl_from >> r & 1u))
+            continue;
+        int bytes = 0;
+        if (MPI_Get_count(rst, MPI_BYTE, &bytes) != MPI_SUCCESS || bytes == MPI_UNDEFINED)
+            bytes = WD * 8 - 1;
+        if (bytes < WD * 8 || (size_t)(bytes - WD * 8) != from[r].bytes) {
+            for (int j = 0; j < data->nreq; j++)
+                MPI_Wait(&data->reqs[j], MPI_STATUS_IGNORE);
+            data->nreq = 0;
+            return utc__error(UTC_ERR_MISMATCH,
+                              "%s: the ranks disagree (checked collective call #%llu): rank %d "
+                              "sent %d bytes to rank %d, which expects %zu",
+                              fn, (unsigned long long)mine[1] + 1, world_ranks ? world_ranks[r] : r,
+                              bytes - WD * 8, world_ranks ? world_ranks[me] : me, from[r].bytes);
+        }
+        if (from[r].bytes)
+            memcpy(from[r].at, inbox[r] + WD, from[r].bytes);
+    }
+    return UTC_OK;
+}
+
+/* Above DIRECT_MAX ranks: one nonblocking allreduce of every rank's K words, their
+ * complements and its balance (W words: `mine`), then the data (if any). */
+static utc_status_t check_reduced(MPI_Comm comm, uint64_t *seq, const int *world_ranks,
+                                  const char *fn, const utc__coll_desc_t *d, uint64_t *mine)
+{
+    MPI_Datatype type;
+    MPI_Op op;
+    uint64_t max[W];
+    utc_status_t rc = check_op(&type, &op);
+    if (rc != UTC_OK)
+        return rc;
+    for (int i = 0; i < K; i++)
+        mine[K + i] = ~mine[i];
+    MPI_Request req;
+    int err = MPI_Iallreduce(mine, max, 1, type, op, comm, &req);
+    if (err != MPI_SUCCESS)
+        return utc__mpi_error(err, "MPI_Iallreduce (argument check of a collective call)");
+    if ((rc = wait_meeting(1, &req, NULL)) != UTC_OK)
+        return rc;
+    bool agree = max[2 * K] == 0;
+    for (int i = 0; i < K; i++)
+        agree &= max[i] == ~max[K + i]; /* the maximum equals the minimum */
+    *seq = max[1] + 1;
+    if (!agree)
+        return disagree(comm, world_ranks, fn, d, mine, max, NULL);
+    if (d->data) /* the ranks agree: now the data */
+        start_data(d->data, 0, 0);
+    return UTC_OK;
 }
 
 utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_ranks, const char *fn,
@@ -615,99 +747,21 @@ utc_status_t utc__coll_check(MPI_Comm comm, uint64_t *seq, const int *world_rank
             start_data(data, 0, 0);
         return UTC_OK;
     }
-    utc_status_t rc = UTC_OK;
-    uint64_t mine[WD], max[W];
+    /* room for either form: the direct record (WD words) or the allreduce's (W) */
+    uint64_t mine[(int)WD > (int)W ? (int)WD : (int)W];
     mine[0] = (uint64_t)d->call;
     mine[1] = *seq;
     mine[2] = (uint64_t)(int64_t)d->args_rc;
     for (int p = 0; p < UTC__CHECK_PARTS; p++)
         mine[3 + p] = d->part_name[p] && d->args_rc == UTC_OK ? d->part[p] : 0;
-    for (int i = 0; i < K; i++)
-        mine[K + i] = ~mine[i];
-    mine[2 * K] = 0;
     int n = 0, me = 0;
     MPI_Comm_size(comm, &n);
     MPI_Comm_rank(comm, &me);
-    if (d->pairs && d->args_rc == UTC_OK)
-        mine[2 * K] = pairs_balance(d->pairs, me, n);
-    bool direct = n <= DIRECT_MAX;
-    unsigned inl_to = 0, inl_from = 0, peers = ((1u << n) - 1) & ~(1u << me);
-    if (direct)
-        inline_masks(data, n, me, &inl_to, &inl_from);
-    mine[W] = direct && data ? (uint64_t)data->tag : 0;
-    mine[W + 1] = direct && data ? (peers & ~inl_to) | (peers & ~inl_from) << 8 : 0;
-    uint64_t records[DIRECT_MAX * WD];
-    int got[DIRECT_MAX]; /* the bytes of each rank's block in its record's message */
-    /* the staged sends and the received records, with their blocks: a small block travels
-     * in its pair's one message (utc__coll_data_t) */
-    unsigned char stage[DIRECT_MAX][SLOT], inbox[DIRECT_MAX][SLOT];
-    MPI_Datatype type;
-    MPI_Op op;
-    if (direct) {
-        MPI_Request req[2 * DIRECT_MAX];
-        MPI_Status st[2 * DIRECT_MAX];
-        int nreq = 0;
-        rc = post_direct(comm, n, me, mine, inl_to, data, stage, inbox, req, &nreq);
-        if (rc == UTC_OK && data) /* the data leaves right behind the record */
-            start_data(data, inl_to, inl_from);
-        utc_status_t wrc = wait_meeting(nreq, req, st);
-        if (rc != UTC_OK || (rc = wrc) != UTC_OK)
-            return rc; /* the MPI failed: its data, if any, is the caller's to wait for */
-        for (int r = 0, k = 0; r < n; r++) {
-            int bytes = WD * 8;
-            if (r != me && MPI_Get_count(&st[k++], MPI_BYTE, &bytes) != MPI_SUCCESS)
-                bytes = MPI_UNDEFINED;
-            memcpy(records + (size_t)r * WD, inbox[r], sizeof *records * WD);
-            got[r] = bytes - WD * 8;
-        }
-        memcpy(max, records, sizeof max);
-        for (int r = 1; r < n; r++) {
-            int len = 1;
-            check_reduce(records + (size_t)r * WD, max, &len, NULL);
-        }
-    } else if ((rc = check_op(&type, &op)) == UTC_OK) {
-        MPI_Request req;
-        int err = MPI_Iallreduce(mine, max, 1, type, op, comm, &req);
-        if (err != MPI_SUCCESS)
-            return utc__mpi_error(err, "MPI_Iallreduce (argument check of a collective call)");
-        rc = wait_meeting(1, &req, NULL);
+    uint64_t balance = d->pairs && d->args_rc == UTC_OK ? pairs_balance(d->pairs, me, n) : 0;
+    if (n <= DIRECT_MAX) {
+        mine[R_BAL] = balance;
+        return check_direct(comm, n, me, seq, world_ranks, fn, d, mine);
     }
-    if (rc != UTC_OK)
-        return rc;
-    bool agree = max[2 * K] == 0 && !(direct && data_differs(records, n));
-    for (int i = 0; i < K; i++)
-        agree &= max[i] == ~max[K + i]; /* the maximum equals the minimum */
-    *seq = max[1] + 1;
-    if (!agree) {
-        if (direct && (rc = drop_data(comm, n, me, records, data)) != UTC_OK)
-            return rc;
-        return disagree(comm, world_ranks, fn, d, mine, max, direct ? records : NULL);
-    }
-    if (data && !direct) /* the ranks agree: now the data */
-        start_data(data, 0, 0);
-    if (!inl_from)
-        return UTC_OK;
-    /* The ranks agree, so on every pair's count and datatype: each block inlined for this
-     * rank has the size it expects (a difference here would take a 2^-64 collision of the
-     * pairs' balance; it is reported, on this rank only, rather than copied) */
-    for (int r = 0; r < n; r++) {
-        void *at = NULL;
-        size_t bytes = (inl_from >> r & 1u) ? data->block(data->arg, r, false, &at) : 0;
-        if (!(inl_from >> r & 1u))
-            continue;
-        if (got[r] < 0 || (size_t)got[r] != bytes) {
-            for (int k = 0; k < data->nreq; k++)
-                MPI_Wait(&data->reqs[k], MPI_STATUS_IGNORE);
-            data->nreq = 0;
-            return utc__error(UTC_ERR_MISMATCH,
-                              "%s: the ranks disagree (checked collective call #%llu): rank %d "
-                              "sent %d bytes to rank %d, which expects %zu",
-                              fn, (unsigned long long)max[1] + 1,
-                              world_ranks ? world_ranks[r] : r, got[r],
-                              world_ranks ? world_ranks[me] : me, bytes);
-        }
-        if (bytes)
-            memcpy(at, inbox[r] + WD * 8, bytes);
-    }
-    return UTC_OK;
+    mine[2 * K] = balance;
+    return check_reduced(comm, seq, world_ranks, fn, d, mine);
 }

@@ -6,9 +6,9 @@
  * crashes or hangs in the call's first communicator operation. So each such call first describes
  * what this rank passed, as a few 64-bit digests (one per part: proc list, options, ...), and
  * utc__coll_check compares them across the ranks in one round: up to 8 ranks, each rank
- * sends its description to every other and reduces them itself; beyond that, one small
- * non-blocking allreduce (with a reduction of its own). Compared is the maximum of each
- * value and of its complement: equal everywhere when all agree. Calls whose ranks pass
+ * sends its description to every other and compares them all itself; beyond that, one small
+ * non-blocking allreduce (with a reduction of its own) of the maximum of each value and of
+ * its complement: equal everywhere when all agree. Calls whose ranks pass
  * counts that must match pair by pair (what rank i sends to rank j is what j expects from
  * i: the v-forms of the task collectives) add one word, summed instead of maximized (see
  * utc__coll_pairs_t). On a disagreement every rank has or gathers the descriptions, builds

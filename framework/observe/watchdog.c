@@ -25,6 +25,7 @@
 
 #include "base/clock.h"
 #include "base/errors.h"
+#include "base/sync.h"
 #include "base/text.h"
 #include "base/wait_hook.h"
 #include "observe/watchdog.h"
@@ -37,10 +38,11 @@ typedef struct wd_rec {
                               * saw it (so it may report it up to one scan late) */
     atomic_int kind, obj, tag, peer;
     _Atomic(const char *) name;
-    /* the wait's detail (may be NULL): set with the fields above; cleared under
-     * detail_lock before the wait ends, so the monitor calls it only while it lives */
+    /* the wait's detail (may be NULL): set with the fields above; cleared before the wait
+     * ends, and the owner then waits while `describing` says the monitor is inside it, so
+     * the monitor calls it only while it lives (wd_clear_detail) */
     _Atomic(const utc__wait_detail_t *) detail;
-    pthread_mutex_t detail_lock;
+    atomic_int describing; /* the monitor is in more_detail */
     atomic_int task_id, thread_id;   /* the waiting thread's task and global id; -1: none */
     _Atomic(const char *) task_name;
     atomic_int tid;          /* the owner's kernel thread id */
@@ -84,17 +86,31 @@ void utc__wd_thread_identity(int task_id, const char *task_name, int global_id)
     wd_ident.task_name = task_name;
 }
 
+/*
+ * The owner is done with its wait's detail: once this returns, the monitor does not use it.
+ * A Dekker pair with more_detail, seq_cst on both sides: either the monitor's load of the
+ * detail comes after this store (it finds NULL, or a later wait's detail, which its serial
+ * check refuses), or the load of `describing` below comes after the monitor's increment
+ * and the owner waits for it to leave (rare: only while a long wait is being reported).
+ * One atomic exchange instead of a mutex's lock and unlock: ~10 ns of every task
+ * collective (doc/PERFORMANCE.md).
+ */
+static void wd_clear_detail(wd_rec_t *r)
+{
+    atomic_store(&r->detail, NULL);
+    utc__backoff_t b = UTC__BACKOFF_INIT;
+    while (atomic_load(&r->describing))
+        utc__backoff_step(&b);
+    r->has_detail = false;
+}
+
 /* Thread exit (pthread key destructor): the record may serve another thread. */
 static void wd_release(void *p)
 {
     wd_rec_t *r = p;
     unsigned s = atomic_load_explicit(&r->serial, memory_order_relaxed);
-    if (r->has_detail) {
-        pthread_mutex_lock(&r->detail_lock);
-        atomic_store_explicit(&r->detail, NULL, memory_order_relaxed);
-        pthread_mutex_unlock(&r->detail_lock);
-        r->has_detail = false;
-    }
+    if (r->has_detail)
+        wd_clear_detail(r);
     if (s & 1)
         atomic_store_explicit(&r->serial, s + 1, memory_order_relaxed);
     r->depth = 0;
@@ -116,7 +132,6 @@ static wd_rec_t *wd_acquire(void)
         if (!(r = calloc(1, sizeof *r)))
             return NULL; /* this thread goes unwatched */
         atomic_init(&r->in_use, true);
-        pthread_mutex_init(&r->detail_lock, NULL);
         wd_rec_t *old = atomic_load_explicit(&wd_head, memory_order_relaxed);
         do
             r->next = old;
@@ -161,13 +176,8 @@ static void wd_end(void)
     if (!r || r->depth == 0)
         return;
     if (--r->depth == 0) {
-        if (r->has_detail) {
-            /* the monitor may be inside describe: wait for it, then it cannot start one */
-            pthread_mutex_lock(&r->detail_lock);
-            atomic_store_explicit(&r->detail, NULL, memory_order_relaxed);
-            pthread_mutex_unlock(&r->detail_lock);
-            r->has_detail = false;
-        }
+        if (r->has_detail) /* the monitor may be inside describe: it cannot start one after */
+            wd_clear_detail(r);
         /* release: the monitor's second read of serial sees the wait is over before it
          * could see the next wait's fields */
         unsigned s = atomic_load_explicit(&r->serial, memory_order_relaxed);
@@ -232,18 +242,20 @@ static void describe(char *buf, size_t n, int kind, int obj, int tag, int peer,
 }
 
 /* The wait's own account (utc__wait_detail_t), if it gave one and the wait of `serial` is
- * still on; "" otherwise. Under detail_lock the owner cannot end the wait, so the detail
- * record it points to is alive for the call. */
+ * still on; "" otherwise. While `describing` is up the owner cannot finish ending the wait
+ * (wd_clear_detail), so the detail record it points to is alive for the call. */
 static void more_detail(wd_rec_t *r, unsigned serial, char *buf, size_t n)
 {
     buf[0] = '\0';
-    pthread_mutex_lock(&r->detail_lock);
-    /* acquire: pairs with wd_begin's release store; a later wait's detail brings the serial
-     * past `serial`, which the check below refuses. The lock orders the clearing store. */
-    const utc__wait_detail_t *d = atomic_load_explicit(&r->detail, memory_order_acquire);
+    /* seq_cst increment, then load: the monitor's half of wd_clear_detail's Dekker pair. The
+     * load also acquires wd_begin's release store of the detail; a later wait's detail brings
+     * the serial past `serial`, which the check below refuses. */
+    atomic_fetch_add(&r->describing, 1);
+    const utc__wait_detail_t *d = atomic_load(&r->detail);
     if (d && atomic_load_explicit(&r->serial, memory_order_acquire) == serial)
         d->describe(d, buf, n);
-    pthread_mutex_unlock(&r->detail_lock);
+    /* release: describe's reads of the detail come before the owner sees 0 and ends it */
+    atomic_fetch_sub_explicit(&r->describing, 1, memory_order_release);
 }
 
 static void scan(void)

@@ -20,6 +20,7 @@
 #include <utc/collectives.h>
 
 #include "base/coll_check.h"
+#include "base/text.h"
 #include "base/wait_hook.h"
 #include "observe/trace.h"
 #include "core/window.h"
@@ -460,7 +461,9 @@ static utc_status_t coll_agree(utc__gs_task_t *gs, const coll_t *c, utc_status_t
                                    [PART_ROOT] = (uint64_t)(int64_t)c->root},
                           .show = coll_show,
                           .pairs = vector ? &pairs : NULL,
-                          .task = utc_task_name(gs->task),
+                          /* the live task's name as utc_task_name gives it, without the
+                           * handle's check (a lock and a lookup, ~20 ns of every call) */
+                          .task = utc__text_name(gs->task->impl->ops->name),
                           .data = data,
                           .nodata_name = c->kind == COLL_ALLTOALL || c->kind == COLL_ALLTOALLV
                                              ? "passing recvbuf as sendbuf (in place)"
@@ -844,35 +847,36 @@ static utc_status_t coll_by(utc_ctx_t *ctx, int thread, const coll_t *c)
 }
 
 /* The one path of all the public calls: `by` NULL for the plain forms (every local thread
- * calls), else the _by forms' thread. */
-static utc_status_t coll(utc_ctx_t *ctx, const int *by, const coll_t *call)
+ * calls), else the _by forms' thread. The call's record is the caller's compound literal,
+ * named here in place: copying it (16-byte loads of what was just stored 8 bytes at a time)
+ * stalled store forwarding, ~15 ns of a 1 KiB all-to-all (doc/PERFORMANCE.md). */
+static utc_status_t coll(utc_ctx_t *ctx, const int *by, coll_t *c)
 {
-    coll_t c = *call;
-    c.fn = by ? coll_kinds[c.kind].fn_by : coll_kinds[c.kind].fn;
-    return by ? coll_by(ctx, *by, &c) : coll_all(ctx, &c);
+    c->fn = by ? coll_kinds[c->kind].fn_by : coll_kinds[c->kind].fn;
+    return by ? coll_by(ctx, *by, c) : coll_all(ctx, c);
 }
 
 /* The calls with one count, as coll_t: what each public call passes. */
 #define COLL_ONE(kind_, send_, recv_, count_, type_, op_, root_)                                   \
-    (&(const coll_t){.kind = (kind_),                                                              \
-                     .sendbuf = (send_),                                                           \
-                     .recvbuf = (recv_),                                                           \
-                     .count = (count_),                                                            \
-                     .type = (type_),                                                              \
-                     .op = (op_),                                                                  \
-                     .root = (root_)})
+    (&(coll_t){.kind = (kind_),                                                                    \
+               .sendbuf = (send_),                                                                 \
+               .recvbuf = (recv_),                                                                 \
+               .count = (count_),                                                                  \
+               .type = (type_),                                                                    \
+               .op = (op_),                                                                        \
+               .root = (root_)})
 
 /* The v-forms, as coll_t (count: allgatherv's sendcount). */
 #define COLL_V(kind_, send_, scounts_, sdispls_, count_, recv_, rcounts_, rdispls_, type_)         \
-    (&(const coll_t){.kind = (kind_),                                                              \
-                     .sendbuf = (send_),                                                           \
-                     .sendcounts = (scounts_),                                                     \
-                     .sdispls = (sdispls_),                                                        \
-                     .count = (count_),                                                            \
-                     .recvbuf = (recv_),                                                           \
-                     .recvcounts = (rcounts_),                                                     \
-                     .rdispls = (rdispls_),                                                        \
-                     .type = (type_)})
+    (&(coll_t){.kind = (kind_),                                                                    \
+               .sendbuf = (send_),                                                                 \
+               .sendcounts = (scounts_),                                                           \
+               .sdispls = (sdispls_),                                                              \
+               .count = (count_),                                                                  \
+               .recvbuf = (recv_),                                                                 \
+               .recvcounts = (rcounts_),                                                           \
+               .rdispls = (rdispls_),                                                              \
+               .type = (type_)})
 
 utc_status_t utc_task_bcast(utc_ctx_t *ctx, void *buf, size_t count, utc_datatype_t type, int root)
 {
