@@ -871,8 +871,37 @@ static void close_sweep(shm_dir_t *d)
     utc__event_signal(&d->tx_event, &d->tx_sleepers);
 }
 
-/* A task at one end failed: end the posted reads; readers polling the ring and the ones
- * that come later see the mark in shm_progress. Messages stay in the ring. */
+/*
+ * A task at one end failed: release the writers waiting for a reader (lifetimes.md). The
+ * ring's messages move to their tags' queues, which frees slots for the backlog (pushed on
+ * by after_read, then moved in turn), and a large message is copied out of its writer's
+ * buffer, as a truncated one is: its write returns UTC_OK and the message stays queued, in
+ * order, for a later run's reads.
+ */
+static void release_writers(shm_dir_t *d)
+{
+    size_t freed;
+    do {
+        bool woke = false;
+        utc__msg_desc_t m;
+        shm_slot_t *s;
+        freed = 0;
+        utc__spin_lock(&d->rx_lock);
+        while ((s = ring_peek(d, &m)) && dispatch(d, s->tag, &m, NULL, true, &woke)) {
+            ring_release(d, s);
+            freed++;
+        }
+        shm_tagq_t *q, *tmp;
+        HASH_ITER(hh, d->tagqs, q, tmp)
+            for (shm_msg_t *msg = q->uhead; msg; msg = msg->next)
+                keep_aside(d, &msg->d);
+        utc__spin_unlock(&d->rx_lock);
+        after_read(d, freed, woke);
+    } while (freed && atomic_load(&d->backlog_n));
+}
+
+/* A task at one end failed: end the posted reads (readers polling the ring and the ones
+ * that come later see the mark in shm_progress) and release the writers. */
 static void shm_fail(utc__transport_t *tp, utc_status_t status)
 {
     shm_transport_t *t = (shm_transport_t *)tp;
@@ -885,6 +914,8 @@ static void shm_fail(utc__transport_t *tp, utc_status_t status)
         end_posted(d, &d->anyq, status);
         utc__spin_unlock(&d->rx_lock);
         utc__event_signal(&d->rx_event, &d->rx_sleepers);
+        release_writers(d);
+        utc__event_signal(&d->tx_event, &d->tx_sleepers);
     }
 }
 
@@ -907,6 +938,10 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
     if (req->op == UTC__OP_SEND) {
         if (closed_status(d))
             close_sweep(d); /* a large write pushed after the shutdown's sweep */
+        /* relaxed: a write this look misses is released by shm_fail, which runs after the
+         * mark is set and wakes the writers */
+        else if (atomic_load_explicit(&tp->failed, memory_order_relaxed))
+            release_writers(d); /* a write pushed after the failure's release */
         else if (atomic_load(&d->backlog_n))
             flush(d);
         return utc__req_state(req) == UTC__REQ_DONE;
