@@ -1424,7 +1424,7 @@ static long vm_rss_kib(void)
     return kib;
 }
 
-static long rss_peak_kib; /* VmRSS with every conduit used, on ranks with a task */
+static atomic_long rss_peak_kib; /* VmRSS with every conduit used, on ranks with a task */
 
 static int many_a(utc_ctx_t *ctx, void *d)
 {
@@ -1437,7 +1437,7 @@ static int many_a(utc_ctx_t *ctx, void *d)
         CT_OK(utc_conduit_read(m->c[i], &v, sizeof v, 1, NULL));
         CT_CHECK(v == -i, "conduit %d: reply %d", i, v);
     }
-    rss_peak_kib = vm_rss_kib();
+    atomic_store(&rss_peak_kib, vm_rss_kib());
     return 0;
 }
 
@@ -1453,7 +1453,7 @@ static int many_b(utc_ctx_t *ctx, void *d)
         v = -i;
         CT_OK(utc_conduit_write(m->c[i], &v, sizeof v, 1));
     }
-    rss_peak_kib = vm_rss_kib();
+    atomic_store(&rss_peak_kib, vm_rss_kib());
     return 0;
 }
 
@@ -1480,8 +1480,8 @@ static void test_many(void)
     if (me == ra || me == rb)
         printf("\n    rank %d: %d %s conduits: create %.2f s, a message each way %.2f s, "
                "destroy %.2f s; VmRSS %ld MB before, %ld MB with all used, %ld MB after",
-               me, NMANY, tp->name, t1 - t0, t2 - t1, t3 - t2, before >> 10, rss_peak_kib >> 10,
-               after >> 10);
+               me, NMANY, tp->name, t1 - t0, t2 - t1, t3 - t2, before >> 10,
+               atomic_load(&rss_peak_kib) >> 10, after >> 10);
     fflush(stdout);
     free(m.c);
     UTC_ASSERT_OK(utc_task_destroy(a));
