@@ -11,8 +11,8 @@
 # tsan      build-tsan: -DUTC_SANITIZE=thread (clang when installed, else gcc), no CUDA,
 #           no apps; the framework, conduit and global shared data suites at one rank
 #           (task threads, mailboxes, barriers, in-process conduits, RMA in shared
-#           memory), conduit_cpu apart. (Being a clang build, it also checks that UTC
-#           works when built with clang.)
+#           memory), conduit_cpu apart, and the conformance suite's in-process run.
+#           (Being a clang build, it also checks that UTC works when built with clang.)
 # valgrind  build-valgrind: a plain build, no CUDA, no apps; memcheck on the framework,
 #           conduit and global shared data suites at one rank (conduit_cpu apart): no
 #           definite leak, no invalid access, no use of uninitialised memory.
@@ -69,6 +69,7 @@ build() {
 np1_framework='^(task_[a-z_]+_np1|context_state)$'
 np1_conduits='^conduit_[a-z_]+_np1$'
 np1_gshared='^gshared_[a-z]+_np1$'
+np1_conformance='^conformance_inproc_np1$'
 # conduit_cpu checks that a blocked wait costs < 5% of a core; instrumentation makes
 # polling and the large copy it includes dearer (5-7% under ASan and TSan, 4.2% under
 # valgrind), so no pass runs it: it measures the tools, not the code.
@@ -118,7 +119,8 @@ pass_tsan() {
     export_to_ranks \
         TSAN_OPTIONS="suppressions=$supp/tsan.supp:second_deadlock_stack=1:history_size=4:exitcode=66"
     (cd build-tsan && ctest --output-on-failure --timeout 900 -j "$jobs" \
-        -R "$np1_framework|$np1_conduits|$np1_gshared" -E "$cpu_budget" >ctest.log 2>&1)
+        -R "$np1_framework|$np1_conduits|$np1_gshared|$np1_conformance" -E "$cpu_budget" \
+        >ctest.log 2>&1)
     local rc=$?
     grep -E "tests passed|tests failed" build-tsan/ctest.log | tail -1
     [ $rc = 0 ] || sed -n '/The following tests/,$p' build-tsan/ctest.log

@@ -1084,8 +1084,9 @@ static bool mpi_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
         }
         if (deadline >= 0 && (p.iter & 15) == 0 && utc_wtime() >= deadline)
             return false;
-        if (p.iter >= 64 && (p.iter & 15) == 0 && req->op == UTC__OP_RECV) {
-            /* off the fast path: has a task at the other end failed? */
+        if (p.iter >= 64 && (p.iter & 15) == 0) {
+            /* off the fast path: has a task at the other end failed? (a read ends then; a
+             * write waiting for a failed reader is parked by progress_ex and ends) */
             utc__spin_lock(&t->lock);
             ctl_poll(t);
             settle_eos(t);

@@ -508,10 +508,10 @@ static deliver_t deliver(const shm_dir_t *d, utc_request_t *r, const utc__msg_de
 /*
  * A large message that a read refused (too large for its buffer) stays queued for the next
  * read of its tag; copy it out of the writer's buffer so that the writer returns with
- * UTC_OK (its message was taken into the conduit), as the MPI transport receives a
- * truncated message aside. Out of memory, the writer keeps waiting for a read to take it.
+ * `status` (UTC_OK: its message was taken into the conduit), as the MPI transport receives
+ * a truncated message aside. Out of memory, the writer keeps waiting for a read to take it.
  */
-static void keep_aside(shm_dir_t *d, utc__msg_desc_t *m)
+static void keep_aside(shm_dir_t *d, utc__msg_desc_t *m, utc_status_t status)
 {
     if (m->kind != UTC__MSG_LARGE)
         return;
@@ -523,7 +523,7 @@ static void keep_aside(shm_dir_t *d, utc__msg_desc_t *m)
     m->kind = UTC__MSG_OWNED;
     m->ptr = copy;
     m->wreq = NULL;
-    utc__req_finish(w, UTC_OK); /* w may be gone after this */
+    utc__req_finish(w, status); /* w may be gone after this */
     utc__event_signal(&d->tx_event, &d->tx_sleepers);
 }
 
@@ -604,7 +604,7 @@ static bool dispatch(shm_dir_t *d, int tag, const utc__msg_desc_t *m, utc_reques
     q->utail = msg;
     d->nqueued++;
     if (refused)
-        keep_aside(d, &msg->d);
+        keep_aside(d, &msg->d, UTC_OK);
     *woke = true; /* an unposted reader of this tag polls the ring: tell it to look here */
     return true;
 }
@@ -686,7 +686,7 @@ static size_t post_read(shm_dir_t *d, utc_request_t *r, bool *woke, bool lazy)
             d->nqueued--;
             tagq_trim(d, q);
         } else {
-            keep_aside(d, &msg->d);
+            keep_aside(d, &msg->d, UTC_OK);
         }
         return 0; /* refused: the message stays at the head of its queue */
     }
@@ -871,8 +871,37 @@ static void close_sweep(shm_dir_t *d)
     utc__event_signal(&d->tx_event, &d->tx_sleepers);
 }
 
-/* A task at one end failed: end the posted reads; readers polling the ring and the ones
- * that come later see the mark in shm_progress. Messages stay in the ring. */
+/*
+ * A task at one end failed: release the writers waiting for a reader, with `status`
+ * (lifetimes.md). The ring's messages move to their tags' queues, which frees slots for the
+ * backlog (pushed on by after_read, then moved in turn), and a large message is copied out
+ * of its writer's buffer, as a truncated one is; the messages stay queued, in order, for a
+ * later run's reads (as a released write's message stays in MPI's hands between ranks).
+ */
+static void release_writers(shm_dir_t *d, utc_status_t status)
+{
+    size_t freed;
+    do {
+        bool woke = false;
+        utc__msg_desc_t m;
+        shm_slot_t *s;
+        freed = 0;
+        utc__spin_lock(&d->rx_lock);
+        while ((s = ring_peek(d, &m)) && dispatch(d, s->tag, &m, NULL, false, &woke)) {
+            ring_release(d, s);
+            freed++;
+        }
+        shm_tagq_t *q, *tmp;
+        HASH_ITER(hh, d->tagqs, q, tmp)
+            for (shm_msg_t *msg = q->uhead; msg; msg = msg->next)
+                keep_aside(d, &msg->d, status);
+        utc__spin_unlock(&d->rx_lock);
+        after_read(d, freed, woke);
+    } while (freed && atomic_load(&d->backlog_n));
+}
+
+/* A task at one end failed: end the posted reads (readers polling the ring and the ones
+ * that come later see the mark in shm_progress) and release the writers to it. */
 static void shm_fail(utc__transport_t *tp, utc_status_t status)
 {
     shm_transport_t *t = (shm_transport_t *)tp;
@@ -885,6 +914,10 @@ static void shm_fail(utc__transport_t *tp, utc_status_t status)
         end_posted(d, &d->anyq, status);
         utc__spin_unlock(&d->rx_lock);
         utc__event_signal(&d->rx_event, &d->rx_sleepers);
+        if (atomic_load(&tp->fail_end) != i) { /* dir i is read by the end that failed */
+            release_writers(d, status);
+            utc__event_signal(&d->tx_event, &d->tx_sleepers);
+        }
     }
 }
 
@@ -907,6 +940,11 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
     if (req->op == UTC__OP_SEND) {
         if (closed_status(d))
             close_sweep(d); /* a large write pushed after the shutdown's sweep */
+        /* relaxed: a write this look misses is released by shm_fail, which runs after the
+         * mark is set and wakes the writers */
+        else if (atomic_load_explicit(&tp->failed, memory_order_relaxed) &&
+                 atomic_load(&tp->fail_end) != req->dir) /* its reader's end failed */
+            release_writers(d, (utc_status_t)atomic_load(&tp->fail_why)); /* pushed after */
         else if (atomic_load(&d->backlog_n))
             flush(d);
         return utc__req_state(req) == UTC__REQ_DONE;

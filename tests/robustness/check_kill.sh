@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# check_kill.sh UTCRUN PROG: a rank killed with SIGKILL mid-run (while the others are
+# check_kill.sh UTCRUN PROG [NP]: a rank killed with SIGKILL mid-run (while the others are
 # blocked in a conduit read and a task barrier) ends the whole job within 10 s, non-zero.
+# PROG kill FILE runs at NP ranks (default 3); rank 1 writes the time it dies into FILE.
 set -u
-utcrun=$1 prog=$2
+utcrun=$1 prog=$2 np=${3:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-timeout 60 "$utcrun" -np 3 "$prog" kill "$tmp/killed_at" >"$tmp/out" 2>"$tmp/err"
+timeout 60 "$utcrun" -np "$np" "$prog" kill "$tmp/killed_at" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 end=$(date +%s.%N)
 cat "$tmp/out" "$tmp/err"
