@@ -905,6 +905,8 @@ static void release_writers(shm_dir_t *d, utc_status_t status)
 static void shm_fail(utc__transport_t *tp, utc_status_t status)
 {
     shm_transport_t *t = (shm_transport_t *)tp;
+    utc__fail_info_t f;
+    int failed_end = utc__transport_fail_info(tp, &f) ? f.end : -1;
     for (int i = 0; i < 2; i++) {
         shm_dir_t *d = &t->dir[i];
         utc__spin_lock(&d->rx_lock);
@@ -914,7 +916,7 @@ static void shm_fail(utc__transport_t *tp, utc_status_t status)
         end_posted(d, &d->anyq, status);
         utc__spin_unlock(&d->rx_lock);
         utc__event_signal(&d->rx_event, &d->rx_sleepers);
-        if (atomic_load(&tp->fail_end) != i) { /* dir i is read by the end that failed */
+        if (failed_end != i) { /* dir i is read by the end that failed */
             release_writers(d, status);
             utc__event_signal(&d->tx_event, &d->tx_sleepers);
         }
@@ -938,13 +940,13 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
     if (st == UTC__REQ_DONE)
         return true;
     if (req->op == UTC__OP_SEND) {
+        utc__fail_info_t f;
         if (closed_status(d))
             close_sweep(d); /* a large write pushed after the shutdown's sweep */
-        /* relaxed: a write this look misses is released by shm_fail, which runs after the
-         * mark is set and wakes the writers */
-        else if (atomic_load_explicit(&tp->failed, memory_order_relaxed) &&
-                 atomic_load(&tp->fail_end) != req->dir) /* its reader's end failed */
-            release_writers(d, (utc_status_t)atomic_load(&tp->fail_why)); /* pushed after */
+        /* a write this look misses is released by shm_fail, which runs after the mark is
+         * published and wakes the writers */
+        else if (utc__transport_fail_info(tp, &f) && f.end != req->dir) /* its reader's end */
+            release_writers(d, f.why); /* pushed after shm_fail's release */
         else if (atomic_load(&d->backlog_n))
             flush(d);
         return utc__req_state(req) == UTC__REQ_DONE;
