@@ -345,7 +345,20 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
             if (in_group(e0, r) || in_group(e1, r))
                 members[nmembers++] = r;
     }
-    if (need_remote &&
+    /* between ranks of one host: the node transport (shared memory), unless refused there
+     * (UTC_ERR_UNSUPPORTED on every rank alike: then MPI) */
+    bool node = false;
+    if ((rc = utc__node_wanted("utc_conduit_create", members, nmembers, &node)) != UTC_OK)
+        goto fail;
+    if (need_remote && node) {
+        utc__transport_args_t ta = {c->id, &c->opts, members, nmembers};
+        rc = UTC__WAIT_CALL(UTC__WAIT_CONDUIT_SETUP, c->id, -1, -1, NULL,
+                            utc__node_transport_create(&ta, &c->remote));
+        if (rc != UTC_OK && rc != UTC_ERR_UNSUPPORTED)
+            goto fail;
+        node = rc == UTC_OK;
+    }
+    if (need_remote && !node &&
         (rc = UTC__WAIT_CALL(UTC__WAIT_CONDUIT_SETUP, c->id, -1, -1, NULL,
                            utc__mpi_transport_create(c->id, members, nmembers, &c->remote))) != UTC_OK)
         goto fail;
@@ -356,7 +369,9 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
                         "ops table");
         goto fail;
     }
-    c->entry_transport = e0->entry_rank == e1->entry_rank ? UTC_CONDUIT_INPROC : UTC_CONDUIT_MPI;
+    c->entry_transport = e0->entry_rank == e1->entry_rank ? UTC_CONDUIT_INPROC
+                         : node                           ? UTC_CONDUIT_NODE
+                                                          : UTC_CONDUIT_MPI;
     free(members);
 
     pthread_mutex_lock(&reg_lock);
@@ -366,8 +381,11 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
     utc_log(UTC_LOG_DEBUG, "conduit %d: '%s' -> '%s', %s mode, %s between entries%s%s", c->id,
             utc_task_name(src), utc_task_name(dst),
             o.mode == UTC_CONDUIT_FREE ? "free" : "single-entry",
-            c->entry_transport == UTC_CONDUIT_INPROC ? "in-process" : "MPI",
-            c->local ? "; rings here" : "", c->remote ? "; MPI communicator here" : "");
+            c->entry_transport == UTC_CONDUIT_INPROC ? "in-process"
+            : c->entry_transport == UTC_CONDUIT_NODE ? "node-local"
+                                                     : "MPI",
+            c->local ? "; rings here" : "",
+            !c->remote ? "" : node ? "; node-local shared memory here" : "; MPI communicator here");
     *out = utc__handle_make(c, c->gen);
     return UTC_OK;
 fail:
@@ -624,6 +642,7 @@ void utc__conduits_release(void)
         free(c);
         c = next;
     }
+    utc__node_engine_finalize(); /* after the last conduit */
 }
 
 int utc_conduit_id(const utc_conduit_t *handle)

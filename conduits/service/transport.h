@@ -129,6 +129,23 @@ utc_status_t utc__shm_transport_create(int conduit_id, const utc_conduit_options
 utc_status_t utc__mpi_transport_create(int conduit_id, const int *members, int nmembers,
                                        utc__transport_t **out);
 
+/* Node-local (conduits/node/): between ranks of one host, through shared memory.
+ * Collective over all ranks (its first call sets up the host's shared memory; *out is NULL
+ * on non-members). UTC_ERR_UNSUPPORTED on every rank alike when shared memory cannot be
+ * used: the caller then uses MPI. */
+extern const utc__transport_component_t utc__node_component;
+utc_status_t utc__node_transport_create(const utc__transport_args_t *a,
+                                        utc__transport_t **out);
+/* Its failure notice with the rank given (as utc__mpi_transport_notify). */
+void utc__node_transport_notify(utc__transport_t *tp, int end, int rank, utc_status_t rc);
+/* Whether a conduit whose ranks are `members` should use the node transport between them:
+ * all on this rank's host, and the environment variable UTC_TRANSPORT is not "mpi". An
+ * error (UTC_ERR_INVALID_ARG, naming `fn`) for a value of UTC_TRANSPORT other than "auto"
+ * and "mpi". */
+utc_status_t utc__node_wanted(const char *fn, const int *members, int nmembers, bool *want);
+/* Unmap the host's shared memory (utc_finalize, after the last conduit). */
+void utc__node_engine_finalize(void);
+
 /* The MPI transport's failure notice (its notify_failed) with the end, the rank where the
  * task failed and its status given: the shared transport passes a notice on. */
 void utc__mpi_transport_notify(utc__transport_t *tp, int end, int rank, utc_status_t rc);

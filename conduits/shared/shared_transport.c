@@ -743,7 +743,9 @@ static void notify_all(shared_tp_t *t, int member, int rank, utc_status_t rc)
 {
     for (int i = 0; i < t->nw * t->nr; i++) {
         utc__transport_t *in = t->pairs[i].tp;
-        if (in && in->ops->notify_failed) /* the MPI ones */
+        if (in && in->kind == UTC_CONDUIT_NODE)
+            utc__node_transport_notify(in, NOTICE_END + member, rank, rc);
+        else if (in && in->ops->notify_failed) /* the MPI ones */
             utc__mpi_transport_notify(in, NOTICE_END + member, rank, rc);
     }
 }
@@ -835,7 +837,13 @@ utc_status_t utc__shared_transport_create(int conduit_id, utc_shared_mode_t mode
             if (p->wrank != p->rrank) {
                 int members[2] = {p->wrank < p->rrank ? p->wrank : p->rrank,
                                   p->wrank < p->rrank ? p->rrank : p->wrank};
-                prc = utc__mpi_transport_create(conduit_id, members, 2, &p->tp);
+                bool node = false;
+                utc__transport_args_t ta = {conduit_id, opts, members, 2};
+                prc = utc__node_wanted("utc_conduit_create_shared", members, 2, &node);
+                if (prc == UTC_OK && node)
+                    prc = utc__node_transport_create(&ta, &p->tp); /* collective too */
+                if (prc == UTC_ERR_UNSUPPORTED || (prc == UTC_OK && !node))
+                    prc = utc__mpi_transport_create(conduit_id, members, 2, &p->tp);
             } else if (me == p->wrank) {
                 prc = utc__shm_transport_create(conduit_id, opts, &p->tp);
             }
