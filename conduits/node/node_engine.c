@@ -517,6 +517,7 @@ static bool follow_switch(node_pair_t *p, node_rec_t *r)
     const uint64_t *pl = (const uint64_t *)node_rec_data(r);
     size_t ncap = (size_t)pl[0];
     unsigned gen = (unsigned)pl[1];
+    uint64_t base = p->head + r->len; /* r is in the ring unmapped below */
     unsigned char *ring = seg_open(p->peer, gen, ncap, NULL);
     if (!ring) {
         utc_log(UTC_LOG_ERROR, "node transport: the %zu-byte ring from rank %d could not be "
@@ -527,7 +528,7 @@ static bool follow_switch(node_pair_t *p, node_rec_t *r)
     munmap(p->iring, p->icap); /* the first ring: the pages after the control page */
     p->iring = ring;
     p->icap = ncap;
-    p->ibase = p->head + r->len;
+    p->ibase = base;
     return true;
 }
 
