@@ -158,8 +158,9 @@ static void pairs_free(void)
                 munmap(p->oring, p->ocap);
             munmap(p->octl, p->obytes_seg0);
         }
-        if (p->old_ring && p->old_ring != (unsigned char *)p->octl + CTL_BYTES)
-            munmap(p->old_ring, p->old_bytes);
+        for (int k = 0; k < p->nold; k++)
+            if (p->old[k].ring != (unsigned char *)p->octl + CTL_BYTES)
+                munmap(p->old[k].ring, p->old[k].bytes);
         for (unsigned g = p->unlinked_gen + 1; g <= p->ogen; g++)
             seg_unlink(utc_rank(), p->peer, g);
         if (p->ictl) {
@@ -388,19 +389,24 @@ static size_t room_of(node_pair_t *p, bool reload)
     return p->ocap - (size_t)(p->tail - from);
 }
 
-/* The reader has passed the last switch: the old ring and the new ring's name go. */
+/* The reader has passed switches: the rings they left go, and the names of the rings they
+ * led to (the reader has mapped those). */
 static void retire_old(node_pair_t *p)
 {
-    if (!p->old_ring)
+    if (!p->nold)
         return;
     room_of(p, true);
-    if (p->ohead_seen < p->old_until)
-        return;
-    /* the first ring is the pages after the control page: unmapped alone all the same */
-    munmap(p->old_ring, p->old_bytes);
-    p->old_ring = NULL;
-    seg_unlink(utc_rank(), p->peer, p->ogen);
-    p->unlinked_gen = p->ogen;
+    int n = 0;
+    while (n < p->nold && p->ohead_seen >= p->old[n].until) {
+        /* the first ring is the pages after the control page: unmapped alone all the same */
+        munmap(p->old[n].ring, p->old[n].bytes);
+        seg_unlink(utc_rank(), p->peer, ++p->unlinked_gen);
+        n++;
+    }
+    if (n) {
+        memmove(p->old, p->old + n, sizeof p->old[0] * (size_t)(p->nold - n));
+        p->nold -= n;
+    }
 }
 
 static void clear_next(node_pair_t *p, uint64_t pos)
@@ -424,7 +430,8 @@ void utc__node_publish(node_pair_t *p, node_rec_t *r, size_t len, int kind)
 /* Move to a ring four times as large. False if it cannot now. */
 static bool grow(node_pair_t *p)
 {
-    if (p->old_ring || p->ocap >= RING_MAX || room_of(p, true) < NODE_ALIGN)
+    if (p->nold == (int)(sizeof p->old / sizeof p->old[0]) || p->ocap >= RING_MAX ||
+        room_of(p, true) < NODE_ALIGN)
         return false;
     size_t ncap = p->ocap * 4 > RING_MAX ? RING_MAX : p->ocap * 4;
     unsigned gen = p->ogen + 1;
@@ -448,9 +455,10 @@ static bool grow(node_pair_t *p)
     r->kind = NODE_REC_SWITCH;
     atomic_store_explicit(&r->seq, p->tail + 1, memory_order_release);
     p->tail += NODE_ALIGN;
-    p->old_ring = p->oring;
-    p->old_bytes = p->ocap;
-    p->old_until = p->tail;
+    p->old[p->nold].ring = p->oring;
+    p->old[p->nold].bytes = p->ocap;
+    p->old[p->nold].until = p->tail;
+    p->nold++;
     p->oring = ring;
     p->ocap = ncap;
     p->obase = p->tail;
@@ -570,6 +578,10 @@ bool utc__node_drain(node_pair_t *p)
         default:
             assembly_cut(p);
             utc__node_dispatch(p, r);
+            if (p->as.on && p->as.got >= p->as.size) { /* a FIRST that held it all */
+                utc__node_assembled(p);
+                p->as.on = false;
+            }
             break;
         }
         p->head += len;

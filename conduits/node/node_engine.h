@@ -115,9 +115,14 @@ typedef struct node_pair {
     uint64_t obase, tail;  /* absolute position of ring offset 0; next record */
     uint64_t ohead_seen;   /* the reader's head, last read */
     unsigned ogen;         /* the ring's generation (segment name) */
-    unsigned char *old_ring; /* the ring before the last switch, until the reader passes */
-    size_t old_bytes;
-    uint64_t old_until;    /* ... the switch: the reader's head reaches it */
+    /* rings left by switches the reader has not passed yet (its head reaches `until`),
+     * oldest first; their generation is ogen - nold + i + 1's predecessor */
+    struct {
+        unsigned char *ring;
+        size_t bytes;
+        uint64_t until;
+    } old[8];
+    int nold;
     unsigned unlinked_gen; /* highest generation whose name is gone */
     utc_request_t *txq, *txq_tail; /* sends waiting for room, oldest first */
     uint64_t slot_busy;    /* CMA slots in use (bitmap) */
