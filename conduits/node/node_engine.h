@@ -135,6 +135,8 @@ typedef struct node_pair {
     size_t icap;
     uint64_t ibase, head;
     node_asm_t as;
+    uint64_t last_key;     /* node_transport.c's: the transport the last record went to */
+    void *last_tp;
     size_t obytes_seg0;    /* size of my first segment (ctl + ring0) */
 } node_pair_t;
 

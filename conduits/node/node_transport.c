@@ -511,7 +511,14 @@ static void take_notice(node_tp_t *t, const node_ctl_msg_t *c)
 
 void utc__node_dispatch(node_pair_t *p, node_rec_t *rec)
 {
-    node_tp_t *t = reg_find_locked(make_key(rec->cid, rec->sub));
+    uint64_t key = make_key(rec->cid, rec->sub);
+    node_tp_t *t = p->last_tp; /* a stream of one conduit skips the registry */
+    if (t && p->last_key == key) {
+        utc__spin_lock(&t->lock);
+    } else if ((t = reg_find_locked(key))) {
+        p->last_tp = t;
+        p->last_key = key;
+    }
     if (!t) { /* its conduit is gone here: dropped (a pipelined one's chunks too) */
         if (rec->kind == NODE_REC_FIRST)
             p->as = (node_asm_t){.on = true, .size = (size_t)rec->size, .got = rec->nbytes};
@@ -1035,7 +1042,18 @@ static bool wait_ready(void *arg)
     return node_progress(&w->t->base, w->req);
 }
 
-/* Poll (draining, pushing) for SPIN_S, then sleep on the peer's bell in slices, asking
+/* How long a waiter polls before it sleeps: SPIN_S; while a large message moves, about the
+ * time it should take at 2 GB/s plus 1 ms (polling yields the core between looks), so the
+ * end of a multi-MiB transfer is not found late by a sleep. */
+static double spin_for(const utc_request_t *req)
+{
+    size_t bytes = req->op == UTC__OP_SEND ? req->size : req->received;
+    if (bytes <= INLINE_MAX)
+        return SPIN_S;
+    return 1e-3 + (double)bytes / 2e9;
+}
+
+/* Poll (draining, pushing) for spin_for(), then sleep on the peer's bell in slices, asking
  * between them whether the peer process lives. */
 static bool node_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
 {
@@ -1053,7 +1071,7 @@ static bool node_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s
                 t0 = now;
             if (deadline >= 0 && now >= deadline)
                 return node_progress(tp, req);
-            if (now - t0 >= SPIN_S) {
+            if (now - t0 >= spin_for(req)) {
                 utc__node_sleep(p, seen, deadline, wait_ready, &look);
                 if (!utc__node_alive(p))
                     peer_gone(t, req);
@@ -1304,6 +1322,15 @@ static void node_destroy(utc__transport_t *tp)
     utc__spin_lock(&reg_lock);
     HASH_DEL(reg_set, t);
     utc__spin_unlock(&reg_lock);
+    for (int i = 0; i < t->nmembers; i++) {
+        node_pair_t *p = utc__node_pair(t->members[i]);
+        if (!p)
+            continue;
+        utc__spin_lock(&p->rx_lock); /* the drainers' cache of it */
+        if (p->last_tp == t)
+            p->last_tp = NULL;
+        utc__spin_unlock(&p->rx_lock);
+    }
     if (!atomic_load(&t->closed))
         node_shutdown(tp, UTC_ERR_CANCELED);
     /* CMA sends whose reader is copying (none after a shutdown, but in a rare race):

@@ -346,6 +346,31 @@ static void test_many(void)
     CT_END();
 }
 
+/* ---- the choice ---- */
+
+static void test_env(void)
+{
+    utc_task_t *a = ct_task(&ct_ops_a, 0, 1), *b = ct_task(&ct_ops_b, utc_test_nranks() - 1, 1);
+    utc_conduit_t *c = NULL;
+    const char *old = getenv("UTC_TRANSPORT");
+    char *keep = old ? strdup(old) : NULL;
+    setenv("UTC_TRANSPORT", "shm", 1); /* on every rank: the creation fails on all alike */
+    CU_ASSERT_EQUAL(utc_conduit_create(a, b, NULL, &c), UTC_ERR_INVALID_ARG);
+    CU_ASSERT(strstr(utc_last_error(), "UTC_TRANSPORT") != NULL);
+    setenv("UTC_TRANSPORT", "mpi", 1);
+    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
+    CU_ASSERT_EQUAL(utc_conduit_transport(c), utc_test_nranks() > 1 ? UTC_CONDUIT_MPI
+                                                                     : UTC_CONDUIT_INPROC);
+    UTC_ASSERT_OK(utc_conduit_destroy(c));
+    if (keep)
+        setenv("UTC_TRANSPORT", keep, 1);
+    else
+        unsetenv("UTC_TRANSPORT");
+    free(keep);
+    UTC_ASSERT_OK(utc_task_destroy(a));
+    UTC_ASSERT_OK(utc_task_destroy(b));
+}
+
 int main(int argc, char **argv)
 {
     /* before utc_init: the node transport reads it when it sets up */
@@ -358,6 +383,7 @@ int main(int argc, char **argv)
         {"node-local: a 2 MiB burst nobody reads grows the ring, then arrives in order",
          test_growth},
         {"node-local: 10,000 conduits, one message each way, memory bound", test_many},
+        {"UTC_TRANSPORT: a bad value is refused, mpi forces MPI between ranks", test_env},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "conduit node", cases);
 }
