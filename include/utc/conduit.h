@@ -14,6 +14,11 @@
  *   ring and the writer returns at once; larger ones are copied once, by the reader,
  *   straight from the writer's buffer, and the writer returns when that copy is done.
  *   utc_conduit_write_owned hands a buffer across in constant time, whatever its size.
+ * - **node-local** when the entry ranks differ but run on one host: a FIFO per pair of
+ *   ranks in shared memory that both processes map; large messages are copied once, by
+ *   the reader, straight from the writer's buffer (cross-memory attach) where the kernel
+ *   allows it, else pipelined through the shared ring. The environment variable
+ *   UTC_TRANSPORT=mpi makes such conduits use MPI.
  * - **MPI** otherwise: point-to-point messages on a communicator of the conduit's own.
  *
  * Who calls what:
@@ -165,7 +170,8 @@ int utc_conduit_id(const utc_conduit_t *conduit);
 
 /**
  * @brief The transport between the two tasks' entry ranks (the same on all ranks):
- * UTC_CONDUIT_INPROC or UTC_CONDUIT_MPI; UTC_CONDUIT_NONE if the handle is not live.
+ * UTC_CONDUIT_INPROC, UTC_CONDUIT_NODE or UTC_CONDUIT_MPI; UTC_CONDUIT_NONE if the handle
+ * is not live.
  */
 utc_conduit_transport_t utc_conduit_transport(const utc_conduit_t *conduit);
 
