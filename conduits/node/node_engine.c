@@ -64,7 +64,8 @@ static struct {
     pthread_mutex_t lock;
     int state;             /* 0: not set up; 1: on; -1: off (rc says why) */
     utc_status_t rc;
-    bool cma;
+    bool cma;              /* the kernel lets every reader read every writer */
+    bool cma_use;          /* ... and large messages go that way (UTC_NODE_CMA) */
     uint64_t key;
     int nranks;
     node_pair_t **by_rank; /* world rank -> pair (NULL: not on this host, or this rank) */
@@ -229,6 +230,11 @@ static utc_status_t setup_locked(void)
     const char *env = getenv("UTC_NODE_CMA");
     if (env && !strcmp(env, "0"))
         cma = 0;
+    /* auto: one copy by the reader alone only where ranks outnumber the host's CPUs (a
+     * writer off its core stalls a pipeline); else the pipeline, where writer and reader
+     * copy at once, is the faster (doc/PERFORMANCE.md: 1.5-1.8x at 4-64 MiB) */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    bool use = (env && !strcmp(env, "1")) || (ncpu > 0 && eng.npairs + 1 > ncpu);
     for (int i = 0; i < eng.npairs && ok; i++) {
         node_pair_t *p = &eng.pairs[i];
         if (!(p->ictl = seg_open(p->peer, 0, 0, &p->ictl_bytes)) ||
@@ -246,6 +252,7 @@ static utc_status_t setup_locked(void)
     }
     ok = agree_min(ok);
     eng.cma = agree_min(cma) != 0;
+    eng.cma_use = eng.cma && use;
     /* every reader has mapped its segments (or set-up failed): the names go */
     for (int i = 0; i < eng.npairs; i++)
         if (eng.pairs[i].octl)
@@ -260,8 +267,9 @@ static utc_status_t setup_locked(void)
                           "conduits between ranks use MPI");
     }
     utc__fence_global_init();
-    utc_log(UTC_LOG_DEBUG, "node transport: %d peer(s) on this host, cross-memory attach %s",
-            eng.npairs, eng.cma ? "on" : "off");
+    utc_log(UTC_LOG_DEBUG, "node transport: %d peer(s) on this host, cross-memory attach %s%s",
+            eng.npairs, eng.cma ? "possible" : "refused or off",
+            eng.cma_use ? ", used for large messages" : "; large messages pipelined");
     return UTC_OK;
 }
 
@@ -296,7 +304,7 @@ node_pair_t *utc__node_pair(int peer)
     return eng.by_rank[peer];
 }
 
-bool utc__node_cma_on(void) { return eng.cma; }
+bool utc__node_cma_on(void) { return eng.cma_use; }
 
 /* ---- liveness ---- */
 
@@ -324,9 +332,10 @@ bool utc__node_alive(node_pair_t *p)
     if (atomic_load(&p->dead))
         return false;
     double now = utc_wtime();
-    if (now < p->next_alive) /* racy by design: at worst two looks */
+    /* relaxed: a hint; two threads may both look */
+    if (now < atomic_load_explicit(&p->next_alive, memory_order_relaxed))
         return true;
-    p->next_alive = now + 0.05;
+    atomic_store_explicit(&p->next_alive, now + 0.05, memory_order_relaxed);
     if (!pid_gone(p->peer_pid))
         return true;
     if (!atomic_exchange(&p->dead, true))

@@ -106,7 +106,7 @@ typedef struct node_pair {
     int peer;              /* world rank */
     pid_t peer_pid;
     atomic_bool dead;      /* the peer's process is gone */
-    double next_alive;     /* utc_wtime of the next liveness look (under rx_lock or racy) */
+    _Atomic double next_alive; /* utc_wtime of the next liveness look */
     /* ---- outgoing: this rank writes ---- */
     alignas(64) utc__spinlock_t tx_lock;
     node_ctl_t *octl;      /* mine: created by this rank */
@@ -150,7 +150,9 @@ utc_status_t utc__node_engine_setup(void);
 
 /* The pair with world rank `peer` (on this host), or NULL. */
 node_pair_t *utc__node_pair(int peer);
-/* Cross-memory attach is on (probed at set-up, and not UTC_NODE_CMA=0). */
+/* Large messages go by cross-memory attach: the kernel allows it (probed at set-up) and
+ * UTC_NODE_CMA=1, or unset (auto) with more ranks on the host than CPUs; UTC_NODE_CMA=0:
+ * never. Else they are pipelined through the ring. */
 bool utc__node_cma_on(void);
 
 /* ---- writing (under p->tx_lock) ---- */

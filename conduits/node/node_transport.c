@@ -8,12 +8,15 @@
  * (a FIFO-wide queue, `txq`, holds those that wait for room; whoever writes or waits next
  * pushes them, oldest first, so records of one message are never split by another's):
  * - up to INLINE_MAX bytes: one record with the bytes (the write completes at once);
- * - larger, with cross-memory attach (CMA) on: a descriptor (the buffer's address and a
- *   slot); the reader copies straight from the writer's buffer into its own with
- *   process_vm_readv (one copy) and marks the slot done; the write completes then;
- * - larger, CMA off (UTC_NODE_CMA=0, or refused by the kernel) or no slot free: pipelined
- *   as a FIRST record (the size and a first part) and CHUNK records, pushed as the
- *   reader frees room, received straight into the read's buffer when a read waits.
+ * - larger, pipelined: a FIRST record (the size and a first part) and CHUNK records,
+ *   pushed as the reader frees room, received straight into the read's buffer when a
+ *   read waits: the writer's and the reader's copies run at once, on two cores;
+ * - larger, with cross-memory attach (CMA) chosen (UTC_NODE_CMA=1, or auto on a host with
+ *   more ranks than CPUs, and allowed by the kernel) and a slot free: a descriptor (the
+ *   buffer's address and a slot); the reader copies straight from the writer's buffer
+ *   into its own with process_vm_readv (one copy, by the reader alone) and marks the slot
+ *   done; the write completes then. Measured here the pipeline is 1.5-1.8x faster at
+ *   4-64 MiB when both ranks have a core (doc/PERFORMANCE.md), hence the default.
  *
  * Slots: a CMA slot is a word in the shared control page, gen << 2 | state. The writer
  * offers it (OFFERED) with the descriptor; the reader claims it (CAS OFFERED -> COPYING)

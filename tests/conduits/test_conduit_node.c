@@ -1,8 +1,8 @@
 /*
  * The node-local transport (conduits/node/): conduits between two ranks of one host.
- * Run as it is (large messages by cross-memory attach where the kernel allows it) and with
- * the argument `pipelined` (UTC_NODE_CMA=0: large messages pipelined through the shared
- * ring), at 2 and 3 ranks (ranks 0 and 1, or 1 and 2 with rank 0 a bystander):
+ * Run with the argument `cma` (UTC_NODE_CMA=1: large messages by cross-memory attach where
+ * the kernel allows it) and `pipelined` (UTC_NODE_CMA=0: large messages pipelined through
+ * the shared ring), at 2 and 3 ranks (ranks 0 and 1, or 1 and 2 with rank 0 a bystander):
  *
  * - messages of 0 B to 8 MiB arrive whole, in order, read as they come and read after they
  *   all came (queued), by plain, owned and any-tag reads;
@@ -376,6 +376,8 @@ int main(int argc, char **argv)
     /* before utc_init: the node transport reads it when it sets up */
     if (argc > 1 && !strcmp(argv[1], "pipelined"))
         setenv("UTC_NODE_CMA", "0", 1);
+    else if (argc > 1 && !strcmp(argv[1], "cma"))
+        setenv("UTC_NODE_CMA", "1", 1);
     static const utc_test_case_t cases[] = {
         {"node-local: 0 B to 8 MiB, as they come and queued, plain, owned, any-tag",
          test_sizes},
