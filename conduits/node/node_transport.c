@@ -64,6 +64,10 @@
 #define INLINE_MAX ((size_t)16 << 10)
 /* The largest chunk of a pipelined message. */
 #define CHUNK_MAX ((size_t)128 << 10)
+/* A pipelined message grows the ring up to this size only: enough for the pipeline; a
+ * large write then waits for its reader, as over MPI (a burst of small messages may grow
+ * it further). */
+#define PIPE_RING ((size_t)1 << 20)
 /* A pipelined chunk smaller than this waits for more room (unless it ends the message). */
 #define CHUNK_MIN ((size_t)4 << 10)
 /* How long a waiter polls before it sleeps. */
@@ -640,7 +644,7 @@ static bool push_one(node_pair_t *p, utc_request_t *r)
     case K_PIPE:
         while (n->off < r->size || (n->off == 0 && r->size == 0)) {
             size_t left = r->size - n->off, part = left < CHUNK_MAX ? left : CHUNK_MAX;
-            if (!(rec = rec_start(p, r, part, true))) {
+            if (!(rec = rec_start(p, r, part, p->ocap < PIPE_RING))) {
                 size_t room = utc__node_room(p);
                 if (room < part && room < CHUNK_MIN)
                     return false; /* a chunk of a fair size, once the reader frees room */
