@@ -70,8 +70,9 @@
 #define PIPE_RING ((size_t)1 << 20)
 /* A pipelined chunk smaller than this waits for more room (unless it ends the message). */
 #define CHUNK_MIN ((size_t)4 << 10)
-/* How long a waiter polls before it sleeps. */
+/* How long a waiter polls before it sleeps, and of that how long without yielding. */
 #define SPIN_S 50e-6
+#define PURE_SPIN_S 20e-6
 
 static inline size_t rec_len(size_t payload)
 {
@@ -1068,6 +1069,7 @@ static bool node_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s
     node_pair_t *p = utc__node_pair(req->peer);
     double deadline = utc__deadline(timeout_s), t0 = 0;
     wait_look_t look = {t, req};
+    bool yielding = false;
     for (unsigned i = 0;; i++) {
         unsigned seen = atomic_load(utc__node_bell(p)); /* seq_cst: before the look */
         if (node_progress(tp, req))
@@ -1084,8 +1086,11 @@ static bool node_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s
                     peer_gone(t, req);
                 continue;
             }
+            /* the first PURE_SPIN_S without yielding: on a loaded host a yield can hand
+             * the core away for a whole time slice while the answer is on its way */
+            yielding = now - t0 >= PURE_SPIN_S;
         }
-        if (i < 64)
+        if (!yielding)
             utc__cpu_relax();
         else
             sched_yield();
