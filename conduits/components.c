@@ -17,7 +17,7 @@
 /* Most specific first: the first that reaches a pair carries it. */
 const utc__transport_component_t *const utc__transport_components[] = {
     &utc__inproc_component, /* one rank: both ends in this process */
-    /* the node-local transport (conduits/node/) goes here: ranks of one host */
+    &utc__node_component,   /* two ranks of one host: memory both map */
     &utc__mpi_component,    /* any two ranks */
 };
 const int utc__transport_ncomponents =
@@ -26,12 +26,25 @@ static_assert(sizeof utc__transport_components / sizeof *utc__transport_componen
                   UTC__TRANSPORT_MAX,
               "a conduit holds one transport per component: raise UTC__TRANSPORT_MAX");
 
+/* Bit i: component i is off for the rest of the run (its collective create refused, on
+ * every rank alike). Set only inside a collective creation (the main thread); the picks
+ * of other threads route conduits made before, whose pairs never picked a component that
+ * was still to be set up (its first create would have been theirs), so they need no
+ * order with the store: relaxed. */
+static atomic_uint comp_off;
+
+bool utc__transport_off(int comp)
+{
+    return atomic_load_explicit(&comp_off, memory_order_relaxed) & (1u << comp);
+}
+
 int utc__transport_pick(int a, int b, const utc_conduit_options_t *opts)
 {
     bool mpi_only = a != b && opts->transport == UTC_CONDUIT_MPI;
+    unsigned off = atomic_load_explicit(&comp_off, memory_order_relaxed); /* see comp_off */
     for (int i = 0; i < utc__transport_ncomponents; i++) {
         const utc__transport_component_t *k = utc__transport_components[i];
-        if ((!mpi_only || k->kind == UTC_CONDUIT_MPI) && k->reaches(a, b))
+        if ((!mpi_only || k->kind == UTC_CONDUIT_MPI) && !(off & (1u << i)) && k->reaches(a, b))
             return i;
     }
     return -1;
@@ -54,6 +67,14 @@ utc_status_t utc__transport_create(int comp, const utc__transport_args_t *args,
                           args->conduit_id, k->name, k->req_priv, UTC__REQ_PRIV_BYTES);
     utc__transport_t *tp = NULL;
     utc_status_t rc = k->create(args, &tp);
+    if (rc == UTC_ERR_UNSUPPORTED && k->collective) {
+        /* refused on every rank alike (its create agrees): off for good, on every rank */
+        atomic_fetch_or_explicit(&comp_off, 1u << comp, memory_order_relaxed); /* comp_off */
+        utc_log(UTC_LOG_INFO, "conduit %d: transport '%s' is off for this run (%s); its "
+                "pairs of ranks use the next transport that reaches them", args->conduit_id,
+                k->name, utc_last_error());
+        return rc;
+    }
     if (rc != UTC_OK)
         return rc;
     if (tp && !utc__transport_ops_ok(tp->ops)) {
@@ -98,4 +119,12 @@ utc_status_t utc__transport_choice(const utc_conduit_options_t *opts, const char
     return utc__error(UTC_ERR_INVALID_ARG, "%s: UTC_TRANSPORT='%.40s' is not a transport "
                       "choice: 'auto' (the default: node-local between ranks of one host, MPI "
                       "across hosts) or 'mpi' (MPI between every two ranks)", fn, env);
+}
+
+void utc__transport_components_finalize(void)
+{
+    for (int i = 0; i < utc__transport_ncomponents; i++)
+        if (utc__transport_components[i]->finalize)
+            utc__transport_components[i]->finalize();
+    atomic_store_explicit(&comp_off, 0, memory_order_relaxed); /* no conduit is left */
 }

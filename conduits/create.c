@@ -116,18 +116,33 @@ static void pair_use(const utc_conduit_options_t *o, bool *use, int nranks, int 
         use[k * nranks + a] = use[k * nranks + b] = true;
 }
 
+/* Which components c's pairs of ranks that will talk use (single-entry: the two entry
+ * ranks; free mode: every rank of one task with every rank of the other): use[k * nranks
+ * + r] for component k and rank r. */
+static void pairs_use(const utc_conduit_t *c, bool *use, int nranks)
+{
+    const utc__conduit_end_t *e0 = &c->end[0], *e1 = &c->end[1];
+    memset(use, 0, sizeof *use * (size_t)utc__transport_ncomponents * (size_t)nranks);
+    if (c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY)
+        pair_use(&c->opts, use, nranks, e0->entry_rank, e1->entry_rank);
+    else
+        for (int i = 0; i < e0->ngroup; i++)
+            for (int j = 0; j < e1->ngroup; j++)
+                pair_use(&c->opts, use, nranks, e0->group_ranks[i], e1->group_ranks[j]);
+}
+
 /*
- * Create c's transports: each pair of ranks that will talk (single-entry: the two entry
- * ranks; free mode: every rank of one task with every rank of the other) uses the
- * component the pick gives it. Every rank computes the same answer from the proc lists
- * and the host map, so a collective component's create is entered by all ranks or by
- * none; the collective ones come first and are all entered even after a failure (no rank
- * skips one that the others enter), then the others, on the ranks of their pairs.
+ * Create c's transports: each pair of ranks that will talk uses the component the pick
+ * gives it. Every rank computes the same answer from the proc lists and the host map, so
+ * a collective component's create is entered by all ranks or by none; the collective ones
+ * come first and are all entered even after a failure (no rank skips one that the others
+ * enter), then the others, on the ranks of their pairs. A collective component that
+ * refuses (UTC_ERR_UNSUPPORTED on every rank: it is off from now on) makes every rank
+ * give back what it created and the pairs pick again.
  */
 static utc_status_t create_transports(utc_conduit_t *c)
 {
     int me = utc_rank(), nranks = utc_nranks(), ncomp = utc__transport_ncomponents;
-    const utc__conduit_end_t *e0 = &c->end[0], *e1 = &c->end[1];
     bool *use = calloc((size_t)ncomp * (size_t)nranks, sizeof *use);
     int *members = malloc(sizeof *members * (size_t)nranks);
     utc_status_t rc = UTC_OK;
@@ -135,12 +150,8 @@ static utc_status_t create_transports(utc_conduit_t *c)
         rc = utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
         goto out;
     }
-    if (c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY)
-        pair_use(&c->opts, use, nranks, e0->entry_rank, e1->entry_rank);
-    else
-        for (int i = 0; i < e0->ngroup; i++)
-            for (int j = 0; j < e1->ngroup; j++)
-                pair_use(&c->opts, use, nranks, e0->group_ranks[i], e1->group_ranks[j]);
+again:
+    pairs_use(c, use, nranks);
     for (int collective = 1; collective >= 0; collective--) {
         for (int k = 0; k < ncomp; k++) {
             const utc__transport_component_t *comp = utc__transport_components[k];
@@ -158,6 +169,18 @@ static utc_status_t create_transports(utc_conduit_t *c)
                 collective ? UTC__WAIT_CALL(UTC__WAIT_CONDUIT_SETUP, c->id, -1, -1, NULL,
                                             utc__transport_create(k, &args, &c->tp[k]))
                            : utc__transport_create(k, &args, &c->tp[k]);
+            if (krc == UTC_ERR_UNSUPPORTED && collective && utc__transport_off(k)) {
+                /* off on every rank alike: what was made goes (in the same order on
+                 * every rank: the collective creates before it), and the pairs pick
+                 * again, without it */
+                for (int j = 0; j < ncomp; j++)
+                    if (c->tp[j]) {
+                        c->tp[j]->ops->destroy(c->tp[j]);
+                        c->tp[j] = NULL;
+                    }
+                if (rc == UTC_OK)
+                    goto again;
+            }
             if (rc == UTC_OK)
                 rc = krc;
         }
@@ -335,15 +358,6 @@ utc_status_t utc_conduit_create_shared(utc_task_t *const *writers, int nwriters,
             goto fail;
         entry[i] = c->ends[i].entry_rank;
     }
-    /* the widest component its pairs of a writer and a reader use (the last in the table) */
-    int widest = 0;
-    for (int w = 0; w < nwriters; w++)
-        for (int r = nwriters; r < n; r++) {
-            int k = utc__transport_pick(entry[w], entry[r], &c->opts);
-            widest = k > widest ? k : widest;
-        }
-    c->entry_transport = utc__transport_components[widest]->kind;
-    c->entry_name = utc__transport_components[widest]->name;
     utc__transport_t **tp = &c->tp[UTC__CONDUIT_SHARED_TP];
     if ((rc = UTC__WAIT_CALL(UTC__WAIT_CONDUIT_SETUP, c->id, -1, -1, NULL,
                              utc__shared_transport_create(c->id, mode, entry, nwriters, nreaders,
@@ -354,6 +368,16 @@ utc_status_t utc_conduit_create_shared(utc_task_t *const *writers, int nwriters,
                         "table", fn);
         goto fail;
     }
+    /* the widest component its pairs of a writer and a reader use (the last in the
+     * table), picked after the pairs were made (a component may have refused there) */
+    int widest = 0;
+    for (int w = 0; w < nwriters; w++)
+        for (int r = nwriters; r < n; r++) {
+            int k = utc__transport_pick(entry[w], entry[r], &c->opts);
+            widest = k > widest ? k : widest;
+        }
+    c->entry_transport = utc__transport_components[widest]->kind;
+    c->entry_name = utc__transport_components[widest]->name;
     free(entry);
     utc__conduit_register(c);
     utc_log(UTC_LOG_DEBUG, "conduit %d: shared, %d writer(s) -> %d reader(s), %s mode, %s "

@@ -320,4 +320,5 @@ void utc__conduits_release(void)
         free(c);
         c = next;
     }
+    utc__transport_components_finalize(); /* after the last conduit */
 }

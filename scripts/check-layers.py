@@ -24,6 +24,7 @@ LAYERS = [
     ("conduits/service/", "conduits", 0),
     ("conduits/shm/", "conduits", 1),
     ("conduits/mpi/", "conduits", 1),
+    ("conduits/node/", "conduits", 1),
     ("conduits/components.c", "conduits", 2),  # the component table: names each transport
     ("conduits/shared/", "conduits", 2),  # a transport made of the two above
     ("conduits/", "conduits", 3),

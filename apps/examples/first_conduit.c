@@ -119,6 +119,7 @@ int main(int argc, char **argv)
         if (utc_rank() == 0)
             printf("conduit %d uses %s\n", utc_conduit_id(link),
                    utc_conduit_transport(link) == UTC_CONDUIT_INPROC ? "in-process rings"
+                   : utc_conduit_transport(link) == UTC_CONDUIT_NODE ? "node-local shared memory"
                                                                      : "MPI");
         /* every rank holds both rank instances: set their fields before they run */
         producer_t *p = (producer_t *)prod;

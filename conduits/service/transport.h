@@ -198,14 +198,21 @@ typedef struct utc__transport_component {
     bool (*reaches)(int a, int b);
     /* Create the transport of conduit `args->conduit_id` on this rank. A collective
      * component's create is entered by every rank of the world, members or not (*out is
-     * NULL on the others); any other's only on the ranks that need it. */
+     * NULL on the others); any other's only on the ranks that need it. A collective
+     * component that cannot be used in this run (its set-up refused: no shared memory,
+     * say) returns UTC_ERR_UNSUPPORTED on every rank alike: it is then switched off (the
+     * pick skips it, for this conduit and every later one) and the pairs pick again. */
     bool collective;
     utc_status_t (*create)(const utc__transport_args_t *args, utc__transport_t **out);
     size_t req_priv;                     /* bytes of a request's private part it uses */
+    /* At utc_finalize, once every conduit is gone: give back what the component holds for
+     * the process (mapped memory, say). NULL: nothing to give back. */
+    void (*finalize)(void);
 } utc__transport_component_t;
 
 /* The components, each defined in its transport's folder. */
 extern const utc__transport_component_t utc__inproc_component; /* conduits/shm/ */
+extern const utc__transport_component_t utc__node_component;   /* conduits/node/ */
 extern const utc__transport_component_t utc__mpi_component;    /* conduits/mpi/ */
 
 /* The component table (conduits/components.c): every transport, most specific first. A
@@ -217,15 +224,26 @@ extern const int utc__transport_ncomponents;
 /* The index in the component table of the transport between world ranks `a` and `b` of a
  * conduit with options `opts`: the first component that reaches the pair and is not
  * switched off (opts->transport == UTC_CONDUIT_MPI, resolved by utc__transport_choice,
- * leaves only MPI between two ranks). The same on every rank. -1: none reaches it. */
+ * leaves only MPI between two ranks; a component whose set-up was refused is off for the
+ * rest of the run: utc__transport_create). The same on every rank. -1: none reaches it. */
 int utc__transport_pick(int a, int b, const utc_conduit_options_t *opts);
 
 /* Create component `comp`'s transport for `args` (its create: collective or not, as the
  * record says) and check its ops table; UTC_ERR_INTERNAL, with the message, for a
  * component whose table or request part is not complete. *out is NULL on a rank that is
- * no member of a collective component's transport. */
+ * no member of a collective component's transport. UTC_ERR_UNSUPPORTED (on every rank
+ * alike) when a collective component's create refused: the component is off from now on
+ * (utc__transport_off), and the caller asks the pick again for the pairs it gave it. */
 utc_status_t utc__transport_create(int comp, const utc__transport_args_t *args,
                                    utc__transport_t **out);
+
+/* True when component `comp` is switched off for the rest of the run (its create returned
+ * UTC_ERR_UNSUPPORTED: utc__transport_create). */
+bool utc__transport_off(int comp);
+
+/* At utc_finalize, after the last conduit: every component's finalize, and the components
+ * switched on again (for a next utc_init). */
+void utc__transport_components_finalize(void);
 
 /* The transport a creation asked for, the option (opts->transport) winning over the
  * environment variable UTC_TRANSPORT ("auto" or "mpi"): *out is UTC_CONDUIT_MPI (MPI
@@ -238,7 +256,8 @@ utc_status_t utc__transport_choice(const utc_conduit_options_t *opts, const char
 /* ---- transports ---- */
 
 /* A shared conduit's transport (conduits/shared/): one inner transport (the component
- * utc__transport_pick gives) per pair of a writer and a reader. Collective over all ranks. `entry[i]` is the entry
+ * utc__transport_pick gives) per pair of a writer and a reader. Collective over all
+ * ranks. `entry[i]` is the entry
  * rank of member i (the `nwriters` writers first, then the `nreaders` readers). Requests
  * carry their caller's member index (req->member); close's `peer` is the closing writer's
  * member index; its reads fill in req->peer, the world rank of the writer. */

@@ -822,19 +822,24 @@ utc_status_t utc__shared_transport_create(int conduit_id, utc_shared_mode_t mode
             p->wrank = entry[w];
             p->rrank = entry[nwriters + r];
             atomic_init(&p->ended, false);
-            int comp = utc__transport_pick(p->wrank, p->rrank, opts);
             int members[2] = {p->wrank < p->rrank ? p->wrank : p->rrank,
                               p->wrank < p->rrank ? p->rrank : p->wrank};
             utc__transport_args_t args = {.conduit_id = conduit_id, .opts = opts,
                                           .members = members,
                                           .nmembers = p->wrank == p->rrank ? 1 : 2};
-            utc_status_t prc = UTC_OK;
-            if (comp < 0)
-                prc = utc__error(UTC_ERR_INTERNAL, "utc_conduit_create_shared: no transport "
-                                 "reaches rank %d from rank %d", p->rrank, p->wrank);
-            else if (utc__transport_components[comp]->collective || me == p->wrank ||
-                     me == p->rrank)
-                prc = utc__transport_create(comp, &args, &p->tp);
+            utc_status_t prc;
+            int comp;
+            do { /* again when a collective component refused: off now, on every rank */
+                prc = UTC_OK;
+                comp = utc__transport_pick(p->wrank, p->rrank, opts);
+                if (comp < 0)
+                    prc = utc__error(UTC_ERR_INTERNAL, "utc_conduit_create_shared: no "
+                                     "transport reaches rank %d from rank %d", p->rrank,
+                                     p->wrank);
+                else if (utc__transport_components[comp]->collective || me == p->wrank ||
+                         me == p->rrank)
+                    prc = utc__transport_create(comp, &args, &p->tp);
+            } while (prc == UTC_ERR_UNSUPPORTED && utc__transport_off(comp));
             if (comp > widest)
                 widest = comp;
             if (rc == UTC_OK)

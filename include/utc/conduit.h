@@ -14,6 +14,13 @@
  *   ring and the writer returns at once; larger ones are copied once, by the reader,
  *   straight from the writer's buffer, and the writer returns when that copy is done.
  *   utc_conduit_write_owned hands a buffer across in constant time, whatever its size.
+ * - **node-local** when the entry ranks differ but run on one host: a FIFO per pair of
+ *   ranks in shared memory that both processes map; large messages are copied once, by
+ *   the reader, straight from the writer's buffer (cross-memory attach) where the kernel
+ *   allows it, else pipelined through the shared ring. The environment variable
+ *   UTC_TRANSPORT=mpi or the option `transport` = UTC_CONDUIT_MPI makes such conduits use
+ *   MPI; so does a host where the shared memory cannot be set up (from the first
+ *   node-local conduit on, on every rank alike).
  * - **MPI** otherwise: point-to-point messages on a communicator of the conduit's own.
  *
  * Who calls what:

@@ -10,8 +10,41 @@
 static int test_rank = 0;
 static int test_nranks = 1;
 
+static int *test_host; /* each rank's host: its node's lowest world rank */
+
 int utc_test_rank(void) { return test_rank; }
 int utc_test_nranks(void) { return test_nranks; }
+
+int utc_test_same_host(int a, int b)
+{
+    if (a < 0 || b < 0 || a >= test_nranks || b >= test_nranks)
+        return 0;
+    return !test_host || test_host[a] == test_host[b];
+}
+
+utc_conduit_transport_t utc_test_transport(int a, int b)
+{
+    const char *env = getenv("UTC_TRANSPORT");
+    if (a == b)
+        return UTC_CONDUIT_INPROC;
+    if ((env && !strcmp(env, "mpi")) || !utc_test_same_host(a, b))
+        return UTC_CONDUIT_MPI;
+    return UTC_CONDUIT_NODE;
+}
+
+/* Each rank's host, gathered once (collective, right after utc_init). */
+static void host_map(void)
+{
+    MPI_Comm node;
+    int leader = test_rank;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        MPI_Allreduce(&test_rank, &leader, 1, MPI_INT, MPI_MIN, node);
+        MPI_Comm_free(&node);
+    }
+    if ((test_host = malloc(sizeof *test_host * (size_t)test_nranks)))
+        MPI_Allgather(&leader, 1, MPI_INT, test_host, 1, MPI_INT, MPI_COMM_WORLD);
+}
 
 void utc_test_report_(const char *file, int line, const char *expr, int rc)
 {
@@ -74,6 +107,7 @@ int utc_test_main(int argc, char **argv, const char *suite_name, const utc_test_
     }
     test_rank = utc_rank();
     test_nranks = utc_nranks();
+    host_map();
 
     if (CU_initialize_registry() != CUE_SUCCESS) {
         fprintf(stderr, "CUnit: %s\n", CU_get_error_msg());

@@ -52,5 +52,10 @@ double utc_test_cpu_seconds(void);
 /* Ranks of the world (valid once the harness has called utc_init). */
 int utc_test_rank(void);
 int utc_test_nranks(void);
+/* Whether world ranks a and b run on one host (MPI_COMM_TYPE_SHARED). */
+int utc_test_same_host(int a, int b);
+/* The transport a conduit between entry ranks a and b uses: in-process (a == b), node-local
+ * (one host, unless UTC_TRANSPORT=mpi) or MPI. */
+utc_conduit_transport_t utc_test_transport(int a, int b);
 
 #endif /* UTC_TEST_H */

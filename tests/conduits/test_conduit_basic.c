@@ -87,7 +87,7 @@ static void test_create_destroy(void)
     if (utc_test_nranks() >= 2) {
         utc_task_t *r = ct_task(&ct_ops_c, utc_test_nranks() - 1, 1);
         UTC_ASSERT_OK(utc_conduit_create(a, r, NULL, &c1));
-        CU_ASSERT_EQUAL(utc_conduit_transport(c1), UTC_CONDUIT_MPI);
+        CU_ASSERT_EQUAL(utc_conduit_transport(c1), utc_test_transport(0, utc_test_nranks() - 1));
         UTC_ASSERT_OK(utc_conduit_destroy(c1));
         UTC_ASSERT_OK(utc_task_destroy(r));
     }
@@ -101,7 +101,7 @@ static void test_round_trip_remote(void)
 {
     int ra, rb;
     ct_pair_ranks(&ra, &rb);
-    round_trip(ra, rb, 1, NULL, ra == rb ? UTC_CONDUIT_INPROC : UTC_CONDUIT_MPI);
+    round_trip(ra, rb, 1, NULL, utc_test_transport(ra, rb));
 }
 
 static void test_round_trip_threads(void)
@@ -109,7 +109,7 @@ static void test_round_trip_threads(void)
     int ra, rb;
     ct_pair_ranks(&ra, &rb);
     round_trip(0, 0, 3, NULL, UTC_CONDUIT_INPROC);
-    round_trip(ra, rb, 3, NULL, ra == rb ? UTC_CONDUIT_INPROC : UTC_CONDUIT_MPI);
+    round_trip(ra, rb, 3, NULL, utc_test_transport(ra, rb));
 }
 
 static void test_round_trip_options(void)

@@ -63,9 +63,9 @@ static void test_single_entry(void)
 {
     ct_begin();
     int n = utc_test_nranks(), last = n - 1;
-    /* entries on different ranks (when there are several): MPI between the entries */
+    /* entries on different ranks (when there are several): node-local or MPI between them */
     int pa[4] = {0, 0, last, last}, pb[4] = {last, last, 0, 0};
-    single_entry(pa, 4, pb, 4, n > 1 ? UTC_CONDUIT_MPI : UTC_CONDUIT_INPROC);
+    single_entry(pa, 4, pb, 4, utc_test_transport(0, last));
     /* both entries on rank 0, tasks spanning all ranks: in-process on rank 0 */
     int qa[3] = {0, last, n > 2 ? 1 : 0}, qb[3] = {0, n > 2 ? 1 : 0, last};
     single_entry(qa, 3, qb, 3, UTC_CONDUIT_INPROC);

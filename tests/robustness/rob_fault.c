@@ -7,6 +7,13 @@
  *   (mpirun aborts it) with a non-zero status within 10 s: check_kill.sh checks that.
  *   If the job is still alive after 30 s, rank 0 and 2 say so and exit 3.
  *
+ * nodekill FILE (2 ranks, one host): as kill, on a node-local conduit (conduits/node/):
+ *   rank 1 writes the time into FILE and kills itself while rank 0's reader is blocked in
+ *   a read from it. Either the job ends (mpirun aborts it), or (mpirun --enable-recovery)
+ *   the survivor's read returns: rank 0 then prints "rob_fault: nodekill: the read
+ *   returned STATUS" and ends at once (_exit 0; utc_finalize would wait for the dead rank).
+ *   check_node_kill.sh wants one or the other within 10 s.
+ *
  * taskfail (1-3 ranks): task 'fault_writer' (last rank) fails its run (UTC_ERR_IO) before
  *   writing; task 'fault_reader' (rank 0) reads (with a 20 s timeout, never reached) and
  *   is released with UTC_ERR_PEER_FAILED naming the writer, its rank and its error. Each
@@ -121,6 +128,71 @@ static int mode_kill(const char *file)
     sleep_s(30);
     fprintf(stderr, "rob_fault: rank %d still alive 30 s after rank 1 was killed: the job "
             "was not aborted\n", me);
+    _exit(3);
+}
+
+/* ---- nodekill ---- */
+
+static int nodekill_reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx, (void)arg;
+    int v;
+    utc_status_t rc = utc_conduit_read(conduit, &v, sizeof v, 1, NULL);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    printf("rob_fault: nodekill: the read returned %s at %ld.%09ld: %s\n", utc_status_string(rc),
+           (long)now.tv_sec, now.tv_nsec, utc_last_error());
+    fflush(stdout);
+    _exit(rc == UTC_ERR_PEER_FAILED ? 0 : 4);
+}
+
+static int mode_nodekill(const char *file)
+{
+    if (utc_nranks() != 2) {
+        fprintf(stderr, "rob_fault nodekill: needs 2 ranks\n");
+        return 2;
+    }
+    int me = utc_rank(), wp[1] = {1}, rp[1] = {0};
+    utc_task_t *w, *r;
+    if (utc_task_create(&kill_writer_ops, wp, 1, NULL, &w) != UTC_OK ||
+        utc_task_create(&kill_reader_ops, rp, 1, NULL, &r) != UTC_OK ||
+        utc_conduit_create(w, r, NULL, &conduit) != UTC_OK) {
+        fprintf(stderr, "rob_fault: setup: %s\n", utc_last_error());
+        return 1;
+    }
+    if (utc_conduit_transport(conduit) != UTC_CONDUIT_NODE) {
+        fprintf(stderr, "rob_fault nodekill: the conduit is not node-local here (other "
+                "hosts, or UTC_TRANSPORT=mpi)\n");
+        return 77;
+    }
+    static const utc_task_ops_t reader_ops = {.name = "nodekill_reader",
+                                              .size = sizeof(fault_task_t),
+                                              .run = nodekill_reader_run};
+    utc_task_t *r2;
+    if (utc_task_destroy(r) != UTC_OK || utc_conduit_destroy(conduit) != UTC_OK ||
+        utc_task_create(&reader_ops, rp, 1, NULL, &r2) != UTC_OK ||
+        utc_conduit_create(w, r2, NULL, &conduit) != UTC_OK) {
+        fprintf(stderr, "rob_fault: setup: %s\n", utc_last_error());
+        return 1;
+    }
+    utc_barrier();
+    if (utc_task_run(w, NULL) != UTC_OK || utc_task_run(r2, NULL) != UTC_OK)
+        return 1;
+    if (me == 1) {
+        sleep_s(0.5); /* the reader is asleep in its wait by now */
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        FILE *f = fopen(file, "w");
+        if (f) {
+            fprintf(f, "%ld.%09ld\n", (long)now.tv_sec, now.tv_nsec);
+            fclose(f);
+        }
+        fprintf(stderr, "rob_fault: rank 1 raises SIGKILL\n");
+        raise(SIGKILL);
+    }
+    sleep_s(30);
+    fprintf(stderr, "rob_fault: rank %d still alive 30 s after rank 1 was killed: the job "
+            "was not aborted and the read did not return\n", me);
     _exit(3);
 }
 
@@ -326,10 +398,11 @@ static int mode_finalize(void)
 int main(int argc, char **argv)
 {
     if (argc < 2 ||
-        (strcmp(argv[1], "kill") && strcmp(argv[1], "taskfail") && strcmp(argv[1], "finalize") &&
-         strcmp(argv[1], "abort")) ||
-        (!strcmp(argv[1], "kill") && argc < 3)) {
-        fprintf(stderr, "usage: rob_fault kill FILE | taskfail | finalize | abort\n");
+        (strcmp(argv[1], "kill") && strcmp(argv[1], "nodekill") && strcmp(argv[1], "taskfail") &&
+         strcmp(argv[1], "finalize") && strcmp(argv[1], "abort")) ||
+        ((!strcmp(argv[1], "kill") || !strcmp(argv[1], "nodekill")) && argc < 3)) {
+        fprintf(stderr, "usage: rob_fault kill FILE | nodekill FILE | taskfail | finalize | "
+                "abort\n");
         return 2;
     }
     if (!strcmp(argv[1], "finalize")) {
@@ -349,6 +422,12 @@ int main(int argc, char **argv)
     if (utc_init(&argc, &argv) != UTC_OK) {
         fprintf(stderr, "rob_fault: utc_init: %s\n", utc_last_error());
         return 1;
+    }
+    if (!strcmp(argv[1], "nodekill")) {
+        int rc = mode_nodekill(argv[2]);
+        if (rc == 77)
+            utc_finalize();
+        return rc;
     }
     int rc = !strcmp(argv[1], "kill") ? mode_kill(argv[2]) : mode_taskfail();
     int frc = utc_finalize();

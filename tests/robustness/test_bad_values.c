@@ -148,7 +148,7 @@ static void values_between(int wrank, int rrank)
     pair_t p = {NULL};
     UTC_ASSERT_OK(utc_conduit_create(w, r, NULL, &p.c));
     CU_ASSERT_EQUAL(utc_conduit_transport(p.c),
-                    wrank == rrank ? UTC_CONDUIT_INPROC : UTC_CONDUIT_MPI);
+                    utc_test_transport(wrank, rrank));
     UTC_ASSERT_OK(utc_task_run(w, &p));
     UTC_ASSERT_OK(utc_task_run(r, &p));
     UTC_ASSERT_OK(utc_task_wait(w));

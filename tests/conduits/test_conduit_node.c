@@ -1,0 +1,391 @@
+/*
+ * The node-local transport (conduits/node/): conduits between two ranks of one host.
+ * Run with the argument `cma` (UTC_NODE_CMA=1: large messages by cross-memory attach where
+ * the kernel allows it) and `pipelined` (UTC_NODE_CMA=0: large messages pipelined through
+ * the shared ring), at 2 and 3 ranks (ranks 0 and 1, or 1 and 2 with rank 0 a bystander):
+ *
+ * - messages of 0 B to 8 MiB arrive whole, in order, read as they come and read after they
+ *   all came (queued), by plain, owned and any-tag reads;
+ * - a large message that does not fit its read stays first in line (UTC_ERR_TRUNCATE),
+ *   then a read that fits takes it; probes report it;
+ * - a burst of unread messages far larger than the first ring (64 KiB) is taken while the
+ *   reader sleeps (the ring grows), then read in order;
+ * - 10,000 node-local conduits, one message each way: resident memory grows by less than
+ *   200 MB per rank (the times and memory are printed).
+ *
+ * With one rank, or when the ranks are on different hosts, there is nothing node-local to
+ * test: the cases say so and pass.
+ */
+#define _GNU_SOURCE
+#include <time.h>
+#include <unistd.h>
+
+#include "conduit_test_util.h"
+
+static const size_t sizes[] = {0,       1,      8,         1000,      16384,   16385,
+                               65536,   100000, (size_t)1 << 20, ((size_t)3 << 20) + 7,
+                               (size_t)8 << 20};
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+#define MAXSZ ((size_t)8 << 20)
+
+static double now_s(void)
+{
+    struct timespec ts; /* CLOCK_MONOTONIC: one clock for every process of the host */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Ranks for a node-local pair, or false (with a note) when there are none. */
+static bool node_ranks(int *ra, int *rb)
+{
+    if (!ct_remote_ranks(ra, rb))
+        return false;
+    if (utc_test_transport(*ra, *rb) != UTC_CONDUIT_NODE) {
+        printf("\n    ranks %d and %d are not node-local here (other hosts, or "
+               "UTC_TRANSPORT=mpi): nothing to test", *ra, *rb);
+        return false;
+    }
+    return true;
+}
+
+/* ---- all sizes ---- */
+
+static int sizes_writer(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    unsigned char *buf = malloc(MAXSZ);
+    if (!buf)
+        return -1;
+    /* as they come: one at a time, each answered */
+    for (size_t i = 0; i < NSIZES; i++) {
+        ct_fill(buf, sizes[i], 100 + i);
+        CT_OK(utc_conduit_write(c, buf, sizes[i], 1));
+        size_t got = 0;
+        CT_OK(utc_conduit_read(c, buf, 8, 2, &got));
+    }
+    /* queued: all sent at once, each on its own tag, from buffers that stay valid */
+    unsigned char *bufs[NSIZES];
+    utc_request_t *req[NSIZES];
+    for (size_t i = 0; i < NSIZES; i++) {
+        bufs[i] = malloc(sizes[i] ? sizes[i] : 1);
+        ct_fill(bufs[i], sizes[i], 200 + i);
+        CT_OK(utc_conduit_iwrite(c, bufs[i], sizes[i], 10 + (int)i, &req[i]));
+    }
+    for (size_t i = 0; i < NSIZES; i++) {
+        CT_OK(utc_request_wait(&req[i], NULL));
+        free(bufs[i]);
+    }
+    /* owned writes, read by owned reads and by any-tag reads */
+    for (size_t i = 0; i < NSIZES; i++) {
+        void *ob = utc_buf_alloc(sizes[i] ? sizes[i] : 1);
+        ct_fill(ob, sizes[i], 300 + i);
+        CT_OK(utc_conduit_write_owned(c, ob, sizes[i], 30 + (int)i));
+    }
+    for (size_t i = 0; i < NSIZES; i++) {
+        ct_fill(buf, sizes[i], 400 + i);
+        CT_OK(utc_conduit_write(c, buf, sizes[i], 50 + (int)(i % 3)));
+    }
+    free(buf);
+    return 0;
+}
+
+static int sizes_reader(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    unsigned char *buf = malloc(MAXSZ);
+    if (!buf)
+        return -1;
+    for (size_t i = 0; i < NSIZES; i++) {
+        size_t got = 0;
+        CT_OK(utc_conduit_read(c, buf, MAXSZ, 1, &got));
+        CT_CHECK(got == sizes[i] && ct_verify(buf, got, 100 + i), "size %zu: got %zu or wrong "
+                 "contents", sizes[i], got);
+        CT_OK(utc_conduit_write(c, buf, 8, 2));
+    }
+    sleep_s(0.3); /* let them all come and queue */
+    for (size_t k = 0; k < NSIZES; k++) {
+        size_t i = NSIZES - 1 - k; /* the other order: each waits in its tag's queue */
+        size_t got = 0;
+        CT_OK(utc_conduit_read(c, buf, sizes[i], 10 + (int)i, &got));
+        CT_CHECK(got == sizes[i] && ct_verify(buf, got, 200 + i), "queued size %zu: got %zu or "
+                 "wrong contents", sizes[i], got);
+    }
+    for (size_t i = 0; i < NSIZES; i++) {
+        void *ob = NULL;
+        size_t got = 0;
+        if (!CT_OK(utc_conduit_read_owned(c, 30 + (int)i, &ob, &got)))
+            continue;
+        CT_CHECK(got == sizes[i] && ct_verify(ob, got, 300 + i), "owned size %zu: got %zu",
+                 sizes[i], got);
+        utc_buf_free(ob);
+    }
+    for (size_t i = 0; i < NSIZES; i++) {
+        utc_msg_info_t info = {0};
+        CT_OK(utc_conduit_read_any(c, buf, MAXSZ, &info));
+        CT_CHECK(info.size == sizes[i] && info.tag == 50 + (int)(i % 3) &&
+                     ct_verify(buf, info.size, 400 + i),
+                 "any-tag read %zu: size %zu tag %d", i, info.size, info.tag);
+    }
+    free(buf);
+    return 0;
+}
+
+static void test_sizes(void)
+{
+    int ra, rb;
+    if (!node_ranks(&ra, &rb))
+        return;
+    ct_begin();
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 1, NULL);
+    CU_ASSERT_EQUAL(utc_conduit_transport(p.c), UTC_CONDUIT_NODE);
+    ct_pair_run(&p, sizes_writer, sizes_reader);
+    ct_pair_close(&p);
+    CT_END();
+}
+
+/* ---- truncation ---- */
+
+#define BIG ((size_t)1 << 20)
+
+static int trunc_writer(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    unsigned char *buf = malloc(BIG);
+    ct_fill(buf, BIG, 7);
+    CT_OK(utc_conduit_write(d, buf, BIG, 5));
+    ct_fill(buf, 100, 8);
+    CT_OK(utc_conduit_write(d, buf, 100, 5));
+    free(buf);
+    return 0;
+}
+
+static int trunc_reader(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    unsigned char small[1024];
+    size_t got = 0;
+    CT_EXPECT(utc_conduit_read(d, small, sizeof small, 5, &got), UTC_ERR_TRUNCATE);
+    CT_CHECK(got == BIG, "truncated read reports %zu bytes", got);
+    utc_msg_info_t info = {0};
+    CT_OK(utc_conduit_probe(d, 5, &info));
+    CT_CHECK(info.size == BIG && info.tag == 5, "probe: %zu bytes, tag %d", info.size, info.tag);
+    CT_EXPECT(utc_conduit_read(d, small, sizeof small, 5, &got), UTC_ERR_TRUNCATE);
+    void *ob = NULL;
+    if (CT_OK(utc_conduit_read_owned(d, 5, &ob, &got))) {
+        CT_CHECK(got == BIG && ct_verify(ob, got, 7), "the large message, after truncation");
+        utc_buf_free(ob);
+    }
+    CT_OK(utc_conduit_read(d, small, sizeof small, 5, &got));
+    CT_CHECK(got == 100 && ct_verify(small, got, 8), "the next message");
+    return 0;
+}
+
+static void test_truncate(void)
+{
+    int ra, rb;
+    if (!node_ranks(&ra, &rb))
+        return;
+    ct_begin();
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 1, NULL);
+    ct_pair_run(&p, trunc_writer, trunc_reader);
+    ct_pair_close(&p);
+    CT_END();
+}
+
+/* ---- growth ---- */
+
+#define BURST 2000
+#define BURST_LEN 1024
+
+static int burst_writer(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    unsigned char buf[BURST_LEN];
+    for (int i = 0; i < BURST; i++) {
+        ct_fill(buf, BURST_LEN, (uint64_t)i);
+        CT_OK(utc_conduit_write(d, buf, BURST_LEN, 1));
+    }
+    double done = now_s();
+    CT_OK(utc_conduit_write(d, &done, sizeof done, 2));
+    return 0;
+}
+
+static int burst_reader(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    sleep_s(1.0); /* nothing on this rank takes records meanwhile */
+    double start = now_s(), done = 0;
+    CT_OK(utc_conduit_read(d, &done, sizeof done, 2, NULL));
+    CT_CHECK(done > 0 && done < start, "the writer finished its %d KiB burst %.3f s after the "
+             "reader woke: the ring did not take it", BURST * BURST_LEN / 1024, done - start);
+    unsigned char buf[BURST_LEN];
+    for (int i = 0; i < BURST; i++) {
+        size_t got = 0;
+        CT_OK(utc_conduit_read(d, buf, sizeof buf, 1, &got));
+        if (got != BURST_LEN || !ct_verify(buf, got, (uint64_t)i)) {
+            CT_CHECK(false, "burst message %d out of order or wrong", i);
+            break;
+        }
+    }
+    return 0;
+}
+
+static void test_growth(void)
+{
+    int ra, rb;
+    if (!node_ranks(&ra, &rb))
+        return;
+    ct_begin();
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 1, NULL);
+    ct_pair_run(&p, burst_writer, burst_reader);
+    ct_pair_close(&p);
+    CT_END();
+}
+
+/* ---- 10,000 conduits ---- */
+
+#define NCONDUITS 10000
+#define RSS_BOUND ((long)200 << 20)
+
+static long rss_bytes(void)
+{
+    long pages = 0, res = -1;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return -1;
+    if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+        res = -1;
+    fclose(f);
+    return res < 0 ? -1 : res * sysconf(_SC_PAGESIZE);
+}
+
+typedef struct {
+    utc_conduit_t **c;
+    int n;
+} many_t;
+
+static int many_src(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    many_t *m = d;
+    for (int i = 0; i < m->n; i++)
+        if (!CT_OK(utc_conduit_write(m->c[i], &i, sizeof i, 1)))
+            return -1;
+    for (int i = 0; i < m->n; i++) {
+        int v = -1;
+        if (!CT_OK(utc_conduit_read(m->c[i], &v, sizeof v, 2, NULL)))
+            return -1;
+        CT_CHECK(v == -i, "conduit %d: answer %d", i, v);
+    }
+    return 0;
+}
+
+static int many_dst(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    many_t *m = d;
+    for (int i = 0; i < m->n; i++) {
+        int v = -1;
+        if (!CT_OK(utc_conduit_read(m->c[i], &v, sizeof v, 1, NULL)))
+            return -1;
+        CT_CHECK(v == i, "conduit %d: message %d", i, v);
+        v = -i;
+        if (!CT_OK(utc_conduit_write(m->c[i], &v, sizeof v, 2)))
+            return -1;
+    }
+    return 0;
+}
+
+static void test_many(void)
+{
+    int ra, rb;
+    if (!node_ranks(&ra, &rb))
+        return;
+    ct_begin();
+    utc_task_t *a = ct_task(&ct_ops_a, ra, 1), *b = ct_task(&ct_ops_b, rb, 1);
+    utc_conduit_t **c = calloc(NCONDUITS, sizeof *c);
+    CU_ASSERT_FATAL(c != NULL);
+    long rss0 = rss_bytes();
+    double t0 = utc_wtime();
+    int made = 0;
+    for (; made < NCONDUITS; made++) {
+        utc_status_t rc = utc_conduit_create(a, b, NULL, &c[made]);
+        if (rc != UTC_OK) {
+            utc_test_report_(__FILE__, __LINE__, "utc_conduit_create", rc);
+            break;
+        }
+    }
+    CU_ASSERT_EQUAL(made, NCONDUITS);
+    CU_ASSERT(made == 0 || utc_conduit_transport(c[0]) == UTC_CONDUIT_NODE);
+    double t1 = utc_wtime();
+    many_t m = {c, made};
+    ct_run2(a, many_src, &m, b, many_dst, &m);
+    double t2 = utc_wtime();
+    long rss1 = rss_bytes();
+    for (int i = 0; i < made; i++)
+        UTC_ASSERT_OK(utc_conduit_destroy(c[i]));
+    double t3 = utc_wtime();
+    long grown = rss1 - rss0;
+    printf("\n    rank %d: %d node-local conduits: create %.3f s, one message each way %.3f s, "
+           "destroy %.3f s; resident memory +%.1f MB (VmRSS %.1f MB) while alive",
+           utc_rank(), made, t1 - t0, t2 - t1, t3 - t2, grown / 1e6, rss1 / 1e6);
+    CU_ASSERT(rss0 > 0 && rss1 > 0);
+    CU_ASSERT(grown < RSS_BOUND);
+    free(c);
+    UTC_ASSERT_OK(utc_task_destroy(a));
+    UTC_ASSERT_OK(utc_task_destroy(b));
+    CT_END();
+}
+
+/* ---- the choice ---- */
+
+static void test_env(void)
+{
+    utc_task_t *a = ct_task(&ct_ops_a, 0, 1), *b = ct_task(&ct_ops_b, utc_test_nranks() - 1, 1);
+    utc_conduit_t *c = NULL;
+    const char *old = getenv("UTC_TRANSPORT");
+    char *keep = old ? strdup(old) : NULL;
+    setenv("UTC_TRANSPORT", "shm", 1); /* on every rank: the creation fails on all alike */
+    CU_ASSERT_EQUAL(utc_conduit_create(a, b, NULL, &c), UTC_ERR_INVALID_ARG);
+    CU_ASSERT(strstr(utc_last_error(), "UTC_TRANSPORT") != NULL);
+    setenv("UTC_TRANSPORT", "mpi", 1);
+    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &c));
+    CU_ASSERT_EQUAL(utc_conduit_transport(c), utc_test_nranks() > 1 ? UTC_CONDUIT_MPI
+                                                                     : UTC_CONDUIT_INPROC);
+    UTC_ASSERT_OK(utc_conduit_destroy(c));
+    if (keep)
+        setenv("UTC_TRANSPORT", keep, 1);
+    else
+        unsetenv("UTC_TRANSPORT");
+    free(keep);
+    UTC_ASSERT_OK(utc_task_destroy(a));
+    UTC_ASSERT_OK(utc_task_destroy(b));
+}
+
+int main(int argc, char **argv)
+{
+    /* before utc_init: the node transport reads it when it sets up */
+    if (argc > 1 && !strcmp(argv[1], "pipelined"))
+        setenv("UTC_NODE_CMA", "0", 1);
+    else if (argc > 1 && !strcmp(argv[1], "cma"))
+        setenv("UTC_NODE_CMA", "1", 1);
+    static const utc_test_case_t cases[] = {
+        {"node-local: 0 B to 8 MiB, as they come and queued, plain, owned, any-tag",
+         test_sizes},
+        {"node-local: a large message that does not fit stays first in line", test_truncate},
+        {"node-local: a 2 MiB burst nobody reads grows the ring, then arrives in order",
+         test_growth},
+        {"node-local: 10,000 conduits, one message each way, memory bound", test_many},
+        {"UTC_TRANSPORT: a bad value is refused, mpi forces MPI between ranks", test_env},
+        UTC_TEST_END};
+    return utc_test_main(argc, argv, "conduit node", cases);
+}
