@@ -1017,6 +1017,9 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
     utc__node_drain(p);
     if (utc__req_state(req) == UTC__REQ_DONE)
         return true;
+    /* this rank's sends to the peer that wait for room (an iwrite's pipelined message, say)
+     * go on while a read waits: the peer's read of them may be what its answer waits for */
+    flush_now(p);
     if (n->phase == R_CMA) {
         read_cma(t, req);
         return utc__req_state(req) == UTC__REQ_DONE;
