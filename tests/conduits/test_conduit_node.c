@@ -13,10 +13,18 @@
  * - 10,000 node-local conduits, one message each way: resident memory grows by less than
  *   200 MB per rank (the times and memory are printed).
  *
+ * With the argument `refused` (or `refused_shared`), one case alone: the node transport's
+ * set-up is refused on one rank (a file-size limit below its first segment's size: the
+ * kernel refuses ftruncate); the first conduit between ranks of the host (a plain one, or
+ * a shared one) then uses MPI on every rank, and so do the later ones, even asked for
+ * node (UTC_CONDUIT_NODE); their messages go.
+ *
  * With one rank, or when the ranks are on different hosts, there is nothing node-local to
  * test: the cases say so and pass.
  */
 #define _GNU_SOURCE
+#include <signal.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -371,8 +379,108 @@ static void test_env(void)
     UTC_ASSERT_OK(utc_task_destroy(b));
 }
 
+/* ---- a refused set-up ---- */
+
+static int ping_src(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    unsigned char buf[100000]; /* over the inline size: the large path too */
+    for (int i = 0; i < 3; i++) {
+        size_t n = i == 2 ? sizeof buf : (size_t)8 << (4 * i);
+        ct_fill(buf, n, 300 + (uint64_t)i);
+        CT_OK(utc_conduit_write(d, buf, n, 1));
+    }
+    return 0;
+}
+
+static int ping_dst(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    unsigned char buf[100000];
+    for (int i = 0; i < 3; i++) {
+        size_t n = i == 2 ? sizeof buf : (size_t)8 << (4 * i), got = 0;
+        CT_OK(utc_conduit_read(d, buf, sizeof buf, 1, &got));
+        CT_CHECK(got == n && ct_verify(buf, got, 300 + (uint64_t)i),
+                 "message %d: %zu bytes (%zu expected) or contents differ", i, got, n);
+    }
+    return 0;
+}
+
+/* A shared conduit of one writer on rank ra and one reader on rank rb (publish mode):
+ * its transport, after its messages went through. */
+static utc_conduit_transport_t shared_pair(int ra, int rb)
+{
+    utc_task_t *w = ct_task(&ct_ops_a, ra, 1), *r = ct_task(&ct_ops_b, rb, 1);
+    utc_conduit_t *c = NULL;
+    utc_conduit_transport_t kind = UTC_CONDUIT_NONE;
+    UTC_ASSERT_OK(utc_conduit_create_shared(&w, 1, &r, 1, UTC_SHARED_PUBLISH, NULL, &c));
+    if (c) {
+        kind = utc_conduit_transport(c);
+        ct_run2(w, ping_src, c, r, ping_dst, c);
+        UTC_ASSERT_OK(utc_conduit_destroy(c));
+    }
+    UTC_ASSERT_OK(utc_task_destroy(w));
+    UTC_ASSERT_OK(utc_task_destroy(r));
+    return kind;
+}
+
+/* A conduit from rank ra to rank rb with `opts`: its transport, after its messages went
+ * through. */
+static utc_conduit_transport_t plain_pair(int ra, int rb, const utc_conduit_options_t *opts)
+{
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 1, opts);
+    utc_conduit_transport_t kind = utc_conduit_transport(p.c);
+    ct_pair_run(&p, ping_src, ping_dst);
+    ct_pair_close(&p);
+    return kind;
+}
+
+static bool shared_first;
+
+static void test_refused(void)
+{
+    int ra, rb;
+    if (!node_ranks(&ra, &rb))
+        return;
+    ct_begin();
+    /* rank rb cannot size its first segment (64 KiB and more): ftruncate fails with EFBIG
+     * there (SIGXFSZ ignored), so the set-up fails on that rank alone */
+    struct rlimit old;
+    CU_ASSERT_FATAL(getrlimit(RLIMIT_FSIZE, &old) == 0);
+    if (utc_test_rank() == rb) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit low = {4096, old.rlim_max};
+        CU_ASSERT_FATAL(setrlimit(RLIMIT_FSIZE, &low) == 0);
+    }
+    /* the first conduit between ranks of the host sets the node transport up, collectively:
+     * refused, on every rank alike, so that conduit uses MPI */
+    utc_conduit_transport_t first = shared_first ? shared_pair(ra, rb) : plain_pair(ra, rb, NULL);
+    if (utc_test_rank() == rb)
+        CU_ASSERT(setrlimit(RLIMIT_FSIZE, &old) == 0);
+    CU_ASSERT_EQUAL(first, UTC_CONDUIT_MPI);
+    /* the node transport stays off for the run: later conduits use MPI, even one asking for
+     * node-local, plain and shared */
+    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
+    o.transport = UTC_CONDUIT_NODE;
+    CU_ASSERT_EQUAL(plain_pair(ra, rb, &o), UTC_CONDUIT_MPI);
+    CU_ASSERT_EQUAL(plain_pair(rb, ra, NULL), UTC_CONDUIT_MPI);
+    CU_ASSERT_EQUAL(shared_first ? plain_pair(ra, rb, NULL) : shared_pair(ra, rb),
+                    UTC_CONDUIT_MPI);
+    /* in-process rings are not concerned */
+    CU_ASSERT_EQUAL(plain_pair(ra, ra, NULL), UTC_CONDUIT_INPROC);
+    CT_END();
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && (!strcmp(argv[1], "refused") || !strcmp(argv[1], "refused_shared"))) {
+        shared_first = !strcmp(argv[1], "refused_shared");
+        static const utc_test_case_t refused[] = {
+            {"node-local set-up refused on one rank: MPI for the first conduit and the later "
+             "ones", test_refused},
+            UTC_TEST_END};
+        return utc_test_main(argc, argv, "conduit node, set-up refused", refused);
+    }
     /* before utc_init: the node transport reads it when it sets up */
     if (argc > 1 && !strcmp(argv[1], "pipelined"))
         setenv("UTC_NODE_CMA", "0", 1);
