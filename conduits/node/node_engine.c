@@ -154,20 +154,28 @@ static void pairs_free(void)
 {
     for (int i = 0; i < eng.npairs; i++) {
         node_pair_t *p = &eng.pairs[i];
+        /* Each piece once: the first ring (the pages after a control page) may be
+         * unmapped already (retire_old, follow_switch), and its addresses reused by another
+         * mapping since, which unmapping the whole first segment would take away. */
         if (p->octl) {
-            if (p->oring != (unsigned char *)p->octl + CTL_BYTES)
-                munmap(p->oring, p->ocap);
-            munmap(p->octl, p->obytes_seg0);
-        }
-        for (int k = 0; k < p->nold; k++)
-            if (p->old[k].ring != (unsigned char *)p->octl + CTL_BYTES)
+            munmap(p->oring, p->ocap); /* the rings still mapped, the first among them */
+            for (int k = 0; k < p->nold; k++)
                 munmap(p->old[k].ring, p->old[k].bytes);
+            munmap(p->octl, CTL_BYTES);
+        }
         for (unsigned g = p->unlinked_gen + 1; g <= p->ogen; g++)
             seg_unlink(utc_rank(), p->peer, g);
         if (p->ictl) {
-            if (p->iring != (unsigned char *)p->ictl + CTL_BYTES)
+            unsigned char *first = (unsigned char *)p->ictl + CTL_BYTES;
+            if (p->iring == first) {
+                munmap(p->ictl, p->ictl_bytes);
+            } else { /* the first ring went at the switch from it */
                 munmap(p->iring, p->icap);
-            munmap(p->ictl, p->ictl_bytes);
+                munmap(p->ictl, CTL_BYTES);
+                size_t tail = CTL_BYTES + (size_t)p->ictl0_ring;
+                if (p->ictl_bytes > tail)
+                    munmap((unsigned char *)p->ictl + tail, p->ictl_bytes - tail);
+            }
         }
     }
     free(eng.pairs);
@@ -246,7 +254,7 @@ static utc_status_t setup_locked(void)
         }
         p->peer_pid = (pid_t)p->ictl->writer_pid;
         p->iring = (unsigned char *)p->ictl + CTL_BYTES;
-        p->icap = (size_t)p->ictl->ring0;
+        p->icap = p->ictl0_ring = (size_t)p->ictl->ring0;
         if (cma && !cma_probe(p))
             cma = 0;
     }

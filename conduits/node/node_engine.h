@@ -131,6 +131,7 @@ typedef struct node_pair {
     alignas(64) utc__spinlock_t rx_lock; /* the drainer's */
     node_ctl_t *ictl;      /* the peer's, mapped */
     size_t ictl_bytes;
+    size_t ictl0_ring;     /* bytes of the peer's first ring (after its control page) */
     unsigned char *iring;
     size_t icap;
     uint64_t ibase, head;
