@@ -47,7 +47,10 @@ static int wide_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)self, (void)arg;
     int n = ctx->group_size, me = ctx->group_rank, last = n - 1;
-    int *s = malloc(sizeof *s * COUNT * (size_t)n), *r = malloc(sizeof *r * COUNT * (size_t)n);
+    /* s holds one element more than the agreeing calls send: the mismatch case below
+     * declares one more, and its blocks (displacements from the counts) reach that far */
+    int *s = malloc(sizeof *s * (COUNT * (size_t)n + 1)),
+        *r = malloc(sizeof *r * COUNT * (size_t)n);
     size_t *sc = malloc(sizeof *sc * (size_t)n), *rc = malloc(sizeof *rc * (size_t)n);
     char what[160];
     if (!s || !r || !sc || !rc) {
