@@ -23,6 +23,9 @@ bool utc__pring_may(const utc__pring_t *r, utc__pring_step_t step)
     uint64_t j = n[step];
     switch (step) {
     case UTC__PRING_POST:
+        /* depth 1 overlaps nothing: the next read waits for the last result's delivery */
+        if (r->depth == 1 && j > n[UTC__PRING_RELEASE])
+            return false;
         return j < r->limit && j < plus_depth(r, n[UTC__PRING_FREE_IN]) &&
                j < plus_depth(r, n[UTC__PRING_COMPUTE]);
     case UTC__PRING_ARRIVE:

@@ -19,7 +19,8 @@
  * done for that item, and the slot's buffer the step fills is no longer used by the item
  * depth places earlier. These guards are the whole safety argument of the ring:
  * - POST j:    j < limit; FREE_IN of j - depth (input staging free); and at most depth
- *              items read beyond those passed to COMPUTE;
+ *              items read beyond those passed to COMPUTE (depth 1: none before the
+ *              last result is released, so nothing overlaps);
  * - LOAD j:    COMPUTE of j - depth happened, so the copy can be queued after that
  *              kernel's event (the device input is then free on the GPU's timeline);
  * - HAND j:    loaded, and the previous item passed COMPUTE (one item out at a time);

@@ -27,16 +27,16 @@ static void test_depth_one_is_sequential(void)
     (void)utc__pring_take(&r, UTC__PRING_HAND);
     CU_ASSERT(!utc__pring_may(&r, UTC__PRING_HAND)); /* one item out at a time */
     (void)utc__pring_take(&r, UTC__PRING_COMPUTE);
+    CU_ASSERT(!utc__pring_may(&r, UTC__PRING_POST)); /* result 0 not delivered yet */
+    (void)utc__pring_take(&r, UTC__PRING_COPY_OUT);
+    (void)utc__pring_take(&r, UTC__PRING_DELIVER);
+    CU_ASSERT(!utc__pring_may(&r, UTC__PRING_POST)); /* written, not yet released */
+    (void)utc__pring_take(&r, UTC__PRING_RELEASE);
     CU_ASSERT(utc__pring_may(&r, UTC__PRING_POST));  /* now item 1 may be read */
     (void)utc__pring_take(&r, UTC__PRING_POST);
     (void)utc__pring_take(&r, UTC__PRING_ARRIVE);
     (void)utc__pring_take(&r, UTC__PRING_LOAD);
     (void)utc__pring_take(&r, UTC__PRING_HAND);
-    CU_ASSERT(!utc__pring_may(&r, UTC__PRING_COMPUTE)); /* result 0 still in the staging */
-    (void)utc__pring_take(&r, UTC__PRING_COPY_OUT);
-    (void)utc__pring_take(&r, UTC__PRING_DELIVER);
-    CU_ASSERT(!utc__pring_may(&r, UTC__PRING_COMPUTE)); /* written, not yet released */
-    (void)utc__pring_take(&r, UTC__PRING_RELEASE);
     CU_ASSERT(utc__pring_may(&r, UTC__PRING_COMPUTE));
 }
 
@@ -125,6 +125,8 @@ static void apply(utc__pring_t *r, shadow_t *s, utc__pring_step_t step)
             violation(s, "read into an input staging the copy in has not emptied", j, d);
         if (j >= r->n[UTC__PRING_COMPUTE] + d)
             violation(s, "read more than depth items ahead", j, d);
+        if (d == 1 && j > r->n[UTC__PRING_RELEASE])
+            violation(s, "depth 1 read before the last result was delivered", j, d);
         s->in_host[k] = j;
         break;
     case UTC__PRING_LOAD:
