@@ -50,8 +50,8 @@ typedef enum utc__pring_step {
 
 typedef struct utc__pring {
     unsigned depth;
-    uint64_t limit;                 /* items in the stream; UINT64_MAX while unknown */
-    uint64_t n[UTC__PRING_STEPS];   /* items that have taken each step */
+    uint64_t limit;               /* items in the stream; UINT64_MAX while unknown */
+    uint64_t n[UTC__PRING_STEPS]; /* items that have taken each step */
 } utc__pring_t;
 
 /* A ring of `depth` (>= 1) slots for `count` items (0: until utc__pring_end). */

@@ -187,10 +187,10 @@ out:
     return 0;
 }
 
-static const utc_task_ops_t feed_ops = {.name = "overlap-feed", .size = sizeof(feed_task_t),
-                                        .run = feed_run};
-static const utc_task_ops_t gpu_ops = {.name = "overlap-gpu", .size = sizeof(gpu_task_t),
-                                       .run = gpu_run};
+static const utc_task_ops_t feed_ops = {
+    .name = "overlap-feed", .size = sizeof(feed_task_t), .run = feed_run};
+static const utc_task_ops_t gpu_ops = {
+    .name = "overlap-gpu", .size = sizeof(gpu_task_t), .run = gpu_run};
 
 static void run_cmd(utc_task_t *feed, utc_task_t *gpu, cmd_t *c, int with_items)
 {
@@ -205,7 +205,10 @@ static void run_cmd(utc_task_t *feed, utc_task_t *gpu, cmd_t *c, int with_items)
     }
 }
 
-static double min2(double a, double b) { return a < b ? a : b; }
+static double min2(double a, double b)
+{
+    return a < b ? a : b;
+}
 
 int main(int argc, char **argv)
 {
@@ -291,8 +294,9 @@ int main(int argc, char **argv)
             loadavg[0] = -1;
         fclose(la);
     }
-    fprintf(table, "utc_bench_gpu_overlap: %d items of %zu bytes, best of %d, load %.2f; kernel "
-                   "spin %.1f us\n",
+    fprintf(table,
+            "utc_bench_gpu_overlap: %d items of %zu bytes, best of %d, load %.2f; kernel "
+            "spin %.1f us\n",
             n, bytes, reps, loadavg[0], (double)gt->spin_ns / 1e3);
     fprintf(table, "%-28s %10s %12s\n", "", "ms", "us/item");
     fprintf(table, "%-28s %10.2f %12.1f\n", "H2D alone (raw CUDA)", h2d * 1e3, h2d * 1e6 / n);
@@ -301,8 +305,9 @@ int main(int argc, char **argv)
     fprintf(table, "%-28s %10.2f %12.1f\n", "conduit reads alone", conduit * 1e3,
             conduit * 1e6 / n);
     for (int k = 0; k < DEPTHS; k++)
-        fprintf(table, "pipeline depth %d%-12s %10.2f %12.1f   x%.2f of depth 1, x%.2f of the "
-                       "slowest alone\n",
+        fprintf(table,
+                "pipeline depth %d%-12s %10.2f %12.1f   x%.2f of depth 1, x%.2f of the "
+                "slowest alone\n",
                 depths[k], k == 0 ? " (no overlap)" : "", pipe[k] * 1e3, pipe[k] * 1e6 / n,
                 pipe[k] / pipe[0], pipe[k] / slowest);
     fprintf(table, "target: depth 2 or 3 at most x0.50 of depth 1 and at most x1.20 of the "

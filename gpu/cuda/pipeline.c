@@ -18,15 +18,15 @@
 #include "gpu_cuda.h"
 
 typedef struct slot {
-    void *in_host, *out_host;  /* pinned staging */
+    void *in_host, *out_host; /* pinned staging */
     void *in_dev, *out_dev;
-    size_t in_bytes;           /* the item's size, as received */
-    size_t out_bytes;          /* the result's size, as done() said */
-    utc_request_t *in_req;     /* the conduit read into in_host */
-    utc_request_t *out_req;    /* the conduit write from out_host */
-    cudaEvent_t h2d_done;      /* after the copy into in_dev */
-    cudaEvent_t kernel_done;   /* after the item's kernels */
-    cudaEvent_t d2h_done;      /* after the copy out of out_dev (or the kernels) */
+    size_t in_bytes;         /* the item's size, as received */
+    size_t out_bytes;        /* the result's size, as done() said */
+    utc_request_t *in_req;   /* the conduit read into in_host */
+    utc_request_t *out_req;  /* the conduit write from out_host */
+    cudaEvent_t h2d_done;    /* after the copy into in_dev */
+    cudaEvent_t kernel_done; /* after the item's kernels */
+    cudaEvent_t d2h_done;    /* after the copy out of out_dev (or the kernels) */
 } slot_t;
 
 struct utc_gpu_pipeline {
@@ -36,10 +36,10 @@ struct utc_gpu_pipeline {
     cudaStream_t compute, h2d, d2h; /* h2d and d2h are the pipeline's own when depth > 1 */
     slot_t *slots;
     void *host_mem, *dev_mem;
-    bool item_out;                  /* an item was handed out and not yet done */
+    bool item_out; /* an item was handed out and not yet done */
     uint64_t item_index;
-    utc_status_t failed;            /* the error that stopped the pipeline, or UTC_OK */
-    char why[256];                  /* its message */
+    utc_status_t failed; /* the error that stopped the pipeline, or UTC_OK */
+    char why[256];       /* its message */
 };
 
 #define STAGE_ALIGN 256
@@ -66,8 +66,7 @@ static utc_status_t cuda_stop(utc_gpu_pipeline_t *p, cudaError_t err, const char
 static utc_status_t enter(utc_gpu_pipeline_t *p, const void *item, const char *fn)
 {
     if (!p || !item)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: the %s is NULL", fn,
-                          p ? "item" : "pipeline");
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: the %s is NULL", fn, p ? "item" : "pipeline");
     if (utc__gpu_self(NULL) != p->owner)
         return utc__error(UTC_ERR_NOT_MEMBER,
                           "%s: the pipeline belongs to another thread (only the GPU task thread "
@@ -96,9 +95,15 @@ static utc_status_t check_conduit(utc_conduit_t *c, int tag, const char *what, c
                       msg);
 }
 
-static bool bad_tag(int tag) { return tag < 0 || tag > UTC_CONDUIT_TAG_MAX; }
+static bool bad_tag(int tag)
+{
+    return tag < 0 || tag > UTC_CONDUIT_TAG_MAX;
+}
 
-static size_t round_up(size_t n) { return (n + STAGE_ALIGN - 1) / STAGE_ALIGN * STAGE_ALIGN; }
+static size_t round_up(size_t n)
+{
+    return (n + STAGE_ALIGN - 1) / STAGE_ALIGN * STAGE_ALIGN;
+}
 
 static utc_status_t check_options(const utc_gpu_pipeline_options_t *o, const void *out,
                                   const char *fn)
@@ -120,8 +125,9 @@ static utc_status_t check_options(const utc_gpu_pipeline_options_t *o, const voi
         return utc__error(UTC_ERR_INVALID_ARG,
                           "%s: out_size is %zu but %s: give exactly one of out (a conduit) and "
                           "on_result (a callback) for the results",
-                          fn, o->out_size, o->out ? "both out and on_result are set"
-                                                  : "neither out nor on_result is set");
+                          fn, o->out_size,
+                          o->out ? "both out and on_result are set"
+                                 : "neither out nor on_result is set");
     if (o->out_size == 0 && (o->out || o->on_result))
         return utc__error(UTC_ERR_INVALID_ARG,
                           "%s: out_size is 0 (no result) but %s is set: give the result's size "
@@ -250,8 +256,7 @@ static int event_done(utc_gpu_pipeline_t *p, cudaEvent_t ev, bool block, const c
 
 static int do_post(utc_gpu_pipeline_t *p, slot_t *s, const char *fn)
 {
-    utc_status_t rc = utc_conduit_iread(p->o.in, s->in_host, p->o.in_size, p->o.in_tag,
-                                        &s->in_req);
+    utc_status_t rc = utc_conduit_iread(p->o.in, s->in_host, p->o.in_size, p->o.in_tag, &s->in_req);
     if (rc != UTC_OK)
         return stop(p, utc__error(rc, "%s: reading the next item: %s", fn, utc_last_error()));
     return 1;
@@ -292,8 +297,7 @@ static int do_load(utc_gpu_pipeline_t *p, slot_t *s, uint64_t j, const char *fn)
     if (j >= p->ring.depth && p->h2d != p->compute)
         err = cudaStreamWaitEvent(p->h2d, s->kernel_done, 0);
     if (err == cudaSuccess && s->in_bytes > 0)
-        err = cudaMemcpyAsync(s->in_dev, s->in_host, s->in_bytes, cudaMemcpyHostToDevice,
-                              p->h2d);
+        err = cudaMemcpyAsync(s->in_dev, s->in_host, s->in_bytes, cudaMemcpyHostToDevice, p->h2d);
     if (err == cudaSuccess)
         err = cudaEventRecord(s->h2d_done, p->h2d);
     return err == cudaSuccess ? 1 : cuda_stop(p, err, fn, "queueing an item's copy in");
@@ -302,11 +306,11 @@ static int do_load(utc_gpu_pipeline_t *p, slot_t *s, uint64_t j, const char *fn)
 static int do_deliver(utc_gpu_pipeline_t *p, slot_t *s, uint64_t j, const char *fn)
 {
     if (p->o.out) {
-        utc_status_t rc = utc_conduit_iwrite(p->o.out, s->out_host, s->out_bytes, p->o.out_tag,
-                                             &s->out_req);
+        utc_status_t rc =
+            utc_conduit_iwrite(p->o.out, s->out_host, s->out_bytes, p->o.out_tag, &s->out_req);
         if (rc != UTC_OK)
-            return stop(p, utc__error(rc, "%s: writing result %llu: %s", fn,
-                                      (unsigned long long)j, utc_last_error()));
+            return stop(p, utc__error(rc, "%s: writing result %llu: %s", fn, (unsigned long long)j,
+                                      utc_last_error()));
     } else if (p->o.on_result) {
         int r = p->o.on_result(s->out_host, s->out_bytes, j, p->o.result_arg);
         if (r != 0)
@@ -482,8 +486,8 @@ utc_status_t utc_gpu_pipeline_next(utc_gpu_pipeline_t *p, utc_gpu_item_t *item)
         return rc;
     if (p->item_out)
         return utc__error(UTC_ERR_STATE,
-                          "%s: item %llu is still out: pass it to utc_gpu_pipeline_done first",
-                          fn, (unsigned long long)p->item_index);
+                          "%s: item %llu is still out: pass it to utc_gpu_pipeline_done first", fn,
+                          (unsigned long long)p->item_index);
     if ((rc = wait_input(p, fn)) != UTC_OK)
         return rc;
     utc__pring_t *r = &p->ring;
@@ -522,15 +526,15 @@ utc_status_t utc_gpu_pipeline_done(utc_gpu_pipeline_t *p, const utc_gpu_item_t *
     if (rc != UTC_OK)
         return rc;
     if (!p->item_out)
-        return utc__error(UTC_ERR_STATE,
-                          "%s: no item is out (call utc_gpu_pipeline_next first)", fn);
+        return utc__error(UTC_ERR_STATE, "%s: no item is out (call utc_gpu_pipeline_next first)",
+                          fn);
     if (item->index != p->item_index)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: item %llu is not the item out (%llu)", fn,
                           (unsigned long long)item->index, (unsigned long long)p->item_index);
     if (item->out_size > p->o.out_size)
         return utc__error(UTC_ERR_INVALID_ARG,
-                          "%s: item %llu's out_size %zu is above the pipeline's out_size %zu",
-                          fn, (unsigned long long)item->index, item->out_size, p->o.out_size);
+                          "%s: item %llu's out_size %zu is above the pipeline's out_size %zu", fn,
+                          (unsigned long long)item->index, item->out_size, p->o.out_size);
 
     /* The ring is full until the result of item index - depth is delivered. */
     utc__pring_t *r = &p->ring;
@@ -541,8 +545,8 @@ utc_status_t utc_gpu_pipeline_done(utc_gpu_pipeline_t *p, const utc_gpu_item_t *
         if (w < 0)
             return (utc_status_t)w;
         if (w == 0)
-            return stop(p, utc__error(UTC_ERR_INTERNAL, "%s: the pipeline's output cannot move",
-                                      fn));
+            return stop(p,
+                        utc__error(UTC_ERR_INTERNAL, "%s: the pipeline's output cannot move", fn));
     }
     uint64_t j = utc__pring_take(r, UTC__PRING_COMPUTE);
     slot_t *s = &p->slots[utc__pring_slot(r, j)];
@@ -583,8 +587,8 @@ void utc_gpu_pipeline_destroy(utc_gpu_pipeline_t *p)
     free_pipeline(p);
 }
 
-utc_status_t utc_gpu_pipeline_run(const utc_gpu_pipeline_options_t *opts,
-                                  utc_gpu_kernel_fn kernel, void *arg, uint64_t *processed)
+utc_status_t utc_gpu_pipeline_run(const utc_gpu_pipeline_options_t *opts, utc_gpu_kernel_fn kernel,
+                                  void *arg, uint64_t *processed)
 {
     static const char fn[] = "utc_gpu_pipeline_run";
     if (processed)
@@ -603,9 +607,9 @@ utc_status_t utc_gpu_pipeline_run(const utc_gpu_pipeline_options_t *opts,
     while ((rc = utc_gpu_pipeline_next(p, &it)) == UTC_OK) {
         int k = kernel(&it, arg);
         if (k != 0) {
-            rc = utc__error(utc__user_status(k),
-                            "%s: the kernel callback returned %d for item %llu", fn, k,
-                            (unsigned long long)it.index);
+            rc =
+                utc__error(utc__user_status(k), "%s: the kernel callback returned %d for item %llu",
+                           fn, k, (unsigned long long)it.index);
             break;
         }
         if ((rc = utc_gpu_pipeline_done(p, &it)) != UTC_OK)

@@ -13,7 +13,7 @@
 #include "kernels.h"
 #include "utc_test.h"
 
-#define NITEMS 61
+#define NITEMS  61
 #define MAXITEM 70001
 #define SPIN_NS 20000ull
 
@@ -26,17 +26,23 @@ typedef struct {
 
 typedef struct {
     utc_task_t base;
-    unsigned char *results;  /* NITEMS * MAXITEM */
+    unsigned char *results; /* NITEMS * MAXITEM */
     size_t sizes[NITEMS];
-    int got;                 /* results received */
-    int extra;               /* results beyond NITEMS, or out of order */
-    int rc;                  /* the GPU side's status */
+    int got;   /* results received */
+    int extra; /* results beyond NITEMS, or out of order */
+    int rc;    /* the GPU side's status */
     char why[300];
 } side_t;
 
-static size_t item_size(int j) { return 1 + ((size_t)j * 7919u) % MAXITEM; }
+static size_t item_size(int j)
+{
+    return 1 + ((size_t)j * 7919u) % MAXITEM;
+}
 
-static unsigned char item_byte(int j, size_t k) { return (unsigned char)(k * 31u + (size_t)j * 101u + (k >> 8)); }
+static unsigned char item_byte(int j, size_t k)
+{
+    return (unsigned char)(k * 31u + (size_t)j * 101u + (k >> 8));
+}
 
 static unsigned char mixed_byte(int j, size_t k)
 {
@@ -122,8 +128,8 @@ static int gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
                 break;
         }
         if (rc == UTC_ERR_CLOSED) { /* a second next at the end says the same */
-            rc = utc_gpu_pipeline_next(p, &it) == UTC_ERR_CLOSED && n == NITEMS
-                     ? UTC_OK : UTC_ERR_INTERNAL;
+            rc = utc_gpu_pipeline_next(p, &it) == UTC_ERR_CLOSED && n == NITEMS ? UTC_OK
+                                                                                : UTC_ERR_INTERNAL;
         }
         utc_gpu_pipeline_destroy(p);
         if (rc == 0)
@@ -156,12 +162,11 @@ static int collect_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     }
 }
 
-static const utc_task_ops_t feed_ops = {.name = "pipe-feed", .size = sizeof(utc_task_t),
-                                        .run = feed_run};
-static const utc_task_ops_t gpu_ops = {.name = "pipe-gpu", .size = sizeof(side_t),
-                                       .run = gpu_run};
-static const utc_task_ops_t collect_ops = {.name = "pipe-collect", .size = sizeof(side_t),
-                                           .run = collect_run};
+static const utc_task_ops_t feed_ops = {
+    .name = "pipe-feed", .size = sizeof(utc_task_t), .run = feed_run};
+static const utc_task_ops_t gpu_ops = {.name = "pipe-gpu", .size = sizeof(side_t), .run = gpu_run};
+static const utc_task_ops_t collect_ops = {
+    .name = "pipe-collect", .size = sizeof(side_t), .run = collect_run};
 
 /* Whether the results held by `t` are the host's computation; copies them to `keep`. */
 static int results_ok(const side_t *t, unsigned char *keep)
@@ -180,8 +185,8 @@ static int results_ok(const side_t *t, unsigned char *keep)
         }
         for (size_t k = 0; k < t->sizes[j]; k++)
             if (res[k] != mixed_byte(j, k)) {
-                fprintf(stderr, "[rank %d] result %d byte %zu: %u, want %u\n", utc_test_rank(),
-                        j, k, res[k], mixed_byte(j, k));
+                fprintf(stderr, "[rank %d] result %d byte %zu: %u, want %u\n", utc_test_rank(), j,
+                        k, res[k], mixed_byte(j, k));
                 return 0;
             }
     }
@@ -254,9 +259,18 @@ static void rounds(int mode)
     free(first);
 }
 
-static void test_loop_to_a_conduit(void) { rounds(MODE_LOOP); }
-static void test_run_with_a_callback(void) { rounds(MODE_CALLBACK); }
-static void test_count_without_close(void) { rounds(MODE_COUNT); }
+static void test_loop_to_a_conduit(void)
+{
+    rounds(MODE_LOOP);
+}
+static void test_run_with_a_callback(void)
+{
+    rounds(MODE_CALLBACK);
+}
+static void test_count_without_close(void)
+{
+    rounds(MODE_COUNT);
+}
 
 int main(int argc, char **argv)
 {

@@ -29,7 +29,7 @@ typedef struct {
 
 typedef struct {
     const char *name;
-    int want;          /* the status with CUDA */
+    int want;           /* the status with CUDA */
     const char *needle; /* in the message */
 } expect_t;
 
@@ -147,20 +147,20 @@ static int a_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     int rc = utc_gpu_pipeline_next(NULL, &it);
     int rc2 = utc_gpu_pipeline_done(NULL, &it);
     record(t, rc == rc2 ? rc : 12345);
-    utc_gpu_pipeline_destroy(NULL); /* ignored */
+    utc_gpu_pipeline_destroy(NULL);          /* ignored */
     return p == NULL ? 0 : UTC_ERR_INTERNAL; /* nothing may have been made */
 }
 
-static const utc_task_ops_t a_ops = {.name = "pipe-err-a", .size = sizeof(cpu_task_t),
-                                     .run = a_run};
+static const utc_task_ops_t a_ops = {
+    .name = "pipe-err-a", .size = sizeof(cpu_task_t), .run = a_run};
 static int idle_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)self, (void)ctx, (void)arg;
     return 0;
 }
 
-static const utc_task_ops_t other_ops = {.name = "pipe-err-other", .size = sizeof(utc_task_t),
-                                         .run = idle_run};
+static const utc_task_ops_t other_ops = {
+    .name = "pipe-err-other", .size = sizeof(utc_task_t), .run = idle_run};
 
 static void check(const cpu_task_t *t)
 {

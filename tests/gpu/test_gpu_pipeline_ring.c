@@ -32,7 +32,7 @@ static void test_depth_one_is_sequential(void)
     (void)utc__pring_take(&r, UTC__PRING_DELIVER);
     CU_ASSERT(!utc__pring_may(&r, UTC__PRING_POST)); /* written, not yet released */
     (void)utc__pring_take(&r, UTC__PRING_RELEASE);
-    CU_ASSERT(utc__pring_may(&r, UTC__PRING_POST));  /* now item 1 may be read */
+    CU_ASSERT(utc__pring_may(&r, UTC__PRING_POST)); /* now item 1 may be read */
     (void)utc__pring_take(&r, UTC__PRING_POST);
     (void)utc__pring_take(&r, UTC__PRING_ARRIVE);
     (void)utc__pring_take(&r, UTC__PRING_LOAD);
@@ -58,7 +58,7 @@ static void test_depth_two_overlaps(void)
     CU_ASSERT(utc__pring_may(&r, UTC__PRING_POST)); /* item 2 into slot 0's staging */
     (void)utc__pring_take(&r, UTC__PRING_POST);
     (void)utc__pring_take(&r, UTC__PRING_ARRIVE);
-    CU_ASSERT(utc__pring_may(&r, UTC__PRING_LOAD));  /* after item 0's kernel event */
+    CU_ASSERT(utc__pring_may(&r, UTC__PRING_LOAD)); /* after item 0's kernel event */
     (void)utc__pring_take(&r, UTC__PRING_HAND);
     CU_ASSERT(utc__pring_may(&r, UTC__PRING_COMPUTE)); /* two results may be in flight */
     (void)utc__pring_take(&r, UTC__PRING_COMPUTE);
