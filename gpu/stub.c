@@ -100,6 +100,38 @@ utc_status_t utc_gpu_data_stats(const utc_gpu_data_t *data, utc_gpu_data_stats_t
     return no_gpu("utc_gpu_data_stats");
 }
 
+/* ---- overlapped pipelines: none without GPU support ---- */
+
+utc_status_t utc_gpu_pipeline_create(const utc_gpu_pipeline_options_t *opts,
+                                     utc_gpu_pipeline_t **out)
+{
+    (void)opts, (void)out;
+    return no_gpu("utc_gpu_pipeline_create");
+}
+
+utc_status_t utc_gpu_pipeline_next(utc_gpu_pipeline_t *p, utc_gpu_item_t *item)
+{
+    (void)p, (void)item;
+    return no_gpu("utc_gpu_pipeline_next");
+}
+
+utc_status_t utc_gpu_pipeline_done(utc_gpu_pipeline_t *p, const utc_gpu_item_t *item)
+{
+    (void)p, (void)item;
+    return no_gpu("utc_gpu_pipeline_done");
+}
+
+void utc_gpu_pipeline_destroy(utc_gpu_pipeline_t *p) { (void)p; }
+
+utc_status_t utc_gpu_pipeline_run(const utc_gpu_pipeline_options_t *opts,
+                                  utc_gpu_kernel_fn kernel, void *arg, uint64_t *processed)
+{
+    (void)opts, (void)kernel, (void)arg;
+    if (processed)
+        *processed = 0;
+    return no_gpu("utc_gpu_pipeline_run");
+}
+
 /* ---- the task extension: GPU tasks cannot be created ---- */
 
 static utc_status_t stub_task_create(utc_task_t *task)

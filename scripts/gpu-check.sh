@@ -20,9 +20,11 @@
 #    failure, and so is any test that did not pass.
 # 4. Benchmarks (unless --no-bench): RYR v4, v5 and auto at 1024x1024, 50 frames (frames/s
 #    beside the dissertation's table 4.7, theirs), and utc_bench_gpu (bandwidth per memory
-#    kind with copy counts, concurrent kernels).
+#    kind with copy counts, concurrent kernels), and utc_bench_gpu_overlap (200 items
+#    through an overlapped pipeline at depth 1, 2, 3 beside each stage alone).
 # Results: DIR (--out; default $OUT/gpu-check when $OUT is set, else gpu-check-results):
 # gpu-check.log (everything printed), summary.json, ctest-gpu-*.xml, bench-gpu.json,
+# bench-gpu-overlap.json,
 # ryr.jsonl. Exit 0 when every step passed, 1 when one failed, 2 on a usage error.
 #
 # --prepare  on a machine with apt and the network: fetch the bundle into gpu-bundle/ (git
@@ -62,7 +64,7 @@ fi
 
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
-rm -f "$out"/ctest-gpu-*.xml "$out"/bench-gpu.json "$out"/ryr.jsonl "$out"/summary.json
+rm -f "$out"/ctest-gpu-*.xml "$out"/bench-gpu.json "$out"/bench-gpu-overlap.json "$out"/ryr.jsonl "$out"/summary.json
 exec > >(tee "$out/gpu-check.log") 2>&1
 tee_pid=$!
 t_start=$(date +%s)
@@ -106,6 +108,12 @@ s["ryr"] = {"ours": [{k: r.get(k) for k in ("preset", "width", "height", "frames
                         "machine and GPU), not measured here",
                 "fps": {"seq": 0.292, "v1": 0.396, "v2": 2.028, "v3": 2.340, "v4": 4.048,
                         "v5": 5.475}}}
+bench_o = os.path.join(out, "bench-gpu-overlap.json")
+if os.path.exists(bench_o):
+    try:
+        s["utc_bench_gpu_overlap"] = json.load(open(bench_o))
+    except ValueError:
+        s["utc_bench_gpu_overlap"] = "unreadable: see gpu-check.log"
 bench = os.path.join(out, "bench-gpu.json")
 if os.path.exists(bench):
     try:
@@ -248,7 +256,8 @@ command -v python3 >/dev/null || failed "python3 is missing (the tests and the s
 
 # ---- 3. build and test ----
 step "3. build (CUDA on) in $build"
-targets="utc test_gpu_errors test_gpu_kernels test_gpu_data utc_bench_gpu example_gpu_task ryr
+targets="utc test_gpu_errors test_gpu_kernels test_gpu_data test_gpu_pipeline test_gpu_pipeline_errors
+test_gpu_pipeline_ring utc_bench_gpu utc_bench_gpu_overlap example_gpu_task ryr
 rotate yuv raytrace md5 bfs mm heat kmeans nbody mc"
 # the build tool: the one the folder was made with, else ninja where there is one, else make
 gen=()
@@ -284,10 +293,10 @@ if [ "$dry" = 1 ]; then
 else
     # The GPU module's suites first, alone (one of them checks that two threads' kernels
     # overlap on the device: other processes' kernels would time-slice it); then the rest.
-    (cd "$build" && ctest -L '^gpu$' -R '^gpu_(kernels|data)_' -j 1 --timeout 300 \
+    (cd "$build" && ctest -L '^gpu$' -R '^gpu_(kernels|data|pipeline)_np' -j 1 --timeout 300 \
         --output-on-failure --output-junit "$out/ctest-gpu-module.xml")
     rc1=$?
-    (cd "$build" && ctest -L '^gpu$' -E '^gpu_(kernels|data)_' -j "$(( jobs > 8 ? 8 : jobs ))" \
+    (cd "$build" && ctest -L '^gpu$' -E '^gpu_(kernels|data|pipeline)_np' -j "$(( jobs > 8 ? 8 : jobs ))" \
         --timeout 300 --output-on-failure --output-junit "$out/ctest-gpu-apps.xml")
     rc2=$?
     [ "$rc1" = 0 ] && [ "$rc2" = 0 ] || failed "GPU tests (ctest exited $rc1, $rc2)"
@@ -320,6 +329,14 @@ if [ "$bench" = 1 ] && [ "$dry" = 0 ]; then
             failed "utc_bench_gpu's JSON is not readable"
     else
         failed "utc_bench_gpu exited $?"
+    fi
+    step "4. utc_bench_gpu_overlap (200 items; depth 1, 2, 3 against each stage alone)"
+    if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu_overlap" --json \
+            </dev/null >"$out/bench-gpu-overlap.json"; then
+        python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu-overlap.json" ||
+            failed "utc_bench_gpu_overlap's JSON is not readable"
+    else
+        failed "utc_bench_gpu_overlap exited $? (77: no GPU, a failure here)"
     fi
 fi
 step "done"

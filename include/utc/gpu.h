@@ -45,6 +45,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <utc/conduit.h>
 #include <utc/status.h>
 #include <utc/task.h>
 
@@ -291,6 +292,200 @@ utc_status_t utc_gpu_data_stats(const utc_gpu_data_t *data, utc_gpu_data_stats_t
  * @return UTC_OK; UTC_ERR_INVALID_ARG; UTC_ERR_NO_GPU_SUPPORT.
  */
 utc_status_t utc_gpu_data_reset_stats(utc_gpu_data_t *data);
+
+/* ---- overlapped item pipelines: copies of the next items while the current kernel runs ---- */
+
+/**
+ * @brief A stream of items read from a conduit into device memory, one kernel per item,
+ * its result copied back and written to a conduit (or given to a host callback), with the
+ * copies of other items overlapped with the kernel (the overlap of the thesis on disjoint
+ * address spaces).
+ *
+ * With depth d >= 2 the pipeline keeps a ring of d slots, each a pinned host staging
+ * buffer and a device buffer for the item and for its result. While the kernel of item i
+ * runs on the calling thread's stream, the host-to-device copy of item i + 1 runs on a copy
+ * stream of the pipeline's own and the device-to-host copy of item i - 1 on another;
+ * events order each copy after the kernel that last used its buffer. The conduit reads of
+ * the next items are started early too (at most d items beyond the last item passed to
+ * utc_gpu_pipeline_done()). With depth 1 nothing overlaps: each item is read, copied in,
+ * computed, copied out and delivered before the next is read (the order of a plain loop
+ * over utc_conduit_read, cudaMemcpy, kernel, cudaMemcpy, utc_conduit_write).
+ *
+ * A pipeline belongs to the GPU task thread that created it: only that thread may call it.
+ * Results are delivered in item order, byte for byte what the same kernel gives at depth 1.
+ * @code
+ * static int filter_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+ * {
+ *     filter_task_t *t = (filter_task_t *)self;
+ *     utc_gpu_pipeline_options_t o = UTC_GPU_PIPELINE_OPTIONS_INIT;
+ *     o.in = t->items;  o.in_tag = 0;  o.in_size = ITEM_BYTES;     // items from a conduit
+ *     o.out = t->items; o.out_tag = 1; o.out_size = ITEM_BYTES;    // results back to it
+ *     o.depth = 3;
+ *     utc_gpu_pipeline_t *p;
+ *     int rc = utc_gpu_pipeline_create(&o, &p);
+ *     if (rc) return rc;
+ *     utc_gpu_item_t it;
+ *     while ((rc = utc_gpu_pipeline_next(p, &it)) == UTC_OK) {
+ *         my_filter_launch(it.in, it.out, it.in_size, it.stream);  // on it.stream, async
+ *         if ((rc = utc_gpu_pipeline_done(p, &it)) != UTC_OK) break;
+ *     }
+ *     utc_gpu_pipeline_destroy(p);
+ *     return rc == UTC_ERR_CLOSED ? 0 : rc;   // CLOSED: the writer ended the stream
+ * }
+ * @endcode
+ * utc_gpu_pipeline_run() is the same loop with the kernel as a callback.
+ */
+typedef struct utc_gpu_pipeline utc_gpu_pipeline_t;
+
+/** The largest pipeline depth (slots in the ring). */
+#define UTC_GPU_PIPELINE_DEPTH_MAX 64
+
+/**
+ * @brief A host callback that receives each result (instead of an output conduit).
+ * @param result the result's bytes in pinned host memory, valid until the callback returns
+ * @param size   its size (the item's out_size)
+ * @param index  the item's index (0, 1, 2, ... in order)
+ * @param arg    utc_gpu_pipeline_options_t.result_arg
+ * @return 0 to go on; any other value stops the pipeline: its calls then fail with
+ *         UTC_ERR_TASK_FAILED.
+ */
+typedef int (*utc_gpu_result_fn)(const void *result, size_t size, uint64_t index, void *arg);
+
+/** Options of utc_gpu_pipeline_create(). Start from UTC_GPU_PIPELINE_OPTIONS_INIT. */
+typedef struct utc_gpu_pipeline_options {
+    utc_conduit_t *in; /**< the conduit the items come from (the calling task is one end) */
+    int in_tag;        /**< their tag, 0 .. UTC_CONDUIT_TAG_MAX */
+    size_t in_size;    /**< the largest item in bytes (> 0); a larger one fails with
+                        *   UTC_ERR_TRUNCATE */
+    /** Bytes of device memory for each item's result; 0: no result is copied back (then
+     * out and on_result must be unset). */
+    size_t out_size;
+    utc_conduit_t *out; /**< where results are written (tag out_tag), or NULL */
+    int out_tag;        /**< the results' tag, 0 .. UTC_CONDUIT_TAG_MAX */
+    utc_gpu_result_fn on_result; /**< or: the host callback that gets each result */
+    void *result_arg;            /**< on_result's argument */
+    /** Slots in the ring: 1 (no overlap) .. UTC_GPU_PIPELINE_DEPTH_MAX; 2 overlaps each
+     * kernel with the next item's copy in and the previous result's copy out, 3 also
+     * absorbs jitter. */
+    int depth;
+    /** Items to process; 0: until the writer closes the conduit (utc_conduit_close). With
+     * a count, no read beyond the count is started. */
+    uint64_t count;
+} utc_gpu_pipeline_options_t;
+
+/** Default options: no conduits, depth 2, until the writer closes the stream. */
+#define UTC_GPU_PIPELINE_OPTIONS_INIT                                                    \
+    { .in = NULL, .in_tag = 0, .in_size = 0, .out_size = 0, .out = NULL, .out_tag = 0,    \
+      .on_result = NULL, .result_arg = NULL, .depth = 2, .count = 0 }
+
+/** One item handed to the caller by utc_gpu_pipeline_next(). */
+typedef struct utc_gpu_item {
+    void *in;         /**< device memory holding the item (its slot's: the kernel may
+                       *   overwrite it) */
+    size_t in_size;   /**< the item's size in bytes, as received */
+    void *out;        /**< device memory for the result: out_size bytes (NULL when the
+                       *   options' out_size is 0) */
+    size_t out_size;  /**< bytes of the result to deliver: the options' out_size; the
+                       *   caller may lower it before utc_gpu_pipeline_done() */
+    uint64_t index;   /**< the item's index: 0, 1, 2, ... in the order they were written */
+    void *stream;     /**< the stream to launch the item's kernels on (a cudaStream_t: the
+                       *   calling thread's utc_gpu_stream()) */
+} utc_gpu_item_t;
+
+/**
+ * @brief Make a pipeline for the calling GPU task thread: allocates the ring (pinned host
+ * staging and device buffers, events, and for depth >= 2 two copy streams). Starts no
+ * read. Blocks (allocations).
+ *
+ * The arguments are checked before any CUDA call, in this order: opts, depth, in_size,
+ * out_size with out and on_result, tags, then the conduits (the calling task must be an
+ * end of each, on a rank that transfers), then the caller (a thread of a GPU task).
+ * @param opts     the options (see utc_gpu_pipeline_options_t)
+ * @param[out] out the pipeline, set only on success
+ * @return UTC_OK; UTC_ERR_INVALID_ARG (NULL opts or out, depth outside
+ *         1 .. UTC_GPU_PIPELINE_DEPTH_MAX, in_size 0, out_size > 0 without exactly one of
+ *         out and on_result or out_size 0 with one, bad tag, in NULL, ring size overflow);
+ *         UTC_ERR_INVALID_HANDLE (a conduit is not live); UTC_ERR_NOT_MEMBER (the calling
+ *         thread's task is not an end of a conduit, or this rank does not transfer on it,
+ *         or the caller is not a thread of a GPU task); UTC_ERR_NO_MEMORY; UTC_ERR_GPU;
+ *         UTC_ERR_NO_GPU_SUPPORT.
+ */
+utc_status_t utc_gpu_pipeline_create(const utc_gpu_pipeline_options_t *opts,
+                                     utc_gpu_pipeline_t **out)
+    __attribute__((warn_unused_result));
+
+/**
+ * @brief Get the next item, in device memory, ready for its kernel: launch the kernel on
+ * item->stream, then call utc_gpu_pipeline_done(). Blocks until the item has been read
+ * (and, for depth 1, until the previous result was delivered); meanwhile starts the reads
+ * and copies of the items after it.
+ *
+ * At the end of the stream (the writer closed the conduit, or `count` items were handed
+ * out) it first delivers every result still in flight, then returns UTC_ERR_CLOSED.
+ * @param p          the pipeline
+ * @param[out] item  the item, set only on success
+ * @return UTC_OK; UTC_ERR_CLOSED (no more items; every result was delivered);
+ *         UTC_ERR_INVALID_ARG (NULL); UTC_ERR_NOT_MEMBER (not the creating thread);
+ *         UTC_ERR_STATE (the previous item was not passed to utc_gpu_pipeline_done());
+ *         UTC_ERR_TRUNCATE (an item larger than in_size; the pipeline stops); the errors
+ *         of utc_conduit_read / utc_conduit_write; UTC_ERR_GPU; UTC_ERR_TASK_FAILED (the
+ *         result callback returned non-zero). After an error other than UTC_ERR_STATE,
+ *         UTC_ERR_INVALID_ARG and UTC_ERR_NOT_MEMBER the pipeline is stopped and every
+ *         later call returns that error again: destroy it.
+ */
+utc_status_t utc_gpu_pipeline_next(utc_gpu_pipeline_t *p, utc_gpu_item_t *item)
+    __attribute__((warn_unused_result));
+
+/**
+ * @brief Say that the kernels of `item` (the last item from utc_gpu_pipeline_next()) are
+ * queued on item->stream: the result's copy back is queued after them, and it is
+ * delivered (written to the output conduit or given to the callback) when it has arrived.
+ * Does not wait for the kernel. Blocks only while the ring is full: until the result of
+ * item index - depth is delivered. With depth 1 it blocks until this item's result is
+ * delivered.
+ * @param p    the pipeline
+ * @param item the item utc_gpu_pipeline_next() gave (its out_size may have been lowered)
+ * @return UTC_OK; UTC_ERR_INVALID_ARG (NULL, not the current item, out_size above the
+ *         options' out_size); UTC_ERR_NOT_MEMBER; UTC_ERR_STATE (no item is out); the
+ *         errors of utc_gpu_pipeline_next().
+ */
+utc_status_t utc_gpu_pipeline_done(utc_gpu_pipeline_t *p, const utc_gpu_item_t *item)
+    __attribute__((warn_unused_result));
+
+/**
+ * @brief Free a pipeline. NULL is ignored. Blocks: waits for its GPU work and its
+ * conduit writes; reads started beyond the last item are canceled (a message that
+ * one of them had already taken is dropped: set `count` when the writer does not close
+ * the stream). Results not yet delivered are dropped (utc_gpu_pipeline_next() returning
+ * UTC_ERR_CLOSED means every one was delivered). Call it from the creating thread.
+ */
+void utc_gpu_pipeline_destroy(utc_gpu_pipeline_t *p);
+
+/**
+ * @brief A kernel callback of utc_gpu_pipeline_run(): launch the kernels of one item on
+ * item->stream (do not wait for them).
+ * @param item the item (in, in_size, out, out_size, index, stream); may lower out_size
+ * @param arg  utc_gpu_pipeline_run()'s arg
+ * @return 0, or a non-zero value that stops the pipeline (returned by
+ *         utc_gpu_pipeline_run() when it is a utc_status_t, else UTC_ERR_TASK_FAILED).
+ */
+typedef int (*utc_gpu_kernel_fn)(utc_gpu_item_t *item, void *arg);
+
+/**
+ * @brief Run a whole pipeline: create it, call `kernel` for every item until the end of
+ * the stream, deliver every result, destroy it. Call from a GPU task thread. Blocks.
+ * @param opts      the options, as utc_gpu_pipeline_create()
+ * @param kernel    launches one item's kernels (not NULL)
+ * @param arg       passed to kernel
+ * @param[out] processed the number of items processed (may be NULL; set also on error)
+ * @return UTC_OK when the stream ended (closed, or `count` items) and every result was
+ *         delivered; UTC_ERR_INVALID_ARG (NULL kernel, and the errors of
+ *         utc_gpu_pipeline_create()); the kernel's non-zero return; the errors of
+ *         utc_gpu_pipeline_next().
+ */
+utc_status_t utc_gpu_pipeline_run(const utc_gpu_pipeline_options_t *opts,
+                                  utc_gpu_kernel_fn kernel, void *arg, uint64_t *processed)
+    __attribute__((warn_unused_result));
 
 #ifdef __cplusplus
 }

@@ -57,7 +57,25 @@ int launched()
     return (int)cudaPeekAtLastError();
 }
 
+__global__ void mix_kernel(const unsigned char *in, unsigned char *out, size_t n,
+                           unsigned long long seed, unsigned long long spin_ns)
+{
+    unsigned long long until = global_ns() + spin_ns;
+    while (spin_ns && global_ns() < until) {
+    }
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        out[i] = (unsigned char)(in[i] * 7u + i * 13u + seed);
+}
+
 } // namespace
+
+extern "C" int utc_test_mix(const unsigned char *in, unsigned char *out, size_t n,
+                            unsigned long long seed, unsigned long long spin_ns, void *stream)
+{
+    mix_kernel<<<blocks_for(n), kBlock, 0, (cudaStream_t)stream>>>(in, out, n, seed, spin_ns);
+    return launched();
+}
 
 extern "C" int utc_test_vadd(const float *a, const float *b, float *c, size_t n, void *stream)
 {

@@ -22,6 +22,13 @@ int utc_test_scale(float *x, float s, float add, size_t n, void *stream);
 int utc_test_xor_bytes(unsigned char *x, unsigned char mask, size_t n, void *stream);
 
 /*
+ * out[i] = in[i] * 7 + i * 13 + seed (bytes, modulo 256) for i < n, after every GPU thread
+ * spins about spin_ns nanoseconds (0: none) so that the kernel outlasts nearby copies.
+ */
+int utc_test_mix(const unsigned char *in, unsigned char *out, size_t n, unsigned long long seed,
+                 unsigned long long spin_ns, void *stream);
+
+/*
  * One thread spins for about `ns` nanoseconds of the GPU's global timer and writes the
  * timer at its start and end to stamps[0] and stamps[1] (device memory).
  */
