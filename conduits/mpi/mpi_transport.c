@@ -455,7 +455,7 @@ static bool take_stash(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_s
             if (err) { /* the message is lost */
                 r->tp_err = err;
                 *st = UTC_ERR_MPI;
-                utc_buf_free(buf);
+                utc__buf_discard(buf);
                 stash_pop(q);
             }
         }
@@ -467,7 +467,7 @@ static bool take_stash(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_s
         } else {
             if (n)
                 memcpy(r->rbuf, s->buf, n);
-            utc_buf_free(s->buf);
+            utc__buf_discard(s->buf);
         }
         stash_pop(q);
         return true;
@@ -1301,7 +1301,7 @@ static void mpi_shutdown(utc__transport_t *tp, utc_status_t status)
     HASH_ITER(hh, t->rxqs, q, tmp) {
         while (q->shead) {
             mpi_stash_t *s = q->shead;
-            utc_buf_free(s->buf);
+            utc__buf_discard(s->buf);
             free(s->first);
             stash_pop(q);
         }
@@ -1324,7 +1324,7 @@ static void mpi_destroy(utc__transport_t *tp)
         while (q->shead) {
             mpi_stash_t *s = q->shead;
             q->shead = s->next;
-            utc_buf_free(s->buf);
+            utc__buf_discard(s->buf);
             free(s->first);
             free(s);
         }

@@ -38,7 +38,8 @@
  * A message that does not fit its read (UTC_ERR_TRUNCATE) stays queued, first in line. An
  * owned read (utc_conduit_read_owned) gets a utc_buf_alloc buffer: between ranks the
  * hand-over copies (a queued large message already sits in such a buffer and is handed
- * over as it is). Closing sends an EOS record behind the writer's messages; a failure
+ * over as it is; read into a plain buffer, that copy goes straight back to the allocator,
+ * never into utc_buf_free's quarantine). Closing sends an EOS record behind the writer's messages; a failure
  * notice is a CTL record. Waits spin briefly (SPIN_S), then sleep on the peer's bell
  * (node_engine.c), waking every 100 ms at most to ask whether the peer process lives: a
  * killed peer ends them with UTC_ERR_PEER_FAILED.
@@ -87,7 +88,9 @@ typedef struct node_msg {
     int kind;               /* NODE_REC_MSG (bytes here), NODE_REC_CMA (a descriptor) */
     size_t size;
     bool complete;          /* all its bytes have come (a pipelined one: its last chunk) */
-    bool big;               /* buf is a utc_buf_alloc buffer (else the bytes are in data) */
+    bool big;               /* buf is a utc_buf_alloc buffer (else the bytes are in data):
+                             * handed to an owned read as it is, else discarded once read
+                             * (utc__buf_discard: no quarantine, nobody else held it) */
     utc_request_t *reader;  /* a read that took it before its last chunk came */
     void *buf;
     node_cma_t cma;
@@ -302,7 +305,7 @@ static void msg_pop(node_tagq_t *q)
 static void msg_free(node_msg_t *m)
 {
     if (m->big)
-        utc_buf_free(m->buf);
+        utc__buf_discard(m->buf);
     free(m);
 }
 
@@ -757,7 +760,7 @@ static void read_cma(node_tp_t *t, utc_request_t *r)
                     strerror(err));
             st = err == ESRCH ? UTC_ERR_PEER_FAILED : UTC_ERR_IO;
             if (r->owned) {
-                utc_buf_free(r->owned_buf);
+                utc__buf_discard(r->owned_buf);
                 r->owned_buf = NULL;
             }
         }
