@@ -144,6 +144,7 @@ typedef struct mpi_transport {
     int64_t *eos;
     bool any_eos;          /* some end of stream came (under lock) */
     unsigned polls;        /* reads' progress calls, for the end-of-stream look (under lock) */
+    atomic_uint send_polls; /* sends' progress calls, for the failure-notice look */
 } mpi_transport_t;
 
 static_assert(offsetof(mpi_transport_t, base) == 0, "transport base must come first");
@@ -977,6 +978,14 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
          * under way); it ends then, with the close status */
         if (send_test(req, closed_status(t)))
             return true;
+        /* now and then, as a wait does: has a failure notice come? (a send that is only
+         * tested, never waited for, learns of it here); relaxed: the count only paces the
+         * look */
+        if ((atomic_fetch_add_explicit(&t->send_polls, 1, memory_order_relaxed) & 63) == 63) {
+            utc__spin_lock(&t->lock);
+            ctl_poll(t);
+            utc__spin_unlock(&t->lock);
+        }
         /* a reader's task that failed will not take it: it ends now, its MPI sends parked
          * until the conduit's destroy drains them */
         utc__fail_info_t f;
@@ -991,8 +1000,12 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
     /* relaxed: reads change state only under this lock */
     if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
         /* the queue is not freed while the read is in it */
-        if ((++t->polls & 63) == 0)
-            settle_eos(t); /* now and then: has the writer closed? */
+        if ((++t->polls & 63) == 0) {
+            /* now and then, as a wait does: has the writer closed, has a task at the other
+             * end failed? (a read that is only tested learns of them here) */
+            settle_eos(t);
+            ctl_poll(t);
+        }
         if (utc__req_state(req) == UTC__REQ_DONE) {
             utc__spin_unlock(&t->lock);
             return true;
@@ -1413,6 +1426,7 @@ static utc_status_t mpi_create(const utc__transport_args_t *args, utc__transport
         atomic_init(&t->sent[i], 0);
         t->eos[i] = -1; /* not come */
     }
+    atomic_init(&t->send_polls, 0);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     t->bulk = bulk;
     int *tag_ub = NULL, flag = 0;
