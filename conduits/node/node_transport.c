@@ -679,6 +679,15 @@ static void send_done(utc_request_t *r)
     utc__req_finish(r, UTC_OK); /* last touch */
 }
 
+/* Under p's tx_lock, after each change of p->txq: publish whether it holds a send. */
+static void txq_changed(node_pair_t *p)
+{
+    /* relaxed: a hint for flush_now, which then takes the lock; every append is followed
+     * by its own flush under the lock, so a stale "empty" only defers a push to a later
+     * look, and a stale "waiting" costs a lock taken for nothing */
+    atomic_store_explicit(&p->txq_waiting, p->txq != NULL, memory_order_relaxed);
+}
+
 /* Under p's tx_lock: push the queued sends, oldest first. True if one finished. */
 static bool flush(node_pair_t *p)
 {
@@ -693,12 +702,15 @@ static bool flush(node_pair_t *p)
         send_done(r);
         any = true;
     }
+    txq_changed(p);
     return any;
 }
 
+/* Push p's queued sends, if any (takes p's tx_lock only then). */
 static void flush_now(node_pair_t *p)
 {
-    if (!p->txq)
+    /* txq itself is read under the lock only; relaxed: see txq_changed */
+    if (!atomic_load_explicit(&p->txq_waiting, memory_order_relaxed))
         return;
     utc__spin_lock(&p->tx_lock);
     bool any = flush(p);
@@ -711,6 +723,7 @@ static void txq_append(node_pair_t *p, utc_request_t *r)
 {
     NR(r)->phase = S_QUEUED;
     utc__req_append(&p->txq, &p->txq_tail, r);
+    txq_changed(p);
 }
 
 /* ---- CMA ---- */
@@ -795,6 +808,7 @@ static bool cma_send_end(node_tp_t *t, utc_request_t *r, utc_status_t st)
     utc__spin_lock(&p->tx_lock);
     if (n->phase == S_QUEUED) {
         line_remove(&p->txq, &p->txq_tail, r);
+        txq_changed(p);
         n->phase = S_DROPPED;
     }
     int phase = n->phase;
@@ -1008,6 +1022,7 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
                     /* a pipelined one half out is cut short: the reader drops its part */
                     utc__spin_lock(&p->tx_lock);
                     bool out = line_remove(&p->txq, &p->txq_tail, req);
+                    txq_changed(p);
                     utc__spin_unlock(&p->tx_lock);
                     if (out)
                         utc__req_finish(req, st);
@@ -1247,6 +1262,7 @@ static void node_shutdown(utc__transport_t *tp, utc_status_t status)
         }
         p->txq = keep;
         p->txq_tail = keep_tail;
+        txq_changed(p);
         utc__spin_unlock(&p->tx_lock);
         while (gone) {
             utc_request_t *r = gone;
