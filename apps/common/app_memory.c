@@ -20,3 +20,15 @@ void *app_alloc(size_t bytes)
 {
     return malloc(bytes ? bytes : 1);
 }
+
+long app_rss_bytes(void)
+{
+    long pages = 0, res = -1;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return -1;
+    if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+        res = -1;
+    fclose(f);
+    return res < 0 ? -1 : res * sysconf(_SC_PAGESIZE);
+}

@@ -16,4 +16,7 @@ int app_memory_check(double bytes, char *err, size_t errlen);
 /** @brief malloc that never returns NULL for a zero size (returns NULL only when out of memory). */
 void *app_alloc(size_t bytes);
 
+/** @brief This process's resident memory (/proc/self/statm) in bytes, or -1 when unknown. */
+long app_rss_bytes(void);
+
 #endif /* APP_MEMORY_H */

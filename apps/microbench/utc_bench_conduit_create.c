@@ -21,6 +21,8 @@
 
 #include <utc/utc.h>
 
+#include "app_memory.h"
+
 typedef struct {
     utc_conduit_t **c;
     int n;
@@ -32,18 +34,6 @@ typedef struct {
 typedef struct {
     utc_task_t base;
 } bench_task_t;
-
-static long rss_bytes(void)
-{
-    long pages = 0, res = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f)
-        return -1;
-    if (fscanf(f, "%ld %ld", &pages, &res) != 2)
-        res = -1;
-    fclose(f);
-    return res < 0 ? -1 : res * sysconf(_SC_PAGESIZE);
-}
 
 static void fill(unsigned char *b, size_t n, int i, int dir)
 {
@@ -175,24 +165,24 @@ int main(int argc, char **argv)
                "exchange_s destroy_us/conduit total_s left_B/conduit\n",
                n, size, utc_nranks());
     for (int r = 0; r < reps; r++) {
-        long rss0 = rss_bytes();
+        long rss0 = app_rss_bytes();
         double t0 = utc_wtime();
         for (int i = 0; i < n; i++)
             if ((rc = utc_conduit_create(a, b, NULL, &c[i])) != UTC_OK)
                 return fail("utc_conduit_create", rc);
         double t1 = utc_wtime();
-        long rss1 = rss_bytes();
+        long rss1 = app_rss_bytes();
         job_t ja = {c, n, size, 0, 0}, jb = {c, n, size, 0, 0};
         if ((rc = utc_task_run(a, &ja)) != UTC_OK || (rc = utc_task_run(b, &jb)) != UTC_OK ||
             (rc = utc_task_wait(a)) != UTC_OK || (rc = utc_task_wait(b)) != UTC_OK)
             return fail("the exchange", rc);
         double t2 = utc_wtime();
-        long rss2 = rss_bytes();
+        long rss2 = app_rss_bytes();
         for (int i = 0; i < n; i++)
             if ((rc = utc_conduit_destroy(c[i])) != UTC_OK)
                 return fail("utc_conduit_destroy", rc);
         double t3 = utc_wtime();
-        long rss3 = rss_bytes();
+        long rss3 = app_rss_bytes();
         create_us = (t1 - t0) * 1e6 / n;
         xfer_us = t2 - t1;
         destroy_us = (t3 - t2) * 1e6 / n;

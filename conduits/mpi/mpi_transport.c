@@ -144,6 +144,7 @@ typedef struct mpi_transport {
     int64_t *eos;
     bool any_eos;          /* some end of stream came (under lock) */
     unsigned polls;        /* reads' progress calls, for the end-of-stream look (under lock) */
+    atomic_uint send_polls; /* sends' progress calls, for the failure-notice look */
 } mpi_transport_t;
 
 static_assert(offsetof(mpi_transport_t, base) == 0, "transport base must come first");
@@ -455,7 +456,7 @@ static bool take_stash(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_s
             if (err) { /* the message is lost */
                 r->tp_err = err;
                 *st = UTC_ERR_MPI;
-                utc_buf_free(buf);
+                utc__buf_discard(buf);
                 stash_pop(q);
             }
         }
@@ -467,7 +468,7 @@ static bool take_stash(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r, utc_s
         } else {
             if (n)
                 memcpy(r->rbuf, s->buf, n);
-            utc_buf_free(s->buf);
+            utc__buf_discard(s->buf);
         }
         stash_pop(q);
         return true;
@@ -977,6 +978,14 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
          * under way); it ends then, with the close status */
         if (send_test(req, closed_status(t)))
             return true;
+        /* now and then, as a wait does: has a failure notice come? (a send that is only
+         * tested, never waited for, learns of it here); relaxed: the count only paces the
+         * look */
+        if ((atomic_fetch_add_explicit(&t->send_polls, 1, memory_order_relaxed) & 63) == 63) {
+            utc__spin_lock(&t->lock);
+            ctl_poll(t);
+            utc__spin_unlock(&t->lock);
+        }
         /* a reader's task that failed will not take it: it ends now, its MPI sends parked
          * until the conduit's destroy drains them */
         utc__fail_info_t f;
@@ -991,8 +1000,12 @@ static bool progress_ex(mpi_transport_t *t, utc_request_t *req, bool *flowing)
     /* relaxed: reads change state only under this lock */
     if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
         /* the queue is not freed while the read is in it */
-        if ((++t->polls & 63) == 0)
-            settle_eos(t); /* now and then: has the writer closed? */
+        if ((++t->polls & 63) == 0) {
+            /* now and then, as a wait does: has the writer closed, has a task at the other
+             * end failed? (a read that is only tested learns of them here) */
+            settle_eos(t);
+            ctl_poll(t);
+        }
         if (utc__req_state(req) == UTC__REQ_DONE) {
             utc__spin_unlock(&t->lock);
             return true;
@@ -1301,7 +1314,7 @@ static void mpi_shutdown(utc__transport_t *tp, utc_status_t status)
     HASH_ITER(hh, t->rxqs, q, tmp) {
         while (q->shead) {
             mpi_stash_t *s = q->shead;
-            utc_buf_free(s->buf);
+            utc__buf_discard(s->buf);
             free(s->first);
             stash_pop(q);
         }
@@ -1324,7 +1337,7 @@ static void mpi_destroy(utc__transport_t *tp)
         while (q->shead) {
             mpi_stash_t *s = q->shead;
             q->shead = s->next;
-            utc_buf_free(s->buf);
+            utc__buf_discard(s->buf);
             free(s->first);
             free(s);
         }
@@ -1413,6 +1426,7 @@ static utc_status_t mpi_create(const utc__transport_args_t *args, utc__transport
         atomic_init(&t->sent[i], 0);
         t->eos[i] = -1; /* not come */
     }
+    atomic_init(&t->send_polls, 0);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     t->bulk = bulk;
     int *tag_ub = NULL, flag = 0;

@@ -219,6 +219,7 @@ static utc_status_t setup_locked(void)
         p->tx_lock = (utc__spinlock_t)UTC__SPINLOCK_INIT;
         p->rx_lock = (utc__spinlock_t)UTC__SPINLOCK_INIT;
         atomic_init(&p->dead, false);
+        atomic_init(&p->txq_waiting, false);
         p->obytes_seg0 = CTL_BYTES + RING0;
         if (!(p->octl = seg_create(r, 0, p->obytes_seg0))) {
             ok = 0;

@@ -125,6 +125,8 @@ typedef struct node_pair {
     int nold;
     unsigned unlinked_gen; /* highest generation whose name is gone */
     utc_request_t *txq, *txq_tail; /* sends waiting for room, oldest first */
+    atomic_bool txq_waiting; /* txq holds a send: stored under tx_lock after each change,
+                              * read without it (node_transport.c's flush_now) */
     uint64_t slot_busy;    /* CMA slots in use (bitmap) */
     uint32_t slot_gen[NODE_SLOTS];
     /* ---- incoming: the peer writes ---- */

@@ -38,7 +38,8 @@
  * A message that does not fit its read (UTC_ERR_TRUNCATE) stays queued, first in line. An
  * owned read (utc_conduit_read_owned) gets a utc_buf_alloc buffer: between ranks the
  * hand-over copies (a queued large message already sits in such a buffer and is handed
- * over as it is). Closing sends an EOS record behind the writer's messages; a failure
+ * over as it is; read into a plain buffer, that copy goes straight back to the allocator,
+ * never into utc_buf_free's quarantine). Closing sends an EOS record behind the writer's messages; a failure
  * notice is a CTL record. Waits spin briefly (SPIN_S), then sleep on the peer's bell
  * (node_engine.c), waking every 100 ms at most to ask whether the peer process lives: a
  * killed peer ends them with UTC_ERR_PEER_FAILED.
@@ -87,7 +88,9 @@ typedef struct node_msg {
     int kind;               /* NODE_REC_MSG (bytes here), NODE_REC_CMA (a descriptor) */
     size_t size;
     bool complete;          /* all its bytes have come (a pipelined one: its last chunk) */
-    bool big;               /* buf is a utc_buf_alloc buffer (else the bytes are in data) */
+    bool big;               /* buf is a utc_buf_alloc buffer (else the bytes are in data):
+                             * handed to an owned read as it is, else discarded once read
+                             * (utc__buf_discard: no quarantine, nobody else held it) */
     utc_request_t *reader;  /* a read that took it before its last chunk came */
     void *buf;
     node_cma_t cma;
@@ -302,7 +305,7 @@ static void msg_pop(node_tagq_t *q)
 static void msg_free(node_msg_t *m)
 {
     if (m->big)
-        utc_buf_free(m->buf);
+        utc__buf_discard(m->buf);
     free(m);
 }
 
@@ -676,6 +679,15 @@ static void send_done(utc_request_t *r)
     utc__req_finish(r, UTC_OK); /* last touch */
 }
 
+/* Under p's tx_lock, after each change of p->txq: publish whether it holds a send. */
+static void txq_changed(node_pair_t *p)
+{
+    /* relaxed: a hint for flush_now, which then takes the lock; every append is followed
+     * by its own flush under the lock, so a stale "empty" only defers a push to a later
+     * look, and a stale "waiting" costs a lock taken for nothing */
+    atomic_store_explicit(&p->txq_waiting, p->txq != NULL, memory_order_relaxed);
+}
+
 /* Under p's tx_lock: push the queued sends, oldest first. True if one finished. */
 static bool flush(node_pair_t *p)
 {
@@ -690,12 +702,15 @@ static bool flush(node_pair_t *p)
         send_done(r);
         any = true;
     }
+    txq_changed(p);
     return any;
 }
 
+/* Push p's queued sends, if any (takes p's tx_lock only then). */
 static void flush_now(node_pair_t *p)
 {
-    if (!p->txq)
+    /* txq itself is read under the lock only; relaxed: see txq_changed */
+    if (!atomic_load_explicit(&p->txq_waiting, memory_order_relaxed))
         return;
     utc__spin_lock(&p->tx_lock);
     bool any = flush(p);
@@ -708,6 +723,7 @@ static void txq_append(node_pair_t *p, utc_request_t *r)
 {
     NR(r)->phase = S_QUEUED;
     utc__req_append(&p->txq, &p->txq_tail, r);
+    txq_changed(p);
 }
 
 /* ---- CMA ---- */
@@ -757,7 +773,7 @@ static void read_cma(node_tp_t *t, utc_request_t *r)
                     strerror(err));
             st = err == ESRCH ? UTC_ERR_PEER_FAILED : UTC_ERR_IO;
             if (r->owned) {
-                utc_buf_free(r->owned_buf);
+                utc__buf_discard(r->owned_buf);
                 r->owned_buf = NULL;
             }
         }
@@ -792,6 +808,7 @@ static bool cma_send_end(node_tp_t *t, utc_request_t *r, utc_status_t st)
     utc__spin_lock(&p->tx_lock);
     if (n->phase == S_QUEUED) {
         line_remove(&p->txq, &p->txq_tail, r);
+        txq_changed(p);
         n->phase = S_DROPPED;
     }
     int phase = n->phase;
@@ -1005,6 +1022,7 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
                     /* a pipelined one half out is cut short: the reader drops its part */
                     utc__spin_lock(&p->tx_lock);
                     bool out = line_remove(&p->txq, &p->txq_tail, req);
+                    txq_changed(p);
                     utc__spin_unlock(&p->tx_lock);
                     if (out)
                         utc__req_finish(req, st);
@@ -1244,6 +1262,7 @@ static void node_shutdown(utc__transport_t *tp, utc_status_t status)
         }
         p->txq = keep;
         p->txq_tail = keep_tail;
+        txq_changed(p);
         utc__spin_unlock(&p->tx_lock);
         while (gone) {
             utc_request_t *r = gone;

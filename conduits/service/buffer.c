@@ -210,6 +210,20 @@ void utc_buf_free(void *buf)
     buf_quarantine(h);
 }
 
+void utc__buf_discard(void *buf)
+{
+    if (!buf)
+        return;
+    buf_rec_t *h = NULL;
+    int was = buf_move(buf, 1u << BUF_OWNED, BUF_FREED, false, &h, NULL);
+    if (was != BUF_OWNED) {
+        utc_log(UTC_LOG_ERROR, "internal: utc__buf_discard of buffer %p, %s; ignored", buf,
+                was == BUF_NONE ? "not from utc_buf_alloc" : "not the runtime's own");
+        return;
+    }
+    buf_release(h);
+}
+
 bool utc__buf_size(const void *buf, size_t *size)
 {
     buf_rec_t *h = NULL;
@@ -243,4 +257,12 @@ void utc__buf_hand_back(const void *buf)
 void utc__buf_received(const void *buf)
 {
     utc__buf_hand_back(buf); /* the same move: now its reader's */
+}
+
+void utc__buf_quarantined(size_t *count, size_t *bytes)
+{
+    pthread_mutex_lock(&quar.lock);
+    *count = quar.count;
+    *bytes = quar.bytes;
+    pthread_mutex_unlock(&quar.lock);
 }

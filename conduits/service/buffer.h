@@ -27,4 +27,14 @@ void utc__buf_hand_back(const void *buf);
  * the reader's now, to free or hand over again. */
 void utc__buf_received(const void *buf);
 
+/* Free buf, a buffer of utc_buf_alloc that the runtime made for itself (a transport's copy
+ * of a message that came before its read) and never gave anyone: its memory goes back to
+ * the allocator at once. utc_buf_free's quarantine is there to catch a user's use of a
+ * buffer after its free or hand-over; nobody else ever held this one, so holding it there
+ * would only keep its memory (1,024 buffers, up to 64 MiB) for nothing. */
+void utc__buf_discard(void *buf);
+/* Buffers freed and held in the quarantine now, and their bytes (the small ones': a large
+ * one's pages are given back). Thread-safe. */
+void utc__buf_quarantined(size_t *count, size_t *bytes);
+
 #endif /* UTC_CONDUITS_BUFFER_H */

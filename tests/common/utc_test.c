@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 static int test_rank = 0;
 static int test_nranks = 1;
@@ -58,6 +59,18 @@ double utc_test_cpu_seconds(void)
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
            ru.ru_stime.tv_usec * 1e-6;
+}
+
+long utc_test_rss_bytes(void)
+{
+    long pages = 0, res = -1;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return -1;
+    if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+        res = -1;
+    fclose(f);
+    return res < 0 ? -1 : res * sysconf(_SC_PAGESIZE);
 }
 
 void utc_test_skip_all(const char *reason)

@@ -49,6 +49,9 @@ void utc_test_report_(const char *file, int line, const char *expr, int rc);
 /* Process CPU time (user + system) in seconds. */
 double utc_test_cpu_seconds(void);
 
+/* This process's resident memory (/proc/self/statm) in bytes, or -1. */
+long utc_test_rss_bytes(void);
+
 /* Ranks of the world (valid once the harness has called utc_init). */
 int utc_test_rank(void);
 int utc_test_nranks(void);

@@ -250,18 +250,6 @@ static void test_growth(void) { node_pair_case(burst_writer, burst_reader, false
 #define NCONDUITS 10000
 #define RSS_BOUND ((long)200 << 20)
 
-static long rss_bytes(void)
-{
-    long pages = 0, res = -1;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f)
-        return -1;
-    if (fscanf(f, "%ld %ld", &pages, &res) != 2)
-        res = -1;
-    fclose(f);
-    return res < 0 ? -1 : res * sysconf(_SC_PAGESIZE);
-}
-
 typedef struct {
     utc_conduit_t **c;
     int n;
@@ -308,7 +296,7 @@ static void test_many(void)
     utc_task_t *a = ct_task(&ct_ops_a, ra, 1), *b = ct_task(&ct_ops_b, rb, 1);
     utc_conduit_t **c = calloc(NCONDUITS, sizeof *c);
     CU_ASSERT_FATAL(c != NULL);
-    long rss0 = rss_bytes();
+    long rss0 = utc_test_rss_bytes();
     double t0 = utc_wtime();
     int made = 0;
     for (; made < NCONDUITS; made++) {
@@ -324,7 +312,7 @@ static void test_many(void)
     many_t m = {c, made};
     ct_run2(a, many_src, &m, b, many_dst, &m);
     double t2 = utc_wtime();
-    long rss1 = rss_bytes();
+    long rss1 = utc_test_rss_bytes();
     for (int i = 0; i < made; i++)
         UTC_ASSERT_OK(utc_conduit_destroy(c[i]));
     double t3 = utc_wtime();

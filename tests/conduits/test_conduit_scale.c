@@ -25,18 +25,6 @@
 #define UNDER_SANITIZER 0
 #endif
 
-static long rss_bytes(void)
-{
-    long pages = 0, res = -1;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f)
-        return -1;
-    if (fscanf(f, "%ld %ld", &pages, &res) != 2)
-        res = -1;
-    fclose(f);
-    return res < 0 ? -1 : res * sysconf(_SC_PAGESIZE);
-}
-
 /* valgrind preloads its core into the program */
 static bool under_valgrind(void)
 {
@@ -106,7 +94,7 @@ static void test_inproc_10k(void)
     utc_task_t *a = ct_task(&ct_ops_a, 0, 1), *b = ct_task(&ct_ops_b, 0, 1);
     utc_conduit_t **c = calloc(NCONDUITS, sizeof *c);
     CU_ASSERT_FATAL(c != NULL);
-    long rss0 = rss_bytes();
+    long rss0 = utc_test_rss_bytes();
     double t0 = utc_wtime();
     int made = 0;
     for (; made < NCONDUITS; made++) {
@@ -119,11 +107,11 @@ static void test_inproc_10k(void)
     }
     CU_ASSERT_EQUAL(made, NCONDUITS);
     double t1 = utc_wtime();
-    long rss1 = rss_bytes();
+    long rss1 = utc_test_rss_bytes();
     scale_t s = {c, made};
     ct_run2(a, scale_src, &s, b, scale_dst, &s);
     double t2 = utc_wtime();
-    long rss2 = rss_bytes();
+    long rss2 = utc_test_rss_bytes();
     for (int i = 0; i < made; i++)
         UTC_ASSERT_OK(utc_conduit_destroy(c[i]));
     double t3 = utc_wtime();

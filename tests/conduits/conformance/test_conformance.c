@@ -15,8 +15,9 @@
  * eager wire, the inline limit), contents checked, blocking and asynchronous; tags in
  * order and independent; any-tag reads; probes; truncation; owned buffers; many requests
  * in flight; both directions at once; end of stream; cancel and timeouts; destroy under
- * pending operations; a failed peer; threads on both ends; free mode with named peers;
- * shared conduits; 10,000 conduits (resident memory printed, not asserted).
+ * pending operations; a failed peer (its ends' requests waited for, and only tested);
+ * threads on both ends; free mode with named peers; shared conduits; 10,000 conduits
+ * (resident memory printed, not asserted).
  *
  * `test_conformance kill FILE` (2 or more ranks, a transport between ranks) is the killed
  * peer check that tests/robustness/check_kill.sh drives: rank 1 writes the time to FILE and
@@ -1007,6 +1008,72 @@ static void test_peer_failed(void)
     CT_END();
 }
 
+/* Test r (never wait) every millisecond until it completes: its status, or
+ * UTC_ERR_TIMEOUT after limit_s. */
+static int test_until(utc_request_t **r, double limit_s)
+{
+    double end = now_s() + limit_s;
+    while (now_s() < end) {
+        int done = 0;
+        int rc = utc_request_test(r, &done, NULL);
+        if (done || rc != UTC_OK)
+            return rc;
+        usleep(1000);
+    }
+    return UTC_ERR_TIMEOUT;
+}
+
+static int tests_read_from_failed(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    static int v; /* outlives the request */
+    int go = 1;
+    utc_request_t *r = NULL;
+    if (!CT_OK(utc_conduit_iread(d, &v, sizeof v, 18, &r)))
+        return 0;
+    CT_OK(utc_conduit_write(d, &go, sizeof go, 11));
+    CT_EXPECT(test_until(&r, 20.0), UTC_ERR_PEER_FAILED);
+    if (r) { /* still pending: given up */
+        (void)utc_request_cancel(&r);
+        (void)utc_request_wait(&r, NULL);
+    }
+    return 0;
+}
+
+static int tests_write_to_failed(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    static int v;
+    int go = 0;
+    utc_request_t *w = NULL, *r = NULL;
+    CT_OK(utc_conduit_read(d, &go, sizeof go, 12, NULL));
+    if (!CT_OK(utc_conduit_iwrite(d, to_failed, sizeof to_failed, 19, &w))) /* nobody reads */
+        return 0;
+    int rc = test_until(&w, 20.0);
+    CT_CHECK(rc == UTC_ERR_PEER_FAILED || rc == UTC_OK, "a tested write to a failed reader: "
+             "%d (%s)", rc, utc_status_string(rc));
+    /* a read from it: refused at its start, or ended when tested */
+    rc = utc_conduit_iread(d, &v, sizeof v, 20, &r);
+    if (rc == UTC_OK)
+        rc = test_until(&r, 20.0);
+    CT_CHECK(rc == UTC_ERR_PEER_FAILED, "a read from a failed writer: %d (%s)", rc,
+             utc_status_string(rc));
+    return 0;
+}
+
+/* The same failures, seen by requests that are only tested, never waited for. */
+static void test_peer_failed_tested(void)
+{
+    cf_begin();
+    ct_pair_t p = cf_open(1, 1);
+    cf_run_rc(&p, fails_after_go, UTC_ERR_IO, tests_read_from_failed, UTC_OK);
+    ct_pair_run(&p, good_a, good_b);
+    cf_run_rc(&p, tests_write_to_failed, UTC_OK, fails_after_handshake, UTC_ERR_IO);
+    ct_run2(p.b, good_b, p.c, p.a, good_a, p.c);
+    ct_pair_close(&p);
+    CT_END();
+}
+
 /* ---- threads on both ends ---- */
 
 #define MT_THREADS 3
@@ -1570,6 +1637,7 @@ static const utc_test_case_t cases[] = {
     {"cancel and timed-out reads", test_cancel_timeout},
     {"destroy with operations pending", test_destroy_pending},
     {"a failed peer task", test_peer_failed},
+    {"a failed peer task, seen by requests only tested", test_peer_failed_tested},
     {"threads on both ends", test_threads},
     {"free mode, named peers", test_free_mode},
     {"shared conduit, publish", test_shared_publish},
