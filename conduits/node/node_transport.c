@@ -1034,7 +1034,7 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
         }
         return utc__req_state(req) == UTC__REQ_DONE;
     }
-    utc__node_drain(p);
+    utc__node_drain_until(p, req);
     if (utc__req_state(req) == UTC__REQ_DONE)
         return true;
     /* this rank's sends to the peer that wait for room (an iwrite's pipelined message, say)
