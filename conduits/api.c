@@ -238,6 +238,8 @@ utc_status_t utc_conduit_read_any_from(utc_conduit_t *conduit, int peer, void *b
 utc_status_t utc_conduit_iwrite(utc_conduit_t *conduit, const void *buf, size_t size, int tag,
                                 utc_request_t **req)
 {
+    if (req && utc__conduit_express_iwrite(conduit, buf, size, tag, req))
+        return UTC_OK;
     xfer_t x = XFER(.fn = "utc_conduit_iwrite", .op = UTC__OP_SEND, .tag = tag, .sbuf = buf,
                     .size = size);
     return utc__conduit_start_async(conduit, &x, req);

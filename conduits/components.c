@@ -50,9 +50,16 @@ int utc__transport_pick(int a, int b, const utc_conduit_options_t *opts)
     return -1;
 }
 
+bool utc__transport_no_send_now(utc__transport_t *tp, utc_request_t *req)
+{
+    (void)tp;
+    (void)req;
+    return false;
+}
+
 bool utc__transport_ops_ok(const utc__transport_ops_t *o)
 {
-    return o && o->name && o->start && o->progress && o->wait && o->cancel && o->probe &&
+    return o && o->name && o->start && o->send_now && o->progress && o->wait && o->cancel && o->probe &&
            o->close && o->shutdown && o->fail && o->notify_failed && o->destroy;
 }
 

@@ -283,6 +283,10 @@ UTC__CONDUIT_API utc_status_t utc__conduit_perform(utc_conduit_t *c, const xfer_
 UTC__CONDUIT_API bool utc__conduit_express(utc_conduit_t *h, utc__op_t op, const void *sbuf,
                                            void *rbuf, size_t size, int tag, size_t *received,
                                            utc_status_t *rcp);
+/* The express path of a plain asynchronous write its transport sends at once: false, with
+ * nothing done, when it is not one; else true with *out a completed request's handle. */
+UTC__CONDUIT_API bool utc__conduit_express_iwrite(utc_conduit_t *h, const void *sbuf,
+                                                  size_t size, int tag, utc_request_t **out);
 
 /* all_threads.c: a blocking operation, every local thread calling and thread 0 moving it,
  * or one named thread (the caller's thread marked as in a call on the conduit) */

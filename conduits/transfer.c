@@ -9,6 +9,7 @@
 
 #include "conduit_internal.h"
 #include "base/handle.h"
+#include "service/req_handle.h"
 
 /* The status of a completed request, with the caller's error message. */
 utc_status_t utc__conduit_req_result(const char *fn, const utc_request_t *req,
@@ -252,38 +253,61 @@ utc_status_t utc__conduit_perform(utc_conduit_t *c, const xfer_t *x, const route
  * path, made an in-process 8 B message 0.088 -> 0.106 us (measured), so keep the twins in
  * step.
  */
-bool utc__conduit_express(utc_conduit_t *h, utc__op_t op, const void *sbuf, void *rbuf,
-                          size_t size, int tag, size_t *received, utc_status_t *rcp)
+/* What the express paths share: the memo's route for a plain call of `op` by a task's
+ * only thread, its arguments' checks, and the looks at the conduit and the transport that
+ * a start needs. The calling thread is then in the call and starting
+ * (utc__call_starting), with *ctxp its context; NULL, with nothing done, when the call is
+ * not of that kind. */
+static const route_t *express_enter(utc_conduit_t *h, utc__op_t op, const void *sbuf,
+                                    const void *rbuf, size_t size, int tag, utc_ctx_t **ctxp)
 {
     const route_memo_t *m = &utc__conduit_route_memo[op == UTC__OP_SEND];
     if (m->h != h || tag < 0 || tag > UTC_CONDUIT_TAG_MAX || size > (size_t)PTRDIFF_MAX ||
         (size && !(op == UTC__OP_SEND ? sbuf : rbuf)))
-        return false;
+        return NULL;
     /* acquire: as in route_memo_find */
     if (m->epoch != atomic_load_explicit(&utc__conduit_epoch, memory_order_acquire))
-        return false;
+        return NULL;
     utc_ctx_t *ctx = utc_ctx_self();
     const route_t *r = &m->r;
     if (ctx != m->ctx || ctx->task != m->task || r->e->nlocal > 1 || UTC__PROF_ON())
-        return false;
+        return NULL;
     utc_conduit_t *c = utc__handle_ptr(h);
-    utc__transport_t *tp = r->tp;
     /* in the call and starting at once (utc__call_starting), then the looks the general
      * path makes before a start (utc__conduit_route, utc__conduit_perform, utc__conduit_start) */
     utc__call_starting(ctx, c);
-    if (atomic_load_explicit(&c->dead, memory_order_relaxed) ||
-        utc__transport_marked(tp) ||
+    if (atomic_load_explicit(&c->dead, memory_order_relaxed) || utc__transport_marked(r->tp) ||
         (op == UTC__OP_SEND && atomic_load_explicit(&r->e->wclosed, memory_order_relaxed))) {
         utc__call_leave(ctx);
-        return false;
+        return NULL;
     }
+    *ctxp = ctx;
+    return r;
+}
+
+/* The request of an express call on route r (utc__conduit_req_init's, written out). */
+static inline void express_req(utc_request_t *req, utc_conduit_t *c, const route_t *r,
+                               utc__op_t op, const void *sbuf, void *rbuf, size_t size, int tag)
+{
+    utc__req_prepare(req, op, op == UTC__OP_SEND ? r->end : 1 - r->end, tag, r->peer, r->tp);
+    req->conduit = c;
+    req->member = r->member;
+    req->sbuf = sbuf;
+    req->rbuf = rbuf;
+    req->size = size;
+}
+
+bool utc__conduit_express(utc_conduit_t *h, utc__op_t op, const void *sbuf, void *rbuf,
+                          size_t size, int tag, size_t *received, utc_status_t *rcp)
+{
+    utc_ctx_t *ctx;
+    const route_t *r = express_enter(h, op, sbuf, rbuf, size, tag, &ctx);
+    if (!r)
+        return false;
+    utc_conduit_t *c = utc__handle_ptr(h);
+    utc__transport_t *tp = r->tp;
     utc_request_t req;
-    utc__req_prepare(&req, op, op == UTC__OP_SEND ? r->end : 1 - r->end, tag, r->peer, tp);
-    req.conduit = c;
-    req.member = r->member;
-    req.sbuf = sbuf;
-    req.rbuf = rbuf;
-    req.size = size;
+    express_req(&req, c, r, op, sbuf, rbuf, size, tag);
     utc_status_t rc = tp->ops->start(tp, &req);
     utc__call_started(ctx, c);
     if (rc == UTC_OK && utc__req_state(&req) != UTC__REQ_DONE)
@@ -294,5 +318,36 @@ bool utc__conduit_express(utc_conduit_t *h, utc__op_t op, const void *sbuf, void
                                      &req, received, NULL);
     utc__call_leave(ctx);
     *rcp = rc;
+    return true;
+}
+
+/*
+ * The express path of a plain asynchronous write (utc_conduit_iwrite) by a task's only
+ * thread on this rank, as utc__conduit_express: when its transport sends it whole at once
+ * (send_now), no request is made, and the handle given out is a completed one
+ * (service/req_handle.h): no request to allocate, count against the conduit, complete and
+ * free, the two locked counts a request costs (its conduit reference, taken and dropped)
+ * not paid. False, with nothing done, when the call is not of that kind or the transport
+ * cannot send it now: the general path makes it.
+ */
+bool utc__conduit_express_iwrite(utc_conduit_t *h, const void *sbuf, size_t size, int tag,
+                                 utc_request_t **out)
+{
+    utc_ctx_t *ctx;
+    const route_t *r = express_enter(h, UTC__OP_SEND, sbuf, NULL, size, tag, &ctx);
+    if (!r)
+        return false;
+    utc_request_t *done = utc__req_handle_new_done(size);
+    utc_conduit_t *c = utc__handle_ptr(h);
+    utc_request_t req;
+    express_req(&req, c, r, UTC__OP_SEND, sbuf, NULL, size, tag);
+    bool sent = done && r->tp->ops->send_now(r->tp, &req);
+    utc__call_leave(ctx);
+    if (!sent) {
+        if (done)
+            utc__req_handle_retire(done);
+        return false;
+    }
+    *out = done;
     return true;
 }

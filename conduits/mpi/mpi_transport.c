@@ -1358,6 +1358,7 @@ static void mpi_destroy(utc__transport_t *tp)
 static const utc__transport_ops_t mpi_ops = {
     .name = "MPI",
     .start = mpi_start,
+    .send_now = utc__transport_no_send_now,
     .progress = mpi_progress,
     .wait = mpi_wait,
     .cancel = mpi_cancel,

@@ -561,7 +561,9 @@ static bool follow_switch(node_pair_t *p, node_rec_t *r)
     return true;
 }
 
-bool utc__node_drain(node_pair_t *p)
+bool utc__node_drain(node_pair_t *p) { return utc__node_drain_until(p, NULL); }
+
+bool utc__node_drain_until(node_pair_t *p, utc_request_t *until)
 {
     if (atomic_exchange_explicit(&p->rx_lock.taken, 1, memory_order_acquire))
         return false; /* another thread drains: it dispatches ours too */
@@ -608,6 +610,12 @@ bool utc__node_drain(node_pair_t *p)
         p->head += len;
         /* release: our reads of the record before the writer's reuse of its room */
         atomic_store_explicit(&p->ictl->head, p->head, memory_order_release);
+        /* the waiter's request is done: the look at the next record's line waits for the
+         * next drain. That line is where the writer just cleared the next header word
+         * (utc__node_publish), so the look is a miss on the peer's cache, between the
+         * message's arrival and the waiter's return. */
+        if (until && utc__req_state(until) == UTC__REQ_DONE)
+            break;
     }
 out:
     utc__spin_unlock(&p->rx_lock);

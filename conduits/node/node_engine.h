@@ -176,6 +176,9 @@ size_t utc__node_room(node_pair_t *p);
 /* Take p's records that have come (if no other thread is at it), dispatching them.
  * True if it took any. */
 bool utc__node_drain(node_pair_t *p);
+/* The same, stopping after the record that completed request `until` (NULL: never): the
+ * records after it stay for the next drain, in order. */
+bool utc__node_drain_until(node_pair_t *p, utc_request_t *until);
 
 /* The transport's part of a drain: called under p->rx_lock for each record. */
 void utc__node_dispatch(node_pair_t *p, node_rec_t *r);

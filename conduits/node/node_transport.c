@@ -895,7 +895,10 @@ static utc_status_t start_read(node_tp_t *t, node_pair_t *p, utc_request_t *r)
     node_req_t *n = NR(r);
     utc_status_t st = UTC_OK;
     bool done = false;
-    utc__node_drain(p);
+    (void)p; /* no drain here: a message still in the ring is matched to this read when
+              * its wait or test drains it, copied once into the read's buffer (drained
+              * now, before the read is posted, it would be copied to the heap and then
+              * again) */
     utc__spin_lock(&t->lock);
     int cl = atomic_load(&t->closed);
     if (cl) {
@@ -998,6 +1001,23 @@ static utc_status_t node_start(utc__transport_t *tp, utc_request_t *req)
     return UTC_OK;
 }
 
+/* The write fast path: an inline message with nothing queued before it to this peer goes
+ * into the ring now (as node_start would), and nothing keeps req. */
+static bool node_send_now(utc__transport_t *tp, utc_request_t *req)
+{
+    node_tp_t *t = tp_of(tp);
+    if (req->size > INLINE_MAX || req->tag == UTC__TAG_EOS || req->owned)
+        return false;
+    node_pair_t *p = utc__node_pair(req->peer);
+    if (!p || stopped(t, req))
+        return false; /* node_start finishes it with the reason */
+    NR(req)->kind = K_INLINE;
+    utc__spin_lock(&p->tx_lock);
+    bool sent = !p->txq && push_one(p, req);
+    utc__spin_unlock(&p->tx_lock);
+    return sent;
+}
+
 static bool node_progress(utc__transport_t *tp, utc_request_t *req)
 {
     node_tp_t *t = tp_of(tp);
@@ -1032,7 +1052,7 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
         }
         return utc__req_state(req) == UTC__REQ_DONE;
     }
-    utc__node_drain(p);
+    utc__node_drain_until(p, req);
     if (utc__req_state(req) == UTC__REQ_DONE)
         return true;
     /* this rank's sends to the peer that wait for room (an iwrite's pipelined message, say)
@@ -1399,6 +1419,7 @@ static void node_destroy(utc__transport_t *tp)
 static const utc__transport_ops_t node_ops = {
     .name = "node",
     .start = node_start,
+    .send_now = node_send_now,
     .progress = node_progress,
     .wait = node_wait,
     .cancel = node_cancel,

@@ -11,7 +11,8 @@
 typedef struct cell {
     uint32_t magic;        /* CELL_MAGIC: tells a cell from any other memory */
     _Atomic uint32_t word; /* generation << 1 | busy; the generation is 16 bits */
-    utc_request_t *req;    /* the live request */
+    utc_request_t *req;    /* the live request (&utc__req_done: completed at start) */
+    size_t done_size;      /* a completed-at-start write's size */
     struct cell *next;     /* on a free list */
 } cell_t;
 
@@ -104,6 +105,22 @@ utc_request_t *utc__req_handle_new(utc_request_t *req)
      * synchronization, which orders this store before it */
     uint16_t gen = gen_of(atomic_load_explicit(&c->word, memory_order_relaxed));
     return utc__handle_make(c, gen);
+}
+
+utc_request_t utc__req_done = {.magic = UTC__REQ_MAGIC, .op = UTC__OP_SEND, .heap = true,
+                               .state = UTC__REQ_DONE};
+
+utc_request_t *utc__req_handle_new_done(size_t size)
+{
+    utc_request_t *h = utc__req_handle_new(&utc__req_done);
+    if (h)
+        ((cell_t *)utc__handle_ptr(h))->done_size = size;
+    return h;
+}
+
+size_t utc__req_handle_done_size(utc_request_t *h)
+{
+    return ((cell_t *)utc__handle_ptr(h))->done_size;
 }
 
 utc_request_t *utc__req_handle_claim(utc_request_t *h, utc__claim_t *why)

@@ -27,6 +27,17 @@ typedef enum {
 /* A handle for `req`, or NULL when out of memory. */
 utc_request_t *utc__req_handle_new(utc_request_t *req);
 
+/* A handle for an operation that completed as it started (a write its transport sent at
+ * once, send_now): no request stands behind it; `size` bytes, status UTC_OK. Its claim
+ * returns &utc__req_done. NULL when out of memory. */
+utc_request_t *utc__req_handle_new_done(size_t size);
+
+/* What a completed-at-start handle's claim returns (never started or freed). */
+extern utc_request_t utc__req_done;
+
+/* The size of claimed handle h's completed-at-start operation. */
+size_t utc__req_handle_done_size(utc_request_t *h);
+
 /* Claim handle `h` for the calling thread: the request, or NULL with *why set. */
 utc_request_t *utc__req_handle_claim(utc_request_t *h, utc__claim_t *why);
 

@@ -26,6 +26,12 @@ typedef struct utc__transport_ops {
     /* Start `req` (send or receive). Never blocks for long. UTC_OK: the request is in
      * flight or already complete (state DONE with its status); an error: not started. */
     utc_status_t (*start)(utc__transport_t *tp, utc_request_t *req);
+    /* A write's fast path: send `req` (a plain write, not owned) at once if it can be
+     * sent whole now without queueing, and keep no reference to it (it may live on the
+     * caller's stack). True when sent (the caller completes the write itself); false with
+     * nothing done, and the caller starts it with `start`. Transports without such a path
+     * use utc__transport_no_send_now. */
+    bool (*send_now)(utc__transport_t *tp, utc_request_t *req);
     /* Make progress without blocking; true once the request is DONE. */
     bool (*progress)(utc__transport_t *tp, utc_request_t *req);
     /* Block (sleeping after a short spin) until the request is DONE or `timeout_s`
@@ -123,6 +129,9 @@ static inline void utc__fail_record_clear(utc__fail_record_t *f)
     int expected = UTC__FAIL_PUBLISHED;
     atomic_compare_exchange_strong(&f->state, &expected, UTC__FAIL_NONE);
 }
+
+/* send_now of a transport that has no fast path: always false. */
+bool utc__transport_no_send_now(utc__transport_t *tp, utc_request_t *req);
 
 /* Root object of a transport: derived ones put it first, named base. */
 struct utc__transport {

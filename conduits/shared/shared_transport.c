@@ -775,6 +775,7 @@ static void shared_destroy(utc__transport_t *tp)
 static const utc__transport_ops_t shared_ops = {
     .name = "shared",
     .start = shared_start,
+    .send_now = utc__transport_no_send_now,
     .progress = shared_progress,
     .wait = shared_wait,
     .cancel = shared_cancel,

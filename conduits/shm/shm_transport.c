@@ -1174,6 +1174,7 @@ static void shm_notify_failed(utc__transport_t *tp, int end, int rank, utc_statu
 static const utc__transport_ops_t shm_ops = {
     .name = "in-process",
     .start = shm_start,
+    .send_now = utc__transport_no_send_now,
     .progress = shm_progress,
     .wait = shm_wait,
     .cancel = shm_cancel,

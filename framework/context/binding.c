@@ -20,6 +20,7 @@ static atomic_int cursor_started;
 static hwloc_bitmap_t allowed;
 static char allowed_text[256];
 static int node_offset;
+static int node_sharers = 1; /* ranks of this node whose masks overlap this one's, itself too */
 /* utc__binding_check's verdict on an explicit list, for utc__binding_reserve on the same
  * (creating) thread: the first entry outside the allowed set, or -1 */
 static _Thread_local int bad_entry = -1;
@@ -61,10 +62,12 @@ static utc_status_t learn_offset(MPI_Comm node, hwloc_const_bitmap_t complete)
                         node);
     if (err == MPI_SUCCESS) {
         node_offset = 0;
-        for (int r = 0; r < me; r++)
-            for (unsigned w = 0; w < nwords; w++)
+        node_sharers = 1;
+        for (int r = 0; r < n; r++)
+            for (unsigned w = 0; w < nwords && r != me; w++)
                 if (all[(size_t)r * nwords + w] & mine[w]) {
-                    node_offset++;
+                    node_offset += r < me;
+                    node_sharers++;
                     break;
                 }
     }
@@ -99,6 +102,26 @@ void utc__binding_stop(void)
 {
     hwloc_bitmap_free(allowed);
     allowed = NULL;
+}
+
+int utc__cpu_sharers(void) { return node_sharers; }
+
+void *utc__bind_save(void)
+{
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (set && hwloc_get_cpubind(utc__topology(), set, HWLOC_CPUBIND_THREAD) != 0) {
+        hwloc_bitmap_free(set);
+        set = NULL;
+    }
+    return set;
+}
+
+void utc__bind_restore(void *saved)
+{
+    if (!saved)
+        return;
+    (void)hwloc_set_cpubind(utc__topology(), saved, HWLOC_CPUBIND_THREAD);
+    hwloc_bitmap_free(saved);
 }
 
 int utc__binding_reserve(int n)

@@ -25,6 +25,14 @@ utc_status_t utc__bind_self(const utc_task_options_t *opts, int local_id, int sl
 int utc__binding_reserve(int n);
 /* How many CPUs this process may run on (the allowed set; before utc_init, its mask). */
 int utc__cpus_allowed(void);
+/* How many ranks of this node (this one too) may run on CPUs this rank may use (their
+ * masks overlap): 1 before utc_init or without a node communicator. */
+int utc__cpu_sharers(void);
+/* The calling thread's binding, for utc__bind_restore (NULL when it cannot be read: then
+ * the restore does nothing). */
+void *utc__bind_save(void);
+/* Bind the calling thread as `saved` says, and free it. */
+void utc__bind_restore(void *saved);
 /* Check the options' binding fields; UTC_ERR_INVALID_ARG with a message if wrong. The
  * same on every rank (a CPU outside one rank's mask is found by utc__binding_reserve). */
 utc_status_t utc__binding_check(const utc_task_options_t *opts);

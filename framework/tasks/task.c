@@ -279,11 +279,11 @@ static void free_task(struct utc__task *t)
 
 /*
  * Whether utc_task_wait may lend the calling thread's core: run one local thread's share
- * of the RUN it waits for, when that thread has not taken it yet. Only where cores are
- * scarce (as many local threads as CPUs the process may use, or more: then the waiting
- * caller and the task's threads would take turns on the cores, a context switch each
- * time), for CPU tasks whose threads are not pinned (the caller is not pinned like them).
- * UTC_LEND=0 turns it off.
+ * of the RUN it waits for, when that thread has not taken it yet (bound, for the run, as
+ * that thread is). Only where cores are scarce (as many task threads as CPUs the process
+ * may use, or more, counting those of the other ranks of this node that share them: then
+ * the waiting caller and the task's threads would take turns on the cores, a context
+ * switch each time), for CPU tasks. UTC_LEND=0 turns it off.
  */
 static bool lend_allowed(const struct utc__task *t)
 {
@@ -292,8 +292,10 @@ static bool lend_allowed(const struct utc__task *t)
         const char *v = getenv("UTC_LEND");
         env = !(v && strcmp(v, "0") == 0);
     }
-    return env && t->nlocal >= 2 && t->nlocal >= utc__cpus_allowed() &&
-           t->opts.kind == UTC_TASK_CPU && t->opts.bind == UTC_BIND_NONE;
+    /* the task's threads with those of the other ranks that share these CPUs (each as
+     * many: the common case of one program on every rank) */
+    return env && t->opts.kind == UTC_TASK_CPU &&
+           (long)t->nlocal * utc__cpu_sharers() >= utc__cpus_allowed();
 }
 
 utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nthreads,

@@ -127,6 +127,10 @@ bool utc__thread_lend(struct utc__task *t)
         /* for the length of the run, the calling thread is thread i: its context, and
          * its extensions' per-thread state (left as it found it afterwards) */
         utc_ctx_t *prev = utc_ctx_self();
+        /* a pinned thread's share runs where that thread would run it */
+        void *binding = t->opts.bind != UTC_BIND_NONE ? utc__bind_save() : NULL;
+        if (binding)
+            (void)utc__bind_self(&t->opts, i, th->bind_slot);
         utc__thread_set_self(&th->ctx);
         utc__wd_thread_identity(t->id, t->ops->name, th->ctx.global_id);
         int nstarted_ext;
@@ -137,6 +141,7 @@ bool utc__thread_lend(struct utc__task *t)
         }
         atomic_store_explicit(&th->done_seq, seq + 1, memory_order_release);
         thread_stop(th, nstarted_ext);
+        utc__bind_restore(binding);
         utc__thread_set_self(prev);
         if (prev)
             utc__wd_thread_identity(prev->impl->task->id, prev->impl->task->ops->name,

@@ -4,7 +4,9 @@
  * call has set the route, every later call on it, good or bad, gets the same statuses and
  * messages, in-process and between ranks. Misuse on that route (bad tags, NULL buffers, a
  * capacity no buffer has, a short buffer, writing after a close), empty messages, a
- * message of each kind (small, large), a conduit destroyed or its other end failed.
+ * message of each kind (small, large), a conduit destroyed or its other end failed; and
+ * the express asynchronous write (a completed handle: tested, waited for, canceled, stale
+ * after) in order with writes the general path queues.
  */
 #include "conduit_test_util.h"
 
@@ -144,6 +146,82 @@ static void test_ping_pong(void)
     CT_END();
 }
 
+/* ---- asynchronous writes: the express iwrite and the general one, in one stream ---- */
+
+enum { ASYNC_SMALL = 64 };
+
+static int async_w(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    uint64_t v = 11;
+    utc_request_t *r = NULL, *copy;
+    size_t got = 0;
+    int done = 0;
+    /* a small write, tested done with its size; the handle is stale afterwards */
+    CT_OK(utc_conduit_iwrite(c, &v, sizeof v, 0, &r));
+    copy = r;
+    CT_OK(utc_request_test(&r, &done, &got));
+    CT_CHECK(done == 1 && got == sizeof v && r == NULL, "done %d, %zu bytes", done, got);
+    CT_EXPECT(utc_request_test(&copy, &done, &got), UTC_ERR_INVALID_HANDLE);
+    CT_EXPECT(utc_request_wait(&copy, NULL), UTC_ERR_INVALID_HANDLE);
+    /* waited for; canceled (a write completes as it would) then waited for */
+    CT_OK(utc_conduit_iwrite(c, &v, sizeof v, 0, &r));
+    CT_OK(utc_request_wait(&r, &got));
+    CT_CHECK(got == sizeof v && r == NULL, "%zu bytes", got);
+    CT_OK(utc_conduit_iwrite(c, NULL, 0, 0, &r));
+    CT_OK(utc_request_cancel(&r));
+    CT_OK(utc_request_wait(&r, &got));
+    CT_CHECK(got == 0, "%zu bytes", got);
+    /* a large write (queued where it goes in parts), then small ones behind it on the same
+     * tag and another: they arrive after it, in order */
+    static unsigned char big[4 << 20];
+    ct_fill(big, sizeof big, 3);
+    uint64_t small[ASYNC_SMALL];
+    utc_request_t *rs[ASYNC_SMALL + 1] = {NULL};
+    CT_OK(utc_conduit_iwrite(c, big, sizeof big, 1, &rs[0]));
+    for (int i = 0; i < ASYNC_SMALL; i++) {
+        small[i] = ct_mix((uint64_t)i);
+        CT_OK(utc_conduit_iwrite(c, &small[i], sizeof small[i], 1 + (i & 1), &rs[i + 1]));
+    }
+    for (int i = 0; i <= ASYNC_SMALL; i++)
+        CT_OK(utc_request_wait(&rs[i], NULL));
+    return 0;
+}
+
+static int async_r(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    uint64_t v = 0;
+    size_t got = 0;
+    for (int i = 0; i < 3; i++) {
+        v = 0;
+        CT_OK(utc_conduit_read(c, &v, sizeof v, 0, &got));
+        CT_CHECK(got == (i < 2 ? sizeof v : 0) && (i == 2 || v == 11), "message %d: %llu, %zu "
+                 "bytes", i, (unsigned long long)v, got);
+    }
+    static unsigned char big[4 << 20];
+    CT_OK(utc_conduit_read(c, big, sizeof big, 1, &got));
+    CT_CHECK(got == sizeof big && ct_verify(big, sizeof big, 3), "large message (%zu bytes)",
+             got);
+    for (int i = 0; i < ASYNC_SMALL; i++) {
+        CT_OK(utc_conduit_read(c, &v, sizeof v, 1 + (i & 1), &got));
+        if (v != ct_mix((uint64_t)i)) {
+            CT_CHECK(0, "small message %d out of order: %llx", i, (unsigned long long)v);
+            return 0;
+        }
+    }
+    return 0;
+}
+
+static void test_async_writes(void)
+{
+    ct_begin();
+    ct_each_placement_run(1, async_w, 1, async_r);
+    CT_END();
+}
+
 /* ---- the route's conduit destroyed, and a new one at the same address ---- */
 
 static int one_write(utc_ctx_t *ctx, void *d)
@@ -255,6 +333,7 @@ int main(int argc, char **argv)
     static const utc_test_case_t cases[] = {
         {"misuse on a route already taken: the general path's errors", test_misuse_on_route},
         {"20,000 ping-pong rounds of 8 bytes", test_ping_pong},
+        {"asynchronous writes: completed at once or queued, in order", test_async_writes},
         {"the route's conduit destroyed, then a new one", test_destroyed},
         {"the other end failed after a message: PEER_FAILED, no hang", test_peer_failed},
         UTC_TEST_END};
