@@ -337,6 +337,10 @@ bool utc__conduit_express_iwrite(utc_conduit_t *h, const void *sbuf, size_t size
     const route_t *r = express_enter(h, UTC__OP_SEND, sbuf, NULL, size, tag, &ctx);
     if (!r)
         return false;
+    if (r->tp->ops->send_now == utc__transport_no_send_now) { /* no such path there */
+        utc__call_leave(ctx);
+        return false;
+    }
     utc_request_t *done = utc__req_handle_new_done(size);
     utc_conduit_t *c = utc__handle_ptr(h);
     utc_request_t req;
