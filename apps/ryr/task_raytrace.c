@@ -72,8 +72,7 @@ utc_status_t ryr_ray_done(ryr_ray_task_t *t)
     return t->jobs ? utc_conduit_close(t->out) : UTC_OK;
 }
 
-/* One rank: render into an owned buffer and hand it over. */
-static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx)
+int ryr_ray_run_rows(ryr_ray_task_t *t, utc_ctx_t *ctx, const ryr_rows_worker_t *w)
 {
     const ryr_pipe_t *p = t->pipe;
     size_t bytes = (size_t)p->w * (size_t)p->h * 3;
@@ -85,14 +84,22 @@ static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx)
             return rc;
         ryr_view_t view;
         ryr_view_for_frame(&view, p->scene, f, p->opt->orbit);
-        int y0;
-        while ((y0 = atomic_fetch_add(&t->next_row, ROWS_PER_CHUNK)) < p->h) {
-            int y1 = y0 + ROWS_PER_CHUNK < p->h ? y0 + ROWS_PER_CHUNK : p->h;
+        long long rows = 0;
+        int y0, n;
+        /* relaxed: a hint for the chunk size; the fetch-add below is what hands rows out */
+        while (!rc && (n = w->chunk(p->h - atomic_load_explicit(&t->next_row,
+                                                               memory_order_relaxed),
+                                    w->st)) > 0 &&
+               (y0 = atomic_fetch_add(&t->next_row, n)) < p->h) {
+            int y1 = y0 + n < p->h ? y0 + n : p->h;
             double c0 = utc_wtime();
-            ryr_render_rows(p->scene, &view, p->w, p->h, y0, y1, t->frame + (size_t)y0 * p->w * 3);
+            rc = w->render(p, &view, f, y0, y1, t->frame + (size_t)y0 * p->w * 3, w->st);
+            rows += y1 - y0;
             ryr_slow_down(p, c0);
         }
-        if ((rc = utc_ctx_barrier_local(ctx)))
+        atomic_fetch_add(&t->rows[ctx->kind], rows);
+        int brc = utc_ctx_barrier_local(ctx);
+        if ((rc = rc ? rc : brc))
             return rc;
         if (ctx->local_id == 0)
             t->busy += utc_wtime() - t0;
@@ -100,6 +107,35 @@ static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx)
             return rc;
     }
     return more < 0 ? more : ryr_ray_done(t);
+}
+
+/* CPU threads: `rows` (in st) at a time, rendered on this thread. */
+static int cpu_chunk(int left, void *st)
+{
+    (void)left;
+    return *(const int *)st;
+}
+
+static int cpu_render(const ryr_pipe_t *p, const ryr_view_t *view, int f, int y0, int y1,
+                      uint8_t *dst, void *st)
+{
+    (void)f, (void)st;
+    ryr_render_rows(p->scene, view, p->w, p->h, y0, y1, dst);
+    return 0;
+}
+
+/* One rank: render into an owned buffer and hand it over. */
+static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx, int rows_per_chunk)
+{
+    ryr_rows_worker_t w = {.chunk = cpu_chunk, .render = cpu_render, .st = &rows_per_chunk};
+    return ryr_ray_run_rows(t, ctx, &w);
+}
+
+int ryr_ray_mixed_cpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    /* one row at a time: beside a GPU, the frame waits for the last CPU chunk */
+    return ray_run_local((ryr_ray_task_t *)self, ctx, 1);
 }
 
 /*
@@ -170,7 +206,7 @@ static int ray_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)arg;
     ryr_ray_task_t *t = (ryr_ray_task_t *)self;
-    return ctx->group_size == 1 ? ray_run_local(t, ctx) : ray_run_spread(t, ctx);
+    return ctx->group_size == 1 ? ray_run_local(t, ctx, ROWS_PER_CHUNK) : ray_run_spread(t, ctx);
 }
 
 void ryr_ray_fini(utc_task_t *self, utc_ctx_t *ctx)
