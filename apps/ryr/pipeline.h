@@ -56,21 +56,34 @@ typedef struct ryr_ray_task {
     /* farm: rows rendered by this rank's threads of each kind (by utc_task_kind_t: CPU,
      * GPU), for the summary */
     atomic_llong rows[2];
+    /* farm: seconds one thread of each kind takes per row (a running average; 0: not
+     * measured yet): how a mixed member shares a frame's rows between the kinds */
+    _Atomic double row_s[2];
 } ryr_ray_task_t;
 
 /*
  * How one thread of a farm member renders the frame's rows it takes (task_raytrace.c's
- * ryr_ray_run_rows): a mixed member's CPU threads take a row at a time, its GPU threads
- * larger chunks, from one counter per frame.
+ * ryr_ray_run_rows): a CPU member's threads take a few rows at a time; a mixed member's
+ * threads as ryr_ray_mixed_chunk says.
  */
 typedef struct ryr_rows_worker {
-    /* rows to take when `left` rows of the frame are not taken yet (>= 1) */
-    int (*chunk)(int left, void *st);
+    /* rows to take when `left` rows of the frame are not taken yet; 0: take no more of
+     * this frame */
+    int (*chunk)(const ryr_ray_task_t *t, int kind, int left, void *st);
     /* render rows y0 .. y1 - 1 of frame f (its `view`) into `dst` (host memory) */
     int (*render)(const ryr_pipe_t *p, const ryr_view_t *view, int f, int y0, int y1,
                   uint8_t *dst, void *st);
     void *st;
 } ryr_rows_worker_t;
+
+/*
+ * A mixed member's share of a frame for a thread of `kind` when `left` rows are not
+ * taken: each kind in proportion to its measured speed (row_s), a GPU thread its share
+ * in one chunk (so one kernel a frame when the CPU threads have little to add), a CPU
+ * thread one row, and none when the GPU threads would render all that is left before
+ * that row is done. Before both speeds are measured, small chunks of both kinds.
+ */
+int ryr_ray_mixed_chunk(const ryr_ray_task_t *t, int kind, int left);
 
 /* --farm: hands frame numbers 0, 1, ... to the raytrace tasks, each to the first that asks,
  * then closes the stream. One thread, on the yuv task's rank. */

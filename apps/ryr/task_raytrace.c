@@ -72,6 +72,15 @@ utc_status_t ryr_ray_done(ryr_ray_task_t *t)
     return t->jobs ? utc_conduit_close(t->out) : UTC_OK;
 }
 
+/* Fold one measured time per row of a thread of `kind` into the task's average. */
+static void note_row_time(ryr_ray_task_t *t, int kind, double s)
+{
+    /* relaxed: a hint; two threads that update at once lose one sample */
+    double old = atomic_load_explicit(&t->row_s[kind], memory_order_relaxed);
+    atomic_store_explicit(&t->row_s[kind], old > 0 ? 0.75 * old + 0.25 * s : s,
+                          memory_order_relaxed);
+}
+
 int ryr_ray_run_rows(ryr_ray_task_t *t, utc_ctx_t *ctx, const ryr_rows_worker_t *w)
 {
     const ryr_pipe_t *p = t->pipe;
@@ -87,15 +96,19 @@ int ryr_ray_run_rows(ryr_ray_task_t *t, utc_ctx_t *ctx, const ryr_rows_worker_t 
         long long rows = 0;
         int y0, n;
         /* relaxed: a hint for the chunk size; the fetch-add below is what hands rows out */
-        while (!rc && (n = w->chunk(p->h - atomic_load_explicit(&t->next_row,
-                                                               memory_order_relaxed),
-                                    w->st)) > 0 &&
+        /* relaxed: the rows left are a hint for the chunk size; the fetch-add hands
+         * rows out */
+        while (!rc &&
+               (n = w->chunk(t, ctx->kind, p->h - atomic_load_explicit(&t->next_row,
+                                                                      memory_order_relaxed),
+                             w->st)) > 0 &&
                (y0 = atomic_fetch_add(&t->next_row, n)) < p->h) {
             int y1 = y0 + n < p->h ? y0 + n : p->h;
             double c0 = utc_wtime();
             rc = w->render(p, &view, f, y0, y1, t->frame + (size_t)y0 * p->w * 3, w->st);
             rows += y1 - y0;
             ryr_slow_down(p, c0);
+            note_row_time(t, ctx->kind, (utc_wtime() - c0) / (y1 - y0));
         }
         atomic_fetch_add(&t->rows[ctx->kind], rows);
         int brc = utc_ctx_barrier_local(ctx);
@@ -109,11 +122,11 @@ int ryr_ray_run_rows(ryr_ray_task_t *t, utc_ctx_t *ctx, const ryr_rows_worker_t 
     return more < 0 ? more : ryr_ray_done(t);
 }
 
-/* CPU threads: `rows` (in st) at a time, rendered on this thread. */
-static int cpu_chunk(int left, void *st)
+/* CPU threads: `rows` (in st) at a time, rendered on this thread; in a mixed member, as
+ * ryr_ray_mixed_chunk says (st NULL). */
+static int cpu_chunk(const ryr_ray_task_t *t, int kind, int left, void *st)
 {
-    (void)left;
-    return *(const int *)st;
+    return st ? *(const int *)st : ryr_ray_mixed_chunk(t, kind, left);
 }
 
 static int cpu_render(const ryr_pipe_t *p, const ryr_view_t *view, int f, int y0, int y1,
@@ -125,8 +138,9 @@ static int cpu_render(const ryr_pipe_t *p, const ryr_view_t *view, int f, int y0
 }
 
 /* One rank: render into an owned buffer and hand it over. */
-static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx, int rows_per_chunk)
+static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx)
 {
+    int rows_per_chunk = ROWS_PER_CHUNK;
     ryr_rows_worker_t w = {.chunk = cpu_chunk, .render = cpu_render, .st = &rows_per_chunk};
     return ryr_ray_run_rows(t, ctx, &w);
 }
@@ -134,8 +148,32 @@ static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx, int rows_per_chunk)
 int ryr_ray_mixed_cpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)arg;
-    /* one row at a time: beside a GPU, the frame waits for the last CPU chunk */
-    return ray_run_local((ryr_ray_task_t *)self, ctx, 1);
+    ryr_rows_worker_t w = {.chunk = cpu_chunk, .render = cpu_render, .st = NULL};
+    return ryr_ray_run_rows((ryr_ray_task_t *)self, ctx, &w);
+}
+
+/* Fewest rows of a GPU thread's chunk: a kernel launch and a copy back cost more than a
+ * few rows. */
+#define MIXED_GPU_MIN_ROWS 8
+
+int ryr_ray_mixed_chunk(const ryr_ray_task_t *t, int kind, int left)
+{
+    const ryr_plan_t *plan = t->pipe->plan;
+    int ngpu = plan->ray_threads > 0 ? plan->ray_threads : 1;
+    int ncpu = plan->farm_mixed_cpu_threads > 0 ? plan->farm_mixed_cpu_threads : 1;
+    /* relaxed: speeds are hints, written by the threads that measure them */
+    double g = atomic_load_explicit(&t->row_s[UTC_TASK_GPU], memory_order_relaxed);
+    double c = atomic_load_explicit(&t->row_s[UTC_TASK_CPU], memory_order_relaxed);
+    if (kind == UTC_TASK_CPU)
+        return g > 0 && c > 0 && (double)left * g / ngpu < c ? 0 : 1;
+    int n;
+    if (g <= 0 || c <= 0) {
+        n = left / 4 / ngpu;
+    } else {
+        double rg = ngpu / g, rc = ncpu / c; /* rows per second of each kind */
+        n = (int)((double)left * rg / (rg + rc) / ngpu + 0.999);
+    }
+    return n > MIXED_GPU_MIN_ROWS ? n : MIXED_GPU_MIN_ROWS;
 }
 
 /*
@@ -206,7 +244,7 @@ static int ray_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)arg;
     ryr_ray_task_t *t = (ryr_ray_task_t *)self;
-    return ctx->group_size == 1 ? ray_run_local(t, ctx, ROWS_PER_CHUNK) : ray_run_spread(t, ctx);
+    return ctx->group_size == 1 ? ray_run_local(t, ctx) : ray_run_spread(t, ctx);
 }
 
 void ryr_ray_fini(utc_task_t *self, utc_ctx_t *ctx)

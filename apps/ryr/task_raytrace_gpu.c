@@ -46,31 +46,20 @@ static int render_rows(const ryr_pipe_t *p, gpu_thread_state_t *st, int f, int y
     return rc;
 }
 
-/* A mixed farm member's GPU thread: its scene, a device buffer for a whole frame, and how
- * many GPU threads share the rows with it. */
-typedef struct {
-    gpu_thread_state_t gpu;
-    int ngpu;
-} mixed_gpu_state_t;
-
-/* Chunks shrink as the frame runs out (a quarter of what is left, shared by the GPU
- * threads), so that the GPU's last one ends about when the CPU threads' rows do. */
-#define MIXED_GPU_MIN_ROWS 8
-
-static int mixed_gpu_chunk(int left, void *st)
+static int mixed_gpu_chunk(const ryr_ray_task_t *t, int kind, int left, void *st)
 {
-    int n = left / 4 / ((mixed_gpu_state_t *)st)->ngpu;
-    return n > MIXED_GPU_MIN_ROWS ? n : MIXED_GPU_MIN_ROWS;
+    (void)st;
+    return ryr_ray_mixed_chunk(t, kind, left);
 }
 
 static int mixed_gpu_render(const ryr_pipe_t *p, const ryr_view_t *view, int f, int y0, int y1,
                             uint8_t *dst, void *st)
 {
     (void)f;
-    mixed_gpu_state_t *m = st;
-    uint8_t *dev = utc_gpu_data_device(m->gpu.rows);
+    gpu_thread_state_t *m = st; /* a device buffer for a whole frame */
+    uint8_t *dev = utc_gpu_data_device(m->rows);
     double t0 = utc_wtime();
-    int rc = ryr_gpu_render_rows(m->gpu.scene, view, p->w, p->h, y0, y1, dev, utc_gpu_stream());
+    int rc = ryr_gpu_render_rows(m->scene, view, p->w, p->h, y0, y1, dev, utc_gpu_stream());
     if (!rc)
         rc = ryr_gpu_copy_to_host(dst, dev, (size_t)(y1 - y0) * (size_t)p->w * 3,
                                   utc_gpu_stream());
@@ -87,17 +76,17 @@ static int ray_mixed_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     (void)arg;
     ryr_ray_task_t *t = (ryr_ray_task_t *)self;
     const ryr_pipe_t *p = t->pipe;
-    mixed_gpu_state_t m = {.ngpu = p->plan->ray_threads > 0 ? p->plan->ray_threads : 1};
-    int rc = ryr_gpu_scene_upload(p->scene, &m.gpu.scene);
+    gpu_thread_state_t m = {0};
+    int rc = ryr_gpu_scene_upload(p->scene, &m.scene);
     if (!rc)
-        rc = utc_gpu_data_create_default(1, (size_t)p->w * (size_t)p->h * 3, 1, 1, &m.gpu.rows);
+        rc = utc_gpu_data_create_default(1, (size_t)p->w * (size_t)p->h * 3, 1, 1, &m.rows);
     if (!rc) {
         ryr_rows_worker_t w = {.chunk = mixed_gpu_chunk, .render = mixed_gpu_render, .st = &m};
         rc = ryr_ray_run_rows(t, ctx, &w);
     }
-    if (m.gpu.rows)
-        utc_gpu_data_destroy(m.gpu.rows);
-    ryr_gpu_scene_free(m.gpu.scene);
+    if (m.rows)
+        utc_gpu_data_destroy(m.rows);
+    ryr_gpu_scene_free(m.scene);
     return rc;
 }
 
