@@ -19,11 +19,13 @@
 #    micro-benchmark at a tiny size, RUNPATHs) with UTC_REQUIRE_GPU=1: a skip is a
 #    failure, and so is any test that did not pass.
 # 4. Benchmarks (unless --no-bench): RYR v4, v5 and auto at 1024x1024, 50 frames (frames/s
-#    beside the dissertation's table 4.7, theirs), and utc_bench_gpu (bandwidth per memory
-#    kind with copy counts, concurrent kernels).
+#    beside the dissertation's table 4.7, theirs), the farm of both kinds (ryr --farm 1
+#    with CPU threads only, one GPU thread only, and --mixed, in one run: the mixed one's
+#    frames/s against the better of the two and their sum), and utc_bench_gpu (bandwidth
+#    per memory kind with copy counts, concurrent kernels).
 # Results: DIR (--out; default $OUT/gpu-check when $OUT is set, else gpu-check-results):
 # gpu-check.log (everything printed), summary.json, ctest-gpu-*.xml, bench-gpu.json,
-# ryr.jsonl. Exit 0 when every step passed, 1 when one failed, 2 on a usage error.
+# ryr.jsonl, farm-mixed.jsonl. Exit 0 when every step passed, 1 when one failed, 2 on a usage error.
 #
 # --prepare  on a machine with apt and the network: fetch the bundle into gpu-bundle/ (git
 #            ignores it; carry it to the GPU machine with the tree) and stop.
@@ -62,7 +64,8 @@ fi
 
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
-rm -f "$out"/ctest-gpu-*.xml "$out"/bench-gpu.json "$out"/ryr.jsonl "$out"/summary.json
+rm -f "$out"/ctest-gpu-*.xml "$out"/bench-gpu.json "$out"/ryr.jsonl "$out"/summary.json \
+    "$out"/farm-mixed.jsonl
 exec > >(tee "$out/gpu-check.log") 2>&1
 tee_pid=$!
 t_start=$(date +%s)
@@ -106,6 +109,20 @@ s["ryr"] = {"ours": [{k: r.get(k) for k in ("preset", "width", "height", "frames
                         "machine and GPU), not measured here",
                 "fps": {"seq": 0.292, "v1": 0.396, "v2": 2.028, "v3": 2.340, "v4": 4.048,
                         "v5": 5.475}}}
+farm = {}
+if os.path.exists(os.path.join(out, "farm-mixed.jsonl")):
+    for line in open(os.path.join(out, "farm-mixed.jsonl")):
+        try:
+            r = json.loads(line)
+            farm[r["farm"]] = {k: r.get(k) for k in ("fps", "verified", "rows_cpu", "rows_gpu")}
+        except (ValueError, KeyError):
+            pass
+if {"cpu", "gpu", "mixed"} <= set(farm):
+    m, c, g = (farm[k]["fps"] or 0 for k in ("mixed", "cpu", "gpu"))
+    farm["mixed_over_best"] = m / max(c, g) if max(c, g) else None
+    farm["mixed_over_sum"] = m / (c + g) if c + g else None
+    farm["target"] = "mixed_over_best >= 1 and mixed_over_sum >= 0.9 (issue 36)"
+s["ryr_farm_mixed"] = farm or None
 bench = os.path.join(out, "bench-gpu.json")
 if os.path.exists(bench):
     try:
@@ -313,6 +330,38 @@ if [ "$bench" = 1 ] && [ "$dry" = 0 ]; then
         theirs=$(case $p in v4) echo 4.048 ;; v5) echo 5.475 ;; *) echo - ;; esac)
         printf '%-6s %10s %10s\n' "$p" "$fps" "$theirs"
     done
+    step "4. the farm of both kinds: CPU threads, a GPU thread, and both (--mixed), 1024x1024"
+    # one farm task beside the pipeline's other stages: all the cores' CPU threads, one GPU
+    # thread, or --mixed (the GPU thread and a CPU thread on each core it leaves)
+    ncores=$(nproc)
+    for farm in cpu gpu mixed; do
+        case $farm in
+            cpu) args=(--ray-threads "$ncores") ;;
+            gpu) args=(--gpu) ;;
+            mixed) args=(--mixed --verify) ;;
+        esac
+        line=$(timeout 300 scripts/utcrun -np 1 "$build/apps/ryr/ryr" --preset v3 --farm 1 \
+            "${args[@]}" --size 1024x1024 --frames 50 --orbit 10 --no-output --json </dev/null \
+            2>"$probe_dir/ryr.err" | tail -n 1)
+        if ! grep -q '"fps": ' <<<"$line"; then
+            cat "$probe_dir/ryr.err"
+            failed "ryr --farm 1 ($farm) at 1024x1024"
+            continue
+        fi
+        echo "{\"farm\": \"$farm\", ${line#\{}" >>"$out/farm-mixed.jsonl"
+        printf '%-6s %10s fps  %s\n' "$farm" "$(sed -n 's/.*"fps": \([0-9.]*\).*/\1/p' <<<"$line")" \
+            "$(grep -o '"rows_cpu": [0-9]*, "rows_gpu": [0-9]*' <<<"$line")"
+    done
+    if [ "$(grep -c . "$out/farm-mixed.jsonl" 2>/dev/null)" = 3 ]; then
+        python3 - "$out/farm-mixed.jsonl" <<'PY' || failed "the mixed farm's --verify"
+import json, sys
+r = {j["farm"]: j for j in map(json.loads, open(sys.argv[1]))}
+c, g, m = r["cpu"]["fps"], r["gpu"]["fps"], r["mixed"]["fps"]
+print("mixed / better of the two: %.2f (target >= 1); mixed / sum: %.2f (target >= 0.9)"
+      % (m / max(c, g), m / (c + g)))
+sys.exit(0 if r["mixed"]["verified"] else 1)
+PY
+    fi
     step "4. utc_bench_gpu (bandwidth per memory kind, copy counts, concurrent kernels)"
     if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu" --json </dev/null \
             >"$out/bench-gpu.json"; then
