@@ -265,7 +265,8 @@ command -v python3 >/dev/null || failed "python3 is missing (the tests and the s
 
 # ---- 3. build and test ----
 step "3. build (CUDA on) in $build"
-targets="utc test_gpu_errors test_gpu_kernels test_gpu_data test_gpu_mixed utc_bench_gpu example_gpu_task ryr
+targets="utc test_gpu_errors test_gpu_kernels test_gpu_data test_gpu_mixed utc_bench_gpu example_gpu_task
+example_mixed_task ryr
 rotate yuv raytrace md5 bfs mm heat kmeans nbody mc"
 # the build tool: the one the folder was made with, else ninja where there is one, else make
 gen=()
