@@ -95,7 +95,6 @@ int ryr_ray_run_rows(ryr_ray_task_t *t, utc_ctx_t *ctx, const ryr_rows_worker_t 
         ryr_view_for_frame(&view, p->scene, f, p->opt->orbit);
         long long rows = 0;
         int y0, n;
-        /* relaxed: a hint for the chunk size; the fetch-add below is what hands rows out */
         /* relaxed: the rows left are a hint for the chunk size; the fetch-add hands
          * rows out */
         while (!rc &&

@@ -58,6 +58,10 @@ typedef enum utc_task_kind {
  *
  * Layouts: 0: name, size, init, run, fini. 1: adds version and run_gpu (run is then the
  * CPU body only).
+ *
+ * The compatibility is of source: a table written for an older layout compiles unchanged
+ * against this header (the new fields are zero) and behaves as before. A program is
+ * compiled against the <utc/task.h> of the UTC it links.
  */
 #define UTC_TASK_OPS_VERSION 1
 
