@@ -23,15 +23,15 @@
 
 #include "gpu_kernel.h"
 
-#define CPU_CHUNK 4096     /* floats a CPU thread takes at a time */
+#define CPU_CHUNK 4096      /* floats a CPU thread takes at a time */
 #define GPU_CHUNK (1 << 18) /* ... and a GPU thread */
 
 typedef struct {
     utc_task_t base;
     float *x, *y;
     long n;
-    atomic_long next;     /* first element not taken yet */
-    atomic_long done[2];  /* elements computed by threads of each kind (ctx->kind) */
+    atomic_long next;    /* first element not taken yet */
+    atomic_long done[2]; /* elements computed by threads of each kind (ctx->kind) */
 } saxpy_task_t;
 
 /* The next chunk of at most `chunk` elements: [*lo, *hi). False when none is left. */
@@ -88,7 +88,8 @@ static int saxpy_gpu(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 }
 
 static const utc_task_ops_t saxpy_ops = {
-    .name = "saxpy-mixed", .size = sizeof(saxpy_task_t),
+    .name = "saxpy-mixed",
+    .size = sizeof(saxpy_task_t),
     .version = UTC_TASK_OPS_VERSION, /* the table has the fields after fini: run_gpu */
     .run = saxpy_cpu,                /* CPU threads */
     .run_gpu = saxpy_gpu,            /* GPU threads */
@@ -180,15 +181,14 @@ int main(int argc, char **argv)
         for (long i = 0; i < n; i++)
             wrong += t->y[i] != 2.0f * (float)i + 1.0f;
         printf("rank %d (%s task): GPU threads did %ld, CPU threads %ld of %ld floats; "
-               "%ld wrong\n", utc_rank(), utc_task_kind(task) == UTC_TASK_MIXED ? "mixed" : "CPU",
-               atomic_load(&t->done[UTC_TASK_GPU]), atomic_load(&t->done[UTC_TASK_CPU]), n,
-               wrong);
+               "%ld wrong\n",
+               utc_rank(), utc_task_kind(task) == UTC_TASK_MIXED ? "mixed" : "CPU",
+               atomic_load(&t->done[UTC_TASK_GPU]), atomic_load(&t->done[UTC_TASK_CPU]), n, wrong);
         if (wrong || atomic_load(&t->done[0]) + atomic_load(&t->done[1]) != n)
             rc = UTC_ERR_INTERNAL;
     }
     if (rc != UTC_OK)
-        fprintf(stderr, "rank %d: %s (%s)\n", utc_rank(), utc_status_string(rc),
-                utc_last_error());
+        fprintf(stderr, "rank %d: %s (%s)\n", utc_rank(), utc_status_string(rc), utc_last_error());
     if (task) {
         free(t->x);
         free(t->y);

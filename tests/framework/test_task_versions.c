@@ -61,19 +61,24 @@ static const utc_task_ops_t old_ops = {
  * older code; the layout is what is tested. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-static const utc_task_ops_t old_positional_ops = {"old-positional", sizeof(ver_task_t),
-                                                  count_init, run_cpu, NULL};
+static const utc_task_ops_t old_positional_ops = {"old-positional", sizeof(ver_task_t), count_init,
+                                                  run_cpu, NULL};
 #pragma GCC diagnostic pop
 
-static const utc_task_ops_t both_ops = {
-    .name = "both", .size = sizeof(ver_task_t), .version = UTC_TASK_OPS_VERSION,
-    .init = count_init, .run = run_cpu, .run_gpu = run_gpu};
-static const utc_task_ops_t cpu_only_ops = {
-    .name = "cpu-only", .size = sizeof(ver_task_t), .version = UTC_TASK_OPS_VERSION,
-    .run = run_cpu};
-static const utc_task_ops_t gpu_only_ops = {
-    .name = "gpu-only", .size = sizeof(ver_task_t), .version = UTC_TASK_OPS_VERSION,
-    .run_gpu = run_gpu};
+static const utc_task_ops_t both_ops = {.name = "both",
+                                        .size = sizeof(ver_task_t),
+                                        .version = UTC_TASK_OPS_VERSION,
+                                        .init = count_init,
+                                        .run = run_cpu,
+                                        .run_gpu = run_gpu};
+static const utc_task_ops_t cpu_only_ops = {.name = "cpu-only",
+                                            .size = sizeof(ver_task_t),
+                                            .version = UTC_TASK_OPS_VERSION,
+                                            .run = run_cpu};
+static const utc_task_ops_t gpu_only_ops = {.name = "gpu-only",
+                                            .size = sizeof(ver_task_t),
+                                            .version = UTC_TASK_OPS_VERSION,
+                                            .run_gpu = run_gpu};
 
 static void expect_error(int rc, int want, const char *needle)
 {
@@ -140,8 +145,7 @@ static void test_bad_version(void)
     /* layout 0 with a layout-1 field: run_gpu would be ignored, so it is refused */
     ops = both_ops;
     ops.version = 0;
-    expect_refused(&ops, NULL, UTC_ERR_INVALID_ARG,
-                   "sets ops->run_gpu but leaves ops->version 0");
+    expect_refused(&ops, NULL, UTC_ERR_INVALID_ARG, "sets ops->run_gpu but leaves ops->version 0");
     /* layout 0 needs run, as before */
     ops = old_ops;
     ops.run = NULL;
@@ -194,10 +198,11 @@ static void test_ranks_disagree_on_version(void)
 {
     if (utc_nranks() < 2)
         return;
-    static const utc_task_ops_t v0 = {.name = "agree", .size = sizeof(ver_task_t),
+    static const utc_task_ops_t v0 = {.name = "agree", .size = sizeof(ver_task_t), .run = run_cpu};
+    static const utc_task_ops_t v1 = {.name = "agree",
+                                      .size = sizeof(ver_task_t),
+                                      .version = UTC_TASK_OPS_VERSION,
                                       .run = run_cpu};
-    static const utc_task_ops_t v1 = {.name = "agree", .size = sizeof(ver_task_t),
-                                      .version = UTC_TASK_OPS_VERSION, .run = run_cpu};
     expect_refused(utc_test_rank() == 0 ? &v1 : &v0, NULL, UTC_ERR_MISMATCH, "ops table");
 }
 
@@ -226,8 +231,8 @@ static void test_gpu_threads_without_device(void)
         if (!utc_gpu_supported()) {
             expect_refused(ops, &o, UTC_ERR_NO_GPU_SUPPORT, "has GPU threads (kind");
         } else if (ndev == 0) {
-            expect_refused(ops, &o, UTC_ERR_NO_DEVICE, k == 0 ? "has 1 GPU thread(s) on rank"
-                                                              : "has 2 GPU thread(s) on rank");
+            expect_refused(ops, &o, UTC_ERR_NO_DEVICE,
+                           k == 0 ? "has 1 GPU thread(s) on rank" : "has 2 GPU thread(s) on rank");
             CU_ASSERT_PTR_NOT_NULL(strstr(utc_last_error(), "no CUDA device is visible"));
         } else {
             int procs[6];
@@ -257,4 +262,7 @@ static const utc_test_case_t cases[] = {
     {"GPU threads without a device: a clear error", test_gpu_threads_without_device},
     UTC_TEST_END};
 
-int main(int argc, char **argv) { return utc_test_main(argc, argv, "task versions", cases); }
+int main(int argc, char **argv)
+{
+    return utc_test_main(argc, argv, "task versions", cases);
+}

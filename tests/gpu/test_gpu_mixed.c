@@ -14,9 +14,9 @@
 #include "utc_test.h"
 
 #define MAXL 8
-#define NGPU 2  /* GPU threads per rank */
-#define NCPU 2  /* CPU threads per rank */
-#define N 1024  /* floats the GPU thread makes and the conduit carries */
+#define NGPU 2    /* GPU threads per rank */
+#define NCPU 2    /* CPU threads per rank */
+#define N    1024 /* floats the GPU thread makes and the conduit carries */
 
 typedef struct {
     utc_task_t base;
@@ -28,10 +28,10 @@ typedef struct {
     int cpu_msg[MAXL];    /* a CPU thread's GPU call names it a CPU thread */
     int inits[MAXL];      /* init ran on this thread, with its kind */
     atomic_int arrived;
-    int seen[MAXL];       /* `arrived` after the local barrier */
+    int seen[MAXL]; /* `arrived` after the local barrier */
     int single_rc[MAXL];
     float data[N], reply[N];
-    long bad[MAXL];       /* wrong elements of the reply, per thread */
+    long bad[MAXL]; /* wrong elements of the reply, per thread */
 } mixed_task_t;
 
 static int mixed_init(utc_task_t *self, utc_ctx_t *ctx, void *arg)
@@ -116,9 +116,12 @@ static int mixed_gpu(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return rc ? rc : across_kinds(t, ctx);
 }
 
-static const utc_task_ops_t mixed_ops = {
-    .name = "mixed", .size = sizeof(mixed_task_t), .version = UTC_TASK_OPS_VERSION,
-    .init = mixed_init, .run = mixed_cpu, .run_gpu = mixed_gpu};
+static const utc_task_ops_t mixed_ops = {.name = "mixed",
+                                         .size = sizeof(mixed_task_t),
+                                         .version = UTC_TASK_OPS_VERSION,
+                                         .init = mixed_init,
+                                         .run = mixed_cpu,
+                                         .run_gpu = mixed_gpu};
 
 /* The CPU task at the conduit's other end: reads, adds one, sends back. */
 typedef struct {
@@ -228,4 +231,7 @@ static const utc_test_case_t cases[] = {
     {"a conduit read and written by threads of both kinds", test_conduit_across_kinds},
     UTC_TEST_END};
 
-int main(int argc, char **argv) { return utc_test_main(argc, argv, "gpu mixed", cases); }
+int main(int argc, char **argv)
+{
+    return utc_test_main(argc, argv, "gpu mixed", cases);
+}
