@@ -137,12 +137,13 @@ utc_status_t utc_gpu_pipeline_run(const utc_gpu_pipeline_options_t *opts,
 static utc_status_t stub_task_create(utc_task_t *task)
 {
     const struct utc__task *t = task->impl;
-    if (t->opts.kind != UTC_TASK_GPU)
+    if (t->opts.kind == UTC_TASK_CPU)
         return UTC_OK;
     return utc__error(UTC_ERR_NO_GPU_SUPPORT,
-                      "utc_task_create: task '%s' is a GPU task, but UTC was built without GPU "
-                      "support (configure with a CUDA toolkit and UTC_WITH_CUDA=ON)",
-                      utc__text_name(t->ops ? t->ops->name : NULL));
+                      "utc_task_create: task '%s' has GPU threads (kind %s), but UTC was built "
+                      "without GPU support (configure with a CUDA toolkit and UTC_WITH_CUDA=ON)",
+                      utc__text_name(t->ops ? t->ops->name : NULL),
+                      t->opts.kind == UTC_TASK_GPU ? "UTC_TASK_GPU" : "UTC_TASK_MIXED");
 }
 
 static void stub_task_destroy(utc_task_t *task) { (void)task; }

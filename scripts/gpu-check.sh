@@ -19,13 +19,15 @@
 #    micro-benchmark at a tiny size, RUNPATHs) with UTC_REQUIRE_GPU=1: a skip is a
 #    failure, and so is any test that did not pass.
 # 4. Benchmarks (unless --no-bench): RYR v4, v5 and auto at 1024x1024, 50 frames (frames/s
-#    beside the dissertation's table 4.7, theirs), and utc_bench_gpu (bandwidth per memory
-#    kind with copy counts, concurrent kernels), and utc_bench_gpu_overlap (200 items
-#    through an overlapped pipeline at depth 1, 2, 3 beside each stage alone).
+#    beside the dissertation's table 4.7, theirs), the farm of both kinds (ryr --farm 1
+#    with CPU threads only, one GPU thread only, and --mixed, in one run: the mixed one's
+#    frames/s against the better of the two and their sum), utc_bench_gpu (bandwidth per
+#    memory kind with copy counts, concurrent kernels), and utc_bench_gpu_overlap (200
+#    items through an overlapped pipeline at depth 1, 2, 3 beside each stage alone).
 # Results: DIR (--out; default $OUT/gpu-check when $OUT is set, else gpu-check-results):
 # gpu-check.log (everything printed), summary.json, ctest-gpu-*.xml, bench-gpu.json,
-# bench-gpu-overlap.json,
-# ryr.jsonl. Exit 0 when every step passed, 1 when one failed, 2 on a usage error.
+# bench-gpu-overlap.json, ryr.jsonl, farm-mixed.jsonl. Exit 0 when every step passed, 1
+# when one failed, 2 on a usage error.
 #
 # --prepare  on a machine with apt and the network: fetch the bundle into gpu-bundle/ (git
 #            ignores it; carry it to the GPU machine with the tree) and stop.
@@ -64,7 +66,8 @@ fi
 
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
-rm -f "$out"/ctest-gpu-*.xml "$out"/bench-gpu.json "$out"/bench-gpu-overlap.json "$out"/ryr.jsonl "$out"/summary.json
+rm -f "$out"/ctest-gpu-*.xml "$out"/bench-gpu.json "$out"/bench-gpu-overlap.json "$out"/ryr.jsonl \
+    "$out"/summary.json "$out"/farm-mixed.jsonl
 exec > >(tee "$out/gpu-check.log") 2>&1
 tee_pid=$!
 t_start=$(date +%s)
@@ -114,6 +117,20 @@ if os.path.exists(bench_o):
         s["utc_bench_gpu_overlap"] = json.load(open(bench_o))
     except ValueError:
         s["utc_bench_gpu_overlap"] = "unreadable: see gpu-check.log"
+farm = {}
+if os.path.exists(os.path.join(out, "farm-mixed.jsonl")):
+    for line in open(os.path.join(out, "farm-mixed.jsonl")):
+        try:
+            r = json.loads(line)
+            farm[r["farm"]] = {k: r.get(k) for k in ("fps", "verified", "rows_cpu", "rows_gpu")}
+        except (ValueError, KeyError):
+            pass
+if {"cpu", "gpu", "mixed"} <= set(farm):
+    m, c, g = (farm[k]["fps"] or 0 for k in ("mixed", "cpu", "gpu"))
+    farm["mixed_over_best"] = m / max(c, g) if max(c, g) else None
+    farm["mixed_over_sum"] = m / (c + g) if c + g else None
+    farm["target"] = "mixed_over_best >= 1 and mixed_over_sum >= 0.9 (issue 36)"
+s["ryr_farm_mixed"] = farm or None
 bench = os.path.join(out, "bench-gpu.json")
 if os.path.exists(bench):
     try:
@@ -256,8 +273,9 @@ command -v python3 >/dev/null || failed "python3 is missing (the tests and the s
 
 # ---- 3. build and test ----
 step "3. build (CUDA on) in $build"
-targets="utc test_gpu_errors test_gpu_kernels test_gpu_data test_gpu_pipeline test_gpu_pipeline_errors
-test_gpu_pipeline_ring utc_bench_gpu utc_bench_gpu_overlap example_gpu_task ryr
+targets="utc test_gpu_errors test_gpu_kernels test_gpu_data test_gpu_mixed test_gpu_pipeline
+test_gpu_pipeline_errors test_gpu_pipeline_ring utc_bench_gpu utc_bench_gpu_overlap example_gpu_task
+example_mixed_task ryr
 rotate yuv raytrace md5 bfs mm heat kmeans nbody mc"
 # the build tool: the one the folder was made with, else ninja where there is one, else make
 gen=()
@@ -322,6 +340,38 @@ if [ "$bench" = 1 ] && [ "$dry" = 0 ]; then
         theirs=$(case $p in v4) echo 4.048 ;; v5) echo 5.475 ;; *) echo - ;; esac)
         printf '%-6s %10s %10s\n' "$p" "$fps" "$theirs"
     done
+    step "4. the farm of both kinds: CPU threads, a GPU thread, and both (--mixed), 1024x1024"
+    # one farm task beside the pipeline's other stages: all the cores' CPU threads, one GPU
+    # thread, or --mixed (the GPU thread and a CPU thread on each core it leaves)
+    ncores=$(nproc)
+    for farm in cpu gpu mixed; do
+        case $farm in
+            cpu) args=(--ray-threads "$ncores") ;;
+            gpu) args=(--gpu) ;;
+            mixed) args=(--mixed --verify) ;;
+        esac
+        line=$(timeout 300 scripts/utcrun -np 1 "$build/apps/ryr/ryr" --preset v3 --farm 1 \
+            "${args[@]}" --size 1024x1024 --frames 50 --orbit 10 --no-output --json </dev/null \
+            2>"$probe_dir/ryr.err" | tail -n 1)
+        if ! grep -q '"fps": ' <<<"$line"; then
+            cat "$probe_dir/ryr.err"
+            failed "ryr --farm 1 ($farm) at 1024x1024"
+            continue
+        fi
+        echo "{\"farm\": \"$farm\", ${line#\{}" >>"$out/farm-mixed.jsonl"
+        printf '%-6s %10s fps  %s\n' "$farm" "$(sed -n 's/.*"fps": \([0-9.]*\).*/\1/p' <<<"$line")" \
+            "$(grep -o '"rows_cpu": [0-9]*, "rows_gpu": [0-9]*' <<<"$line")"
+    done
+    if [ "$(grep -c . "$out/farm-mixed.jsonl" 2>/dev/null)" = 3 ]; then
+        python3 - "$out/farm-mixed.jsonl" <<'PY' || failed "the mixed farm's --verify"
+import json, sys
+r = {j["farm"]: j for j in map(json.loads, open(sys.argv[1]))}
+c, g, m = r["cpu"]["fps"], r["gpu"]["fps"], r["mixed"]["fps"]
+print("mixed / better of the two: %.2f (target >= 1); mixed / sum: %.2f (target >= 0.9)"
+      % (m / max(c, g), m / (c + g)))
+sys.exit(0 if r["mixed"]["verified"] else 1)
+PY
+    fi
     step "4. utc_bench_gpu (bandwidth per memory kind, copy counts, concurrent kernels)"
     if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu" --json </dev/null \
             >"$out/bench-gpu.json"; then

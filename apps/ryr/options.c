@@ -74,6 +74,10 @@ void ryr_options_usage(FILE *f, const char *prog)
             "                        (round robin), taking whole frames as they get free\n"
             "                        (a share-mode shared conduit); with the GPU, task 0\n"
             "                        renders on it and the others on CPU threads\n"
+            "  --mixed               with --farm and a GPU: task 0 is one task of both\n"
+            "                        kinds, --ray-threads GPU threads (default 1) and a\n"
+            "                        CPU thread on each core they leave, sharing each\n"
+            "                        frame's rows; the summary counts the rows of each kind\n"
             "\n"
             "Output:\n"
             "  --out DIR             output folder (default ryr-out)\n"
@@ -335,7 +339,7 @@ static int parse_enum(const char *opt, const char *s, const char *const *names, 
 enum opt_id {
     O_SCENE, O_SIZE, O_FRAMES, O_OUT, O_ANGLE, O_ORBIT, O_PRESET, O_RAY_THREADS,
     O_YUV_THREADS, O_ROTATE_TASKS, O_ROTATE_THREADS, O_GPU, O_MEMTYPE, O_PLACE, O_VERIFY,
-    O_JSON, O_NO_OUTPUT, O_RGB, O_YUV_REPEAT, O_VIDEO, O_FPS, O_FARM, O_SLOW_RANK, O_HELP,
+    O_JSON, O_NO_OUTPUT, O_RGB, O_YUV_REPEAT, O_VIDEO, O_FPS, O_FARM, O_MIXED, O_SLOW_RANK, O_HELP,
     O_VERSION
 };
 
@@ -365,6 +369,7 @@ static const struct {
     [O_VIDEO] = {"--video", 1},
     [O_FPS] = {"--fps", 1},
     [O_FARM] = {"--farm", 1},
+    [O_MIXED] = {"--mixed", 0},
     [O_SLOW_RANK] = {"--slow-rank", 1},
     [O_HELP] = {"--help", 0},
     [O_VERSION] = {"--version", 0},
@@ -431,6 +436,9 @@ static int apply(int id, const char *name, const char *v, ryr_options_t *opt, ry
         return parse_slow_rank(v, opt, err);
     case O_GPU:
         opt->gpu = 1;
+        return 0;
+    case O_MIXED:
+        opt->mixed = 1;
         return 0;
     case O_VERIFY:
         opt->verify = 1;
@@ -520,13 +528,13 @@ int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_pla
     if (opt->preset == RYR_PRESET_SEQ) {
         static const char *what[] = {"--ray-threads", "--yuv-threads", "--rotate-tasks",
                                      "--rotate-threads", "--gpu", "--memtype", "--place",
-                                     "--farm", "--slow-rank"};
+                                     "--farm", "--slow-rank", "--mixed"};
         int given[] = {opt->ray_threads, opt->yuv_threads, opt->rotate_tasks,
                        opt->rotate_threads, opt->gpu, opt->memtype_given, 0,
-                       opt->farm, opt->slow_rank >= 0};
+                       opt->farm, opt->slow_rank >= 0, opt->mixed};
         for (int s = 0; s < RYR_NSTAGES; s++)
             given[6] |= opt->place[s].nranks > 0;
-        for (int k = 0; k < 9; k++)
+        for (int k = 0; k < 10; k++)
             if (given[k])
                 return ryr_err_set(err, "%s does not apply to --preset seq (a plain "
                                    "sequential loop with no tasks)", what[k]);
@@ -558,14 +566,20 @@ int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_pla
     } else {
         p = table[opt->preset];
     }
-    if (opt->gpu && !p.ray_gpu) {
+    if (opt->mixed && !opt->farm)
+        return ryr_err_set(err, "--mixed makes task 0 of a farm a task of both kinds: give "
+                           "--farm N too");
+    if ((opt->gpu || opt->mixed) && !p.ray_gpu) {
         p.ray_gpu = 1;
         p.ray_threads = 1;
     }
     if (p.ray_gpu && !have_gpu)
-        return ryr_err_set(err, "%s needs a GPU, and none is available",
-                           opt->gpu ? "--gpu" : opt->preset == RYR_PRESET_V4 ? "--preset v4"
-                                                                             : "--preset v5");
+        return ryr_err_set(err, "%s needs a GPU, and none is available%s",
+                           opt->mixed ? "--mixed" : opt->gpu ? "--gpu"
+                           : opt->preset == RYR_PRESET_V4    ? "--preset v4"
+                                                             : "--preset v5",
+                           opt->mixed ? " (without one, leave out --mixed: the farm's "
+                                        "tasks then all render on CPU threads)" : "");
     if (opt->ray_threads)
         p.ray_threads = opt->ray_threads;
     if (opt->yuv_threads)
@@ -584,6 +598,20 @@ int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_pla
         p.farm_gpu = p.ray_gpu;
         p.farm_cpu_threads = !p.ray_gpu ? p.ray_threads
                              : ncores < RYR_MAX_THREADS ? ncores : RYR_MAX_THREADS;
+        /* --mixed: task 0 keeps its GPU threads and gets a CPU thread on each core they
+         * leave (the other stages mostly wait on conduits; each GPU thread drives its
+         * kernels from a core of its own) */
+        p.farm_mixed = opt->mixed;
+        if (p.farm_mixed) {
+            int left = ncores - p.ray_threads;
+            p.farm_mixed_cpu_threads = left < 1 ? 1 : left;
+            if (p.ray_threads + p.farm_mixed_cpu_threads > RYR_MAX_THREADS)
+                p.farm_mixed_cpu_threads = RYR_MAX_THREADS - p.ray_threads;
+            if (p.farm_mixed_cpu_threads < 1)
+                return ryr_err_set(err, "--mixed: --ray-threads %d leaves no room for CPU "
+                                   "threads (at most %d threads in a task)", p.ray_threads,
+                                   RYR_MAX_THREADS);
+        }
     }
     if (opt->video && p.output_tasks > 1 && opt->place[RYR_STAGE_OUTPUT].nranks > 1)
         return ryr_err_set(err, "--video: the output tasks must share a rank to put each "

@@ -85,6 +85,7 @@ typedef struct ryr_options {
     int fps_num, fps_den;   /**< --fps N or N/D (default 24/1) */
     int fps_given;          /**< --fps was on the command line */
     int farm;               /**< --farm N: N raytrace tasks sharing the frames; 0: off */
+    int mixed;              /**< --mixed: farm task 0 has GPU and CPU threads */
     int slow_rank;          /**< --slow-rank R=F: the rank R; -1: not given */
     double slow_factor;     /**< ... and F (>= 1): raytrace work on R takes F times as long */
 } ryr_options_t;
@@ -102,6 +103,9 @@ typedef struct ryr_plan {
     int farm;             /**< raytrace tasks of a farm (--farm); 0: one raytrace task */
     int farm_gpu;         /**< farm member 0 is a GPU task (ray_threads GPU threads) */
     int farm_cpu_threads; /**< threads of each CPU member of the farm */
+    int farm_mixed;       /**< --mixed: member 0 is a mixed task (ray_threads GPU threads
+                               and farm_mixed_cpu_threads CPU threads) */
+    int farm_mixed_cpu_threads; /**< CPU threads of the mixed member */
 } ryr_plan_t;
 
 /** @brief Set every option to its default. */
@@ -128,7 +132,9 @@ void ryr_options_usage(FILE *f, const char *prog);
  * (--gpu, v4, v5) and @p have_gpu is 0, for pipeline options given with `seq`, and for
  * --video when --place spreads several output tasks over ranks (a frame's planes must
  * meet on one rank). With --farm, a plan that puts raytrace on the GPU makes farm member 0
- * a GPU task and the others CPU tasks of @p ncores threads.
+ * a GPU task and the others CPU tasks of @p ncores threads; --mixed (which needs --farm
+ * and a GPU) makes member 0 a task of both kinds: its ray_threads GPU threads and a CPU
+ * thread on each of the @p ncores they leave (at least one).
  * @param ncores cores of the machine (>= 1)
  * @param have_gpu whether a usable GPU is present
  * @return 0 or -1

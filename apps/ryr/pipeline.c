@@ -85,7 +85,8 @@ static utc_status_t create_stage_task(const utc_task_ops_t *ops, const int *rank
 }
 
 /* --farm: member i on the raytrace stage's rank i (round robin), all its threads there;
- * member 0 on the GPU when the plan says so. */
+ * member 0 on the GPU when the plan says so, or (--mixed) of both kinds: its GPU threads
+ * first, then its CPU threads. */
 static int create_farm(pipeline_t *pl)
 {
     const ryr_plan_t *plan = pl->pipe.plan;
@@ -93,16 +94,20 @@ static int create_farm(pipeline_t *pl)
     int ranks[RYR_MAX_PLACE_RANKS], procs[RYR_MAX_THREADS];
     int n = stage_ranks(opt, RYR_STAGE_RAYTRACE, utc_nranks(), ranks);
     for (int i = 0; i < plan->farm; i++) {
-        int gpu = plan->farm_gpu && i == 0;
-        int threads = gpu ? plan->ray_threads : plan->farm_cpu_threads;
+        int gpu = plan->farm_gpu && i == 0, mixed = gpu && plan->farm_mixed;
+        int threads = !gpu ? plan->farm_cpu_threads
+                      : plan->ray_threads + (mixed ? plan->farm_mixed_cpu_threads : 0);
         for (int k = 0; k < threads; k++)
             procs[k] = ranks[i % n];
         utc_task_options_t o = UTC_TASK_OPTIONS_INIT;
-        o.kind = gpu ? UTC_TASK_GPU : UTC_TASK_CPU;
+        o.kind = mixed ? UTC_TASK_MIXED : gpu ? UTC_TASK_GPU : UTC_TASK_CPU;
+        o.gpu_threads = mixed ? plan->ray_threads : 0;
         o.mem_kind = (utc_mem_kind_t)opt->memtype;
         o.window_size = 0; /* a member renders on one rank: no global shared data */
+        const utc_task_ops_t *ops = mixed ? &ryr_ray_mixed_ops
+                                    : gpu ? &ryr_ray_gpu_ops : &ryr_ray_cpu_ops;
         utc_task_t *t;
-        if (utc_task_create(gpu ? &ryr_ray_gpu_ops : &ryr_ray_cpu_ops, procs, threads, &o, &t))
+        if (utc_task_create(ops, procs, threads, &o, &t))
             return fail("creating a raytrace task of the farm");
         pl->farm[pl->nfarm++] = (ryr_ray_task_t *)t;
     }
@@ -357,11 +362,11 @@ static int run_all(pipeline_t *pl)
         tasks[n++] = &pl->output[i]->base;
     }
     /* the one raytrace task makes its global shared data (farm members, on one rank each,
-     * make none, but CPU ones have the init function all the same) */
+     * make none, but they have the init function all the same: CPU, GPU and mixed) */
     if (pl->ray && utc_task_init(&pl->ray->base, NULL))
         return fail("initializing the raytrace task");
     for (int i = 0; i < pl->nfarm; i++)
-        if (!(pl->pipe.plan->farm_gpu && i == 0) && utc_task_init(&pl->farm[i]->base, NULL))
+        if (utc_task_init(&pl->farm[i]->base, NULL))
             return fail("initializing a raytrace task of the farm");
     for (int i = 0; i < n; i++)
         if (utc_task_run(tasks[i], NULL))
@@ -450,9 +455,14 @@ int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr
 
     /* every rank reports its tasks; rank 0 prints the summary */
     double busy[RYR_NSTAGES] = {0}, max_busy[RYR_NSTAGES];
+    long long rows[2] = {0, 0}, all_rows[2] = {0, 0}; /* a farm's rows by kind: CPU, GPU */
     if (!status)
         for (int s = 0; s < RYR_NSTAGES; s++)
             busy[s] = stage_busy(&pl, s);
+    for (int i = 0; i < pl.nfarm && !status; i++)
+        for (int k = 0; k < 2; k++)
+            rows[k] += atomic_load(&pl.farm[i]->rows[k]);
+    MPI_Reduce(rows, all_rows, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     int bad = status ? 0 : verify_local(&pl), any_bad = 0, any_status = 0;
     MPI_Reduce(busy, max_busy, RYR_NSTAGES, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -467,6 +477,9 @@ int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr
         rep.seconds = seconds;
         rep.verified = opt->verify && !any_bad;
         rep.gpu = plan->ray_gpu;
+        rep.farm = pl.nfarm > 0;
+        rep.rows_cpu = all_rows[UTC_TASK_CPU];
+        rep.rows_gpu = all_rows[UTC_TASK_GPU];
         int ray_threads = pl.ray ? utc_task_nthreads(&pl.ray->base) : 0;
         for (int i = 0; i < pl.nfarm; i++)
             ray_threads += utc_task_nthreads(&pl.farm[i]->base);

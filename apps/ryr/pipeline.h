@@ -12,6 +12,7 @@
 
 #include "options.h"
 #include "output.h"
+#include "render.h"
 #include "rotate.h"
 #include "scene.h"
 #include "video.h"
@@ -52,7 +53,37 @@ typedef struct ryr_ray_task {
     uint8_t *frame;
     /* several ranks: rows gathered in global shared data on the entry rank */
     utc_gdata_t *gframe, *gcounter;
+    /* farm: rows rendered by this rank's threads of each kind (by utc_task_kind_t: CPU,
+     * GPU), for the summary */
+    atomic_llong rows[2];
+    /* farm: seconds one thread of each kind takes per row (a running average; 0: not
+     * measured yet): how a mixed member shares a frame's rows between the kinds */
+    _Atomic double row_s[2];
 } ryr_ray_task_t;
+
+/*
+ * How one thread of a farm member renders the frame's rows it takes (task_raytrace.c's
+ * ryr_ray_run_rows): a CPU member's threads take a few rows at a time; a mixed member's
+ * threads as ryr_ray_mixed_chunk says.
+ */
+typedef struct ryr_rows_worker {
+    /* rows to take when `left` rows of the frame are not taken yet; 0: take no more of
+     * this frame */
+    int (*chunk)(const ryr_ray_task_t *t, int kind, int left, void *st);
+    /* render rows y0 .. y1 - 1 of frame f (its `view`) into `dst` (host memory) */
+    int (*render)(const ryr_pipe_t *p, const ryr_view_t *view, int f, int y0, int y1,
+                  uint8_t *dst, void *st);
+    void *st;
+} ryr_rows_worker_t;
+
+/*
+ * A mixed member's share of a frame for a thread of `kind` when `left` rows are not
+ * taken: each kind in proportion to its measured speed (row_s), a GPU thread its share
+ * in one chunk (so one kernel a frame when the CPU threads have little to add), a CPU
+ * thread one row, and none when the GPU threads would render all that is left before
+ * that row is done. Before both speeds are measured, small chunks of both kinds.
+ */
+int ryr_ray_mixed_chunk(const ryr_ray_task_t *t, int kind, int left);
 
 /* --farm: hands frame numbers 0, 1, ... to the raytrace tasks, each to the first that asks,
  * then closes the stream. One thread, on the yuv task's rank. */
@@ -92,6 +123,8 @@ typedef struct ryr_output_task {
 extern const utc_task_ops_t ryr_ray_cpu_ops;
 extern const utc_task_ops_t ryr_dispatch_ops;
 extern const utc_task_ops_t ryr_ray_gpu_ops;
+/* --mixed: one farm member with GPU threads (run_gpu) and CPU threads (run) */
+extern const utc_task_ops_t ryr_ray_mixed_ops;
 extern const utc_task_ops_t ryr_yuv_ops;
 extern const utc_task_ops_t ryr_rotate_ops;
 extern const utc_task_ops_t ryr_output_ops;
@@ -125,6 +158,17 @@ void ryr_ray_fini(utc_task_t *self, utc_ctx_t *ctx);
  * went): the entry rank sends the whole frame to yuv once every thread has stored its rows.
  * Every thread of the task; returns the first error (task_raytrace.c). */
 int ryr_ray_gather_send(ryr_ray_task_t *t, utc_ctx_t *ctx, int f, double t0, int rc);
+
+/*
+ * A farm member on one rank: for every frame it is handed, its threads take rows from a
+ * shared counter (each as much as `w->chunk` says) and render them with `w->render` into
+ * the frame, which is sent to yuv once all are done. Counts the rows in t->rows[kind]
+ * (the calling thread's kind). Every local thread, each with its own worker.
+ */
+int ryr_ray_run_rows(ryr_ray_task_t *t, utc_ctx_t *ctx, const ryr_rows_worker_t *w);
+
+/* The CPU threads' body of a --mixed farm member (task_raytrace.c). */
+int ryr_ray_mixed_cpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg);
 
 /* Whether this build can raytrace on a GPU (CUDA built in and a device visible). */
 int ryr_gpu_available(void);

@@ -122,3 +122,11 @@ extern "C" int ryr_gpu_render_rows(const ryr_gpu_scene_t *gs, const ryr_view_t *
     render_kernel<<<grid, block, 0, (cudaStream_t)stream>>>(s, *view, w, h, y0, y1, out_dev);
     return cudaGetLastError() == cudaSuccess ? UTC_OK : UTC_ERR_GPU;
 }
+
+extern "C" int ryr_gpu_copy_to_host(uint8_t *host, const uint8_t *dev, size_t bytes, void *stream)
+{
+    if (!host || !dev)
+        return UTC_ERR_INVALID_ARG;
+    cudaError_t err = cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDefault, (cudaStream_t)stream);
+    return err == cudaSuccess ? UTC_OK : UTC_ERR_GPU;
+}

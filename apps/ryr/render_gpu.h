@@ -28,6 +28,14 @@ void ryr_gpu_scene_free(ryr_gpu_scene_t *gs);
 int ryr_gpu_render_rows(const ryr_gpu_scene_t *gs, const ryr_view_t *view, int w, int h, int y0,
                         int y1, uint8_t *out_dev, void *stream);
 
+/*
+ * Start copying `bytes` from `dev` (device memory) to `host` on `stream`: a mixed farm
+ * member's GPU thread renders chunks of varying size into one device buffer and copies
+ * each chunk alone. Asynchronous: the caller synchronizes the stream (pageable `host`
+ * memory makes CUDA's copy synchronous anyway). Returns 0 or a negative utc_status_t.
+ */
+int ryr_gpu_copy_to_host(uint8_t *host, const uint8_t *dev, size_t bytes, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

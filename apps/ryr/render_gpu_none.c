@@ -17,3 +17,9 @@ int ryr_gpu_render_rows(const ryr_gpu_scene_t *gs, const ryr_view_t *view, int w
     (void)gs, (void)view, (void)w, (void)h, (void)y0, (void)y1, (void)out_dev, (void)stream;
     return UTC_ERR_NO_GPU_SUPPORT;
 }
+
+int ryr_gpu_copy_to_host(uint8_t *host, const uint8_t *dev, size_t bytes, void *stream)
+{
+    (void)host, (void)dev, (void)bytes, (void)stream;
+    return UTC_ERR_NO_GPU_SUPPORT;
+}

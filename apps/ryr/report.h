@@ -26,17 +26,21 @@ typedef struct ryr_report {
     double seconds;      /**< wall time of the frame loop */
     int verified;        /**< 1 when --verify compared every plane and all matched */
     int gpu;             /**< 1 when the raytrace stage ran on a GPU task */
+    int farm;            /**< 1 with --farm: rows_cpu and rows_gpu are reported */
+    long long rows_cpu;  /**< --farm: rows rendered by CPU threads, all tasks and ranks */
+    long long rows_gpu;  /**< --farm: rows rendered by GPU threads */
     ryr_stage_report_t stages[RYR_NSTAGES];
 } ryr_report_t;
 
 /** @brief Human-readable summary: frames, wall time, fps, and per stage tasks, threads
- * and busy time. */
+ * and busy time; with --farm, the rows each kind of thread rendered. */
 void ryr_report_print(FILE *f, const ryr_report_t *r);
 
 /**
  * @brief The summary as one JSON object on one line:
  * {"preset", "frames", "width", "height", "seconds", "fps", "verified", "gpu",
- *  "stages": {name: {"tasks", "threads", "busy_s"}}}.
+ *  "stages": {name: {"tasks", "threads", "busy_s"}}}, with --farm also "rows_cpu" and
+ *  "rows_gpu" (before "stages").
  */
 void ryr_report_json(FILE *f, const ryr_report_t *r);
 

@@ -72,8 +72,16 @@ utc_status_t ryr_ray_done(ryr_ray_task_t *t)
     return t->jobs ? utc_conduit_close(t->out) : UTC_OK;
 }
 
-/* One rank: render into an owned buffer and hand it over. */
-static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx)
+/* Fold one measured time per row of a thread of `kind` into the task's average. */
+static void note_row_time(ryr_ray_task_t *t, int kind, double s)
+{
+    /* relaxed: a hint; two threads that update at once lose one sample */
+    double old = atomic_load_explicit(&t->row_s[kind], memory_order_relaxed);
+    atomic_store_explicit(&t->row_s[kind], old > 0 ? 0.75 * old + 0.25 * s : s,
+                          memory_order_relaxed);
+}
+
+int ryr_ray_run_rows(ryr_ray_task_t *t, utc_ctx_t *ctx, const ryr_rows_worker_t *w)
 {
     const ryr_pipe_t *p = t->pipe;
     size_t bytes = (size_t)p->w * (size_t)p->h * 3;
@@ -85,14 +93,25 @@ static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx)
             return rc;
         ryr_view_t view;
         ryr_view_for_frame(&view, p->scene, f, p->opt->orbit);
-        int y0;
-        while ((y0 = atomic_fetch_add(&t->next_row, ROWS_PER_CHUNK)) < p->h) {
-            int y1 = y0 + ROWS_PER_CHUNK < p->h ? y0 + ROWS_PER_CHUNK : p->h;
+        long long rows = 0;
+        int y0, n;
+        /* relaxed: the rows left are a hint for the chunk size; the fetch-add hands
+         * rows out */
+        while (!rc &&
+               (n = w->chunk(t, ctx->kind, p->h - atomic_load_explicit(&t->next_row,
+                                                                      memory_order_relaxed),
+                             w->st)) > 0 &&
+               (y0 = atomic_fetch_add(&t->next_row, n)) < p->h) {
+            int y1 = y0 + n < p->h ? y0 + n : p->h;
             double c0 = utc_wtime();
-            ryr_render_rows(p->scene, &view, p->w, p->h, y0, y1, t->frame + (size_t)y0 * p->w * 3);
+            rc = w->render(p, &view, f, y0, y1, t->frame + (size_t)y0 * p->w * 3, w->st);
+            rows += y1 - y0;
             ryr_slow_down(p, c0);
+            note_row_time(t, ctx->kind, (utc_wtime() - c0) / (y1 - y0));
         }
-        if ((rc = utc_ctx_barrier_local(ctx)))
+        atomic_fetch_add(&t->rows[ctx->kind], rows);
+        int brc = utc_ctx_barrier_local(ctx);
+        if ((rc = rc ? rc : brc))
             return rc;
         if (ctx->local_id == 0)
             t->busy += utc_wtime() - t0;
@@ -100,6 +119,60 @@ static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx)
             return rc;
     }
     return more < 0 ? more : ryr_ray_done(t);
+}
+
+/* CPU threads: `rows` (in st) at a time, rendered on this thread; in a mixed member, as
+ * ryr_ray_mixed_chunk says (st NULL). */
+static int cpu_chunk(const ryr_ray_task_t *t, int kind, int left, void *st)
+{
+    return st ? *(const int *)st : ryr_ray_mixed_chunk(t, kind, left);
+}
+
+static int cpu_render(const ryr_pipe_t *p, const ryr_view_t *view, int f, int y0, int y1,
+                      uint8_t *dst, void *st)
+{
+    (void)f, (void)st;
+    ryr_render_rows(p->scene, view, p->w, p->h, y0, y1, dst);
+    return 0;
+}
+
+/* One rank: render into an owned buffer and hand it over. */
+static int ray_run_local(ryr_ray_task_t *t, utc_ctx_t *ctx)
+{
+    int rows_per_chunk = ROWS_PER_CHUNK;
+    ryr_rows_worker_t w = {.chunk = cpu_chunk, .render = cpu_render, .st = &rows_per_chunk};
+    return ryr_ray_run_rows(t, ctx, &w);
+}
+
+int ryr_ray_mixed_cpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    ryr_rows_worker_t w = {.chunk = cpu_chunk, .render = cpu_render, .st = NULL};
+    return ryr_ray_run_rows((ryr_ray_task_t *)self, ctx, &w);
+}
+
+/* Fewest rows of a GPU thread's chunk: a kernel launch and a copy back cost more than a
+ * few rows. */
+#define MIXED_GPU_MIN_ROWS 8
+
+int ryr_ray_mixed_chunk(const ryr_ray_task_t *t, int kind, int left)
+{
+    const ryr_plan_t *plan = t->pipe->plan;
+    int ngpu = plan->ray_threads > 0 ? plan->ray_threads : 1;
+    int ncpu = plan->farm_mixed_cpu_threads > 0 ? plan->farm_mixed_cpu_threads : 1;
+    /* relaxed: speeds are hints, written by the threads that measure them */
+    double g = atomic_load_explicit(&t->row_s[UTC_TASK_GPU], memory_order_relaxed);
+    double c = atomic_load_explicit(&t->row_s[UTC_TASK_CPU], memory_order_relaxed);
+    if (kind == UTC_TASK_CPU)
+        return g > 0 && c > 0 && (double)left * g / ngpu < c ? 0 : 1;
+    int n;
+    if (g <= 0 || c <= 0) {
+        n = left / 4 / ngpu;
+    } else {
+        double rg = ngpu / g, rc = ncpu / c; /* rows per second of each kind */
+        n = (int)((double)left * rg / (rg + rc) / ngpu + 0.999);
+    }
+    return n > MIXED_GPU_MIN_ROWS ? n : MIXED_GPU_MIN_ROWS;
 }
 
 /*

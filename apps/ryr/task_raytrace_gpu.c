@@ -46,6 +46,50 @@ static int render_rows(const ryr_pipe_t *p, gpu_thread_state_t *st, int f, int y
     return rc;
 }
 
+static int mixed_gpu_chunk(const ryr_ray_task_t *t, int kind, int left, void *st)
+{
+    (void)st;
+    return ryr_ray_mixed_chunk(t, kind, left);
+}
+
+static int mixed_gpu_render(const ryr_pipe_t *p, const ryr_view_t *view, int f, int y0, int y1,
+                            uint8_t *dst, void *st)
+{
+    (void)f;
+    gpu_thread_state_t *m = st; /* a device buffer for a whole frame */
+    uint8_t *dev = utc_gpu_data_device(m->rows);
+    double t0 = utc_wtime();
+    int rc = ryr_gpu_render_rows(m->scene, view, p->w, p->h, y0, y1, dev, utc_gpu_stream());
+    if (!rc)
+        rc = ryr_gpu_copy_to_host(dst, dev, (size_t)(y1 - y0) * (size_t)p->w * 3,
+                                  utc_gpu_stream());
+    if (!rc)
+        rc = utc_gpu_synchronize();
+    ryr_slow_down(p, t0);
+    return rc;
+}
+
+/* The GPU threads' body of a --mixed farm member (on one rank): rows from the frame's
+ * counter with the CPU threads (ryr_ray_mixed_cpu_run), in larger chunks. */
+static int ray_mixed_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    ryr_ray_task_t *t = (ryr_ray_task_t *)self;
+    const ryr_pipe_t *p = t->pipe;
+    gpu_thread_state_t m = {0};
+    int rc = ryr_gpu_scene_upload(p->scene, &m.scene);
+    if (!rc)
+        rc = utc_gpu_data_create_default(1, (size_t)p->w * (size_t)p->h * 3, 1, 1, &m.rows);
+    if (!rc) {
+        ryr_rows_worker_t w = {.chunk = mixed_gpu_chunk, .render = mixed_gpu_render, .st = &m};
+        rc = ryr_ray_run_rows(t, ctx, &w);
+    }
+    if (m.rows)
+        utc_gpu_data_destroy(m.rows);
+    ryr_gpu_scene_free(m.scene);
+    return rc;
+}
+
 /* One rank: rows into an owned frame, which is handed to yuv (or to a farm's yuv). */
 static int run_local(ryr_ray_task_t *t, utc_ctx_t *ctx, gpu_thread_state_t *st, int y0, int y1)
 {
@@ -57,6 +101,7 @@ static int run_local(ryr_ray_task_t *t, utc_ctx_t *ctx, gpu_thread_state_t *st, 
         if ((rc = utc_ctx_single(ctx, 0, alloc_frame, t)))
             return rc;
         rc = y1 > y0 ? render_rows(p, st, f, y0, y1, t->frame + (size_t)y0 * row_bytes) : 0;
+        atomic_fetch_add(&t->rows[UTC_TASK_GPU], y1 - y0);
         int brc = utc_ctx_barrier_local(ctx);
         if ((rc = rc ? rc : brc))
             return rc;
@@ -120,3 +165,8 @@ static int ray_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 const utc_task_ops_t ryr_ray_gpu_ops = {
     .name = "raytrace-gpu", .size = sizeof(ryr_ray_task_t),
     .init = ryr_ray_init, .run = ray_gpu_run, .fini = ryr_ray_fini};
+
+const utc_task_ops_t ryr_ray_mixed_ops = {
+    .name = "raytrace-mixed", .size = sizeof(ryr_ray_task_t), .version = UTC_TASK_OPS_VERSION,
+    .init = ryr_ray_init, .run = ryr_ray_mixed_cpu_run, .run_gpu = ray_mixed_gpu_run,
+    .fini = ryr_ray_fini};

@@ -60,6 +60,100 @@ utc_status_t utc__task_check(const utc_task_t *task, const char *fn)
     return UTC_OK;
 }
 
+static const char *kind_name(utc_task_kind_t kind)
+{
+    return kind == UTC_TASK_GPU ? "UTC_TASK_GPU" : kind == UTC_TASK_MIXED ? "UTC_TASK_MIXED"
+                                                                         : "UTC_TASK_CPU";
+}
+
+/* The ops table alone, read as far as its layout goes (UTC_TASK_OPS_VERSION in task.h). */
+static utc_status_t check_ops_layout(const utc_task_ops_t *ops)
+{
+    const char *name = utc__text_name(ops->name);
+    if (ops->version > UTC_TASK_OPS_VERSION)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: task '%s': ops->version is %u, a layout of "
+                          "utc_task_ops_t this library does not know (it reads 0 .. %d): set "
+                          ".version = UTC_TASK_OPS_VERSION from the <utc/task.h> of the UTC "
+                          "you link, or leave it out (0) for a table without run_gpu",
+                          name, ops->version, UTC_TASK_OPS_VERSION);
+    if (ops->version == 0 && ops->run_gpu)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: task '%s' sets ops->run_gpu but leaves ops->version "
+                          "0, the layout without it: set .version = UTC_TASK_OPS_VERSION (then "
+                          ".run is the CPU body and .run_gpu the GPU body)", name);
+    if (ops->version == 0 && !ops->run)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: task '%s' has no run function",
+                          name);
+    if (!ops->run && !ops->run_gpu)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: task '%s' has neither ops->run (CPU body) nor "
+                          "ops->run_gpu (GPU body): give at least one", name);
+    if (ops->size < sizeof(utc_task_t))
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: ops->size %zu is smaller than utc_task_t (%zu): "
+                          "set .size = sizeof(your task struct)", ops->size, sizeof(utc_task_t));
+    return UTC_OK;
+}
+
+/* The kinds of thread the task will have, against the bodies of its ops table. The proc
+ * list is valid; the answer is the same on every rank. */
+static utc_status_t check_kinds(const utc_task_ops_t *ops, const int *procs, int nthreads,
+                                const utc_task_options_t *opts)
+{
+    const char *name = utc__text_name(ops->name);
+    utc_task_kind_t kind = opts->kind;
+    if (kind != UTC_TASK_CPU && kind != UTC_TASK_GPU && kind != UTC_TASK_MIXED)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: unknown task kind %d",
+                          (int)kind);
+    if (kind != UTC_TASK_MIXED && opts->gpu_threads != 0)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: task '%s': opts.gpu_threads is %d, but its kind is "
+                          "%s: gpu_threads is for kind UTC_TASK_MIXED (set that kind, or leave "
+                          "gpu_threads 0)", name, opts->gpu_threads, kind_name(kind));
+    if (kind == UTC_TASK_MIXED &&
+        (opts->gpu_threads < 1 || opts->gpu_threads > UTC_TASK_MAX_THREADS))
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: task '%s': opts.gpu_threads is %d, but a "
+                          "UTC_TASK_MIXED task needs 1 .. %d GPU threads per rank (for none, "
+                          "use kind UTC_TASK_CPU)", name, opts->gpu_threads, UTC_TASK_MAX_THREADS);
+    if (kind == UTC_TASK_MIXED && ops->version == 0)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: task '%s' is UTC_TASK_MIXED, which needs a versioned "
+                          "ops table: set .version = UTC_TASK_OPS_VERSION, with .run (CPU body) "
+                          "and .run_gpu (GPU body)", name);
+    if (ops->version == 0)
+        return UTC_OK; /* one body, run, for threads of either kind */
+    if (kind != UTC_TASK_CPU && !ops->run_gpu)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: task '%s' has GPU threads (kind %s) but no GPU "
+                          "body: set ops->run_gpu, or create it with kind UTC_TASK_CPU", name,
+                          kind_name(kind));
+    if (kind == UTC_TASK_CPU && !ops->run)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_task_create: task '%s' has CPU threads (kind UTC_TASK_CPU) but no "
+                          "CPU body: set ops->run, or create it with kind UTC_TASK_GPU", name);
+    if (kind == UTC_TASK_MIXED && !ops->run) {
+        /* CPU threads are those beyond gpu_threads on a rank */
+        int nranks = utc_nranks();
+        int *count = calloc((size_t)nranks, sizeof *count);
+        if (!count)
+            return utc__error(UTC_ERR_NO_MEMORY, "utc_task_create: out of memory");
+        int rank = -1;
+        for (int i = 0; i < nthreads && rank < 0; i++)
+            if (++count[procs[i]] > opts->gpu_threads)
+                rank = procs[i];
+        free(count);
+        if (rank >= 0)
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "utc_task_create: task '%s' has CPU threads (rank %d holds more "
+                              "than opts.gpu_threads = %d threads) but no CPU body: set "
+                              "ops->run, or make every thread of a rank a GPU thread", name,
+                              rank, opts->gpu_threads);
+    }
+    return UTC_OK;
+}
+
 static utc_status_t check_args(const utc_task_ops_t *ops, const int *procs, int nthreads,
                                const utc_task_options_t *opts, utc_task_t **out)
 {
@@ -68,13 +162,9 @@ static utc_status_t check_args(const utc_task_ops_t *ops, const int *procs, int 
         return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: out is NULL");
     if (!ops)
         return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: ops is NULL");
-    if (!ops->run)
-        return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: task '%s' has no run function",
-                          utc__text_name(ops->name));
-    if (ops->size < sizeof(utc_task_t))
-        return utc__error(UTC_ERR_INVALID_ARG,
-                          "utc_task_create: ops->size %zu is smaller than utc_task_t (%zu): "
-                          "set .size = sizeof(your task struct)", ops->size, sizeof(utc_task_t));
+    utc_status_t rc = check_ops_layout(ops);
+    if (rc != UTC_OK)
+        return rc;
     if (!procs || nthreads <= 0)
         return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: the proc list is empty");
     if (nthreads > UTC_TASK_MAX_THREADS)
@@ -86,9 +176,8 @@ static utc_status_t check_args(const utc_task_ops_t *ops, const int *procs, int 
             return utc__error(UTC_ERR_OUT_OF_RANGE,
                               "utc_task_create: proc list entry %d names rank %d, but ranks "
                               "are 0..%d", i, procs[i], nranks - 1);
-    if (opts->kind != UTC_TASK_CPU && opts->kind != UTC_TASK_GPU)
-        return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: unknown task kind %d",
-                          (int)opts->kind);
+    if ((rc = check_kinds(ops, procs, nthreads, opts)) != UTC_OK)
+        return rc;
     if (opts->mem_kind < UTC_MEM_PAGEABLE || opts->mem_kind > UTC_MEM_UNIFIED)
         return utc__error(UTC_ERR_INVALID_ARG, "utc_task_create: unknown memory kind %d",
                           (int)opts->mem_kind);
@@ -114,8 +203,11 @@ static void describe_create(utc__coll_desc_t *d, const utc_task_ops_t *ops, cons
     d->part[0] = utc__digest_bytes(h, procs, sizeof *procs * (size_t)nthreads);
     h = utc__digest_str(UTC__DIGEST_INIT, ops->name);
     h = utc__digest_u64(h, ops->size);
+    h = utc__digest_u64(h, ops->version);
     d->part[1] = utc__digest_u64(h, (uint64_t)(ops->init != NULL) |
-                                        (uint64_t)(ops->fini != NULL) << 1);
+                                        (uint64_t)(ops->fini != NULL) << 1 |
+                                        (uint64_t)(ops->run != NULL) << 2 |
+                                        (uint64_t)(ops->run_gpu != NULL) << 3);
     h = utc__digest_u64(UTC__DIGEST_INIT, (uint64_t)o->kind);
     h = utc__digest_u64(h, (uint64_t)o->bind);
     h = utc__digest_u64(h, (uint64_t)o->cpu_list_len);
@@ -123,6 +215,7 @@ static void describe_create(utc__coll_desc_t *d, const utc_task_ops_t *ops, cons
         h = utc__digest_bytes(h, o->cpu_list, sizeof *o->cpu_list * (size_t)o->cpu_list_len);
     h = utc__digest_u64(h, o->window_size);
     h = utc__digest_u64(h, (uint64_t)o->mem_kind);
+    h = utc__digest_u64(h, (uint64_t)o->gpu_threads);
     h = utc__digest_u64(h, (uint64_t)o->devices_len);
     if (o->devices && o->devices_len > 0)
         h = utc__digest_bytes(h, o->devices, sizeof *o->devices * (size_t)o->devices_len);
@@ -167,6 +260,10 @@ static utc_status_t place(struct utc__task *t)
     }
     free(seen);
     t->entry_rank = t->procs[0];
+    t->ngpu_local = t->opts.kind == UTC_TASK_GPU     ? t->nlocal
+                    : t->opts.kind == UTC_TASK_MIXED ? (t->nlocal < t->opts.gpu_threads
+                                                            ? t->nlocal : t->opts.gpu_threads)
+                                                     : 0;
 
     /* MPI_Comm_create is collective over the world: every rank calls it, members get the
      * task communicator, the others MPI_COMM_NULL */
@@ -214,7 +311,8 @@ static utc_status_t start_threads(struct utc__task *t, int *nstarted)
             .task = t->self, .local_id = i, .local_count = t->nlocal,
             .global_id = t->local_gids[i], .global_count = t->nthreads,
             .world_rank = utc_rank(), .world_size = utc_nranks(),
-            .group_rank = t->group_rank, .group_size = t->ngroup, .impl = th};
+            .group_rank = t->group_rank, .group_size = t->ngroup,
+            .kind = i < t->ngpu_local ? UTC_TASK_GPU : UTC_TASK_CPU, .impl = th};
         int err = pthread_create(&th->tid, NULL, utc__thread_main, th);
         if (err != 0) {
             rc = utc__error(UTC_ERR_THREAD, "utc_task_create: pthread_create failed (%s)",
@@ -331,6 +429,9 @@ utc_status_t utc_task_create(const utc_task_ops_t *ops, const int *procs, int nt
     t->nthreads = nthreads;
     t->procs = (int *)procs; /* copied by place() */
     t->initialized = ops->init == NULL;
+    /* a layout-0 table has one body for both kinds (check_ops_layout) */
+    t->body[UTC_TASK_CPU] = ops->run;
+    t->body[UTC_TASK_GPU] = ops->version >= 1 ? ops->run_gpu : ops->run;
     t->id = next_task_id++;
     t->self = calloc(1, ops->size);
     int nstarted = 0, next = 0;

@@ -48,6 +48,11 @@ struct utc__task {
     int nthreads;               /* global thread count */
     int *procs;                 /* procs[global id] = world rank */
     int nlocal;                 /* threads on this rank */
+    int ngpu_local;             /* of which GPU threads: local ids 0 .. ngpu_local-1 */
+    /* the body each kind of thread runs (by utc_task_kind_t, CPU and GPU), from the ops
+     * table as its layout says (checked at creation; NULL where the task has no such
+     * threads) */
+    int (*body[2])(utc_task_t *self, utc_ctx_t *ctx, void *arg);
     int *local_gids;            /* local id -> global id */
     int ngroup;                 /* ranks holding threads, in order of first appearance */
     int *group_ranks;           /* group rank -> world rank */
@@ -78,7 +83,7 @@ struct utc__task {
 };
 
 struct utc__thread {
-    utc_ctx_t ctx;
+    utc_ctx_t ctx;               /* ctx.kind: CPU or GPU */
     pthread_t tid;
     struct utc__task *task;
     int bind_slot;         /* binding-cursor slot of this thread */

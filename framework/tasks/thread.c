@@ -95,7 +95,7 @@ static utc_status_t execute(struct utc__thread *th, utc__cmd_kind_t kind, void *
         if (ops->init)
             rc = utc__user_status(raw = ops->init(ctx->task, ctx, cmd_arg));
     } else {
-        rc = utc__user_status(raw = ops->run(ctx->task, ctx, cmd_arg));
+        rc = utc__user_status(raw = t->body[ctx->kind](ctx->task, ctx, cmd_arg));
     }
     UTC__PROF_END(kind == UTC__CMD_INIT ? UTC__EV_TASK_INIT : UTC__EV_TASK_RUN, prof_t0, t->id,
                   -1, -1, -1);

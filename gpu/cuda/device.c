@@ -30,10 +30,16 @@ utc__gpu_thread_t *utc__gpu_self(const char *fn)
     if (gpu_self || !fn)
         return gpu_self;
     utc_ctx_t *ctx = utc_ctx_self();
-    if (ctx)
+    if (ctx && utc_task_kind(ctx->task) == UTC_TASK_MIXED)
+        (void)utc__error(UTC_ERR_NOT_MEMBER,
+                         "%s: the calling thread is a CPU thread (local thread %d) of task '%s', "
+                         "whose GPU threads are its first opts.gpu_threads threads on each rank "
+                         "(call it from run_gpu, or where ctx->kind is UTC_TASK_GPU)",
+                         fn, ctx->local_id, utc_task_name(ctx->task));
+    else if (ctx)
         (void)utc__error(UTC_ERR_NOT_MEMBER,
                          "%s: the calling thread belongs to task '%s', which is not a GPU task "
-                         "(create it with opts.kind = UTC_TASK_GPU)",
+                         "(create it with opts.kind = UTC_TASK_GPU, or UTC_TASK_MIXED)",
                          fn, utc_task_name(ctx->task));
     else
         (void)utc__error(UTC_ERR_NOT_MEMBER,
@@ -201,10 +207,10 @@ static utc_status_t check_options(const struct utc__task *t)
 static utc_status_t gpu_task_create(utc_task_t *task)
 {
     struct utc__task *t = task->impl;
-    if (t->opts.kind != UTC_TASK_GPU)
+    if (t->opts.kind == UTC_TASK_CPU)
         return UTC_OK;
     utc_status_t rc = check_options(t);
-    if (rc != UTC_OK || t->nlocal == 0)
+    if (rc != UTC_OK || t->ngpu_local == 0)
         return rc;
 
     const char *name = utc__text_name(t->ops->name);
@@ -215,9 +221,9 @@ static utc_status_t gpu_task_create(utc_task_t *task)
         return rc;
     if (ndev == 0)
         return utc__error(UTC_ERR_NO_DEVICE,
-                          "utc_task_create: GPU task '%s' has %d thread(s) on rank %d, but no "
+                          "utc_task_create: task '%s' has %d GPU thread(s) on rank %d, but no "
                           "CUDA device is visible to this rank (%s)",
-                          name, t->nlocal, utc_rank(), why ? why : "no device");
+                          name, t->ngpu_local, utc_rank(), why ? why : "no device");
     for (int i = 0; i < t->opts.devices_len; i++)
         if (t->opts.devices[i] >= ndev)
             return utc__error(UTC_ERR_OUT_OF_RANGE,
@@ -226,15 +232,15 @@ static utc_status_t gpu_task_create(utc_task_t *task)
                               name, i, t->opts.devices[i], utc_rank(), ndev);
 
     utc__gpu_task_t *g = calloc(1, sizeof *g);
-    int *dev = calloc((size_t)t->nlocal, sizeof *dev);
+    int *dev = calloc((size_t)t->ngpu_local, sizeof *dev); /* GPU threads come first */
     if (!g || !dev) {
         free(dev);
         free(g);
         return utc__error(UTC_ERR_NO_MEMORY, "utc_task_create: GPU task '%s': out of memory", name);
     }
-    for (int i = 0; i < t->nlocal; i++)
+    for (int i = 0; i < t->ngpu_local; i++)
         dev[i] = t->opts.devices_len > 0 ? t->opts.devices[i % t->opts.devices_len] : i % ndev;
-    g->nlocal = t->nlocal;
+    g->nlocal = t->ngpu_local;
     g->thread_device = dev;
     t->ext[UTC__EXT_GPU] = g;
     return UTC_OK;
@@ -254,7 +260,7 @@ static void gpu_task_destroy(utc_task_t *task)
 static utc_status_t gpu_thread_start(utc_ctx_t *ctx)
 {
     struct utc__task *t = ctx->task->impl;
-    if (t->opts.kind != UTC_TASK_GPU)
+    if (ctx->kind != UTC_TASK_GPU) /* CPU threads, of a mixed task too, get nothing GPU */
         return UTC_OK;
     utc__gpu_task_t *g = t->ext[UTC__EXT_GPU];
     if (!g || ctx->local_id < 0 || ctx->local_id >= g->nlocal)
@@ -289,7 +295,7 @@ static utc_status_t gpu_thread_start(utc_ctx_t *ctx)
 
 static void gpu_thread_stop(utc_ctx_t *ctx)
 {
-    if (ctx->task->impl->opts.kind != UTC_TASK_GPU)
+    if (ctx->kind != UTC_TASK_GPU)
         return;
     utc__gpu_thread_t *self = ctx->impl->ext[UTC__EXT_GPU];
     if (!self)

@@ -11,9 +11,10 @@
 
 #include "utc_internal.h"
 
-/* Per-task state (task->impl->ext[UTC__EXT_GPU]) of a GPU task on a rank holding threads. */
+/* Per-task state (task->impl->ext[UTC__EXT_GPU]) of a task with GPU threads on this rank
+ * (a GPU task, or a mixed one: its GPU threads are local threads 0 .. nlocal-1). */
 typedef struct utc__gpu_task {
-    int nlocal;
+    int nlocal;         /* GPU threads on this rank */
     int *thread_device; /* local thread id -> device ordinal */
 } utc__gpu_task_t;
 

@@ -34,13 +34,57 @@ typedef struct utc_ctx utc_ctx_t;
 struct utc__task;
 struct utc__thread;
 
+/** Kind of a task's threads (of a task: utc_task_options_t.kind; of a thread: ctx->kind). */
+typedef enum utc_task_kind {
+    UTC_TASK_CPU = 0,  /**< plain CPU threads */
+    UTC_TASK_GPU = 1,  /**< each thread gets a GPU device and a CUDA stream (utc/gpu.h) */
+    /** both kinds (a task's kind only): on every rank, the first `opts.gpu_threads` local
+     *  threads are GPU threads (device and stream as in a GPU task), the others CPU
+     *  threads; needs a layout-1 ops table with the bodies of the kinds it has */
+    UTC_TASK_MIXED = 2
+} utc_task_kind_t;
+
 /**
- * @brief A task's functions. `run` is required; the others are optional.
+ * @brief The layout of utc_task_ops_t this header describes: put it in `.version` to use
+ * the fields after `fini` (`run_gpu`).
+ *
+ * The table grows at its end only, and each layout has a number. A table that leaves
+ * `.version` out (0, as every table written before it existed) is layout 0: `name` to
+ * `fini`, with `run` the body of every thread whatever the task's kind, exactly as
+ * before; the fields after `fini` must then be left out (NULL). A table with
+ * `.version = UTC_TASK_OPS_VERSION` is read up to the last field of that layout. A
+ * version this library does not know (from a newer header, or garbage) is refused by
+ * utc_task_create with UTC_ERR_INVALID_ARG. Tables are checked once, at utc_task_create.
+ *
+ * Layouts: 0: name, size, init, run, fini. 1: adds version and run_gpu (run is then the
+ * CPU body only).
+ *
+ * The compatibility is of source: a table written for an older layout compiles unchanged
+ * against this header (the new fields are zero) and behaves as before. A program is
+ * compiled against the <utc/task.h> of the UTC it links.
+ */
+#define UTC_TASK_OPS_VERSION 1
+
+/**
+ * @brief A task's functions: a CPU body (`run`), a GPU body (`run_gpu`, layout 1), or both.
  *
  * Each function is called by every thread of the task on this rank, each with its own
  * ctx. A non-zero return is an error: negative values are taken as utc_status_t, positive
  * ones become UTC_ERR_TASK_FAILED. The first error of a command surfaces at
  * utc_task_init / utc_task_wait.
+ *
+ * Which body a thread runs: in a layout-0 table (no `.version`), `run`, on threads of
+ * either kind. In a layout-1 table (`.version = UTC_TASK_OPS_VERSION`), `run` on CPU
+ * threads and `run_gpu` on GPU threads (`ctx->kind` says which the thread is); at least
+ * one is required, and utc_task_create refuses a task with threads of a kind whose body
+ * is missing. `init` and `fini` are shared by both kinds (they may look at `ctx->kind`).
+ * @code
+ * static const utc_task_ops_t scale_ops = {
+ *     .name = "scale", .size = sizeof(scale_task_t), .version = UTC_TASK_OPS_VERSION,
+ *     .run = scale_cpu, .run_gpu = scale_gpu};
+ * @endcode
+ * New fields are only ever added at the end, so positional initializers of an older
+ * layout stay valid too.
  */
 typedef struct utc_task_ops {
     /** short name, for logs, statistics and traces; NULL or "" is shown as "(unnamed)".
@@ -50,10 +94,20 @@ typedef struct utc_task_ops {
     size_t size;      /**< size of the user's struct (>= sizeof(utc_task_t)) */
     /** Called by every local thread at utc_task_init, with utc_task_init's arg. */
     int (*init)(utc_task_t *self, utc_ctx_t *ctx, void *arg);
-    /** Called by every local thread per utc_task_run, with utc_task_run's arg. */
+    /** Called by every local thread per utc_task_run, with utc_task_run's arg: every thread
+     *  in a layout-0 table, CPU threads in a layout-1 table (may be NULL there when the
+     *  task has no CPU threads). */
     int (*run)(utc_task_t *self, utc_ctx_t *ctx, void *arg);
     /** Called by every local thread at utc_task_destroy, before the threads exit. */
     void (*fini)(utc_task_t *self, utc_ctx_t *ctx);
+    /* ---- layout 1 ---- */
+    /** Layout of this table: 0 (left out: layout 0, the fields below unused) or
+     *  UTC_TASK_OPS_VERSION. */
+    unsigned version;
+    /** GPU body (layout 1): called instead of `run` on GPU threads, with the thread's
+     *  device current and its stream in utc_gpu_stream(). NULL when the task has no GPU
+     *  threads. */
+    int (*run_gpu)(utc_task_t *self, utc_ctx_t *ctx, void *arg);
 } utc_task_ops_t;
 
 /** The runtime's part of a task: the first member of every user task struct. */
@@ -73,14 +127,11 @@ struct utc_ctx {
     int world_size;            /**< ranks in the world */
     int group_rank;            /**< this rank in the task's group (its communicator) */
     int group_size;            /**< ranks that hold threads of this task */
+    /** this thread's kind, UTC_TASK_CPU or UTC_TASK_GPU (in a UTC_TASK_MIXED task, the
+     *  first opts.gpu_threads local threads are GPU threads) */
+    utc_task_kind_t kind;
     struct utc__thread *impl;  /**< runtime-private state; do not touch */
 };
-
-/** Kind of a task's threads. */
-typedef enum utc_task_kind {
-    UTC_TASK_CPU = 0, /**< plain CPU threads */
-    UTC_TASK_GPU = 1  /**< each thread gets a GPU device and a CUDA stream (utc/gpu.h) */
-} utc_task_kind_t;
 
 /**
  * How a task's threads are pinned (with hwloc). Every mode keeps to the CPUs the process
@@ -120,28 +171,38 @@ typedef struct utc_task_options {
     int cpu_list_len;       /**< length of cpu_list */
     size_t window_size;     /**< bytes of the task's RMA window on each rank; 0: no window */
     utc_mem_kind_t mem_kind;/**< memory kind of the task's GPU buffers */
-    const int *devices;     /**< GPU tasks: device per local thread, round robin; NULL: all */
+    const int *devices;     /**< GPU threads: device per local GPU thread, round robin; NULL: all */
     int devices_len;        /**< length of devices */
+    /** UTC_TASK_MIXED only (0 otherwise): how many of each rank's local threads, the
+     *  first ones, are GPU threads (1 .. UTC_TASK_MAX_THREADS; a rank with fewer threads
+     *  has only GPU threads) */
+    int gpu_threads;
 } utc_task_options_t;
 
 /** Default options: CPU task, no binding, a UTC_WINDOW_DEFAULT window, pageable memory. */
 #define UTC_TASK_OPTIONS_INIT                                                           \
     { .kind = UTC_TASK_CPU, .bind = UTC_BIND_NONE, .cpu_list = NULL, .cpu_list_len = 0,  \
       .window_size = UTC_WINDOW_DEFAULT, .mem_kind = UTC_MEM_PAGEABLE, .devices = NULL,   \
-      .devices_len = 0 }
+      .devices_len = 0, .gpu_threads = 0 }
 
 /**
  * @brief Create a task: its rank instance, communicator, window and threads.
  *
  * Collective over all ranks, in the same order with the same arguments.
- * @param ops      the task's functions (must outlive the task); `run` required
+ * @param ops      the task's functions (must outlive the task): `run` in a layout-0
+ *                 table; in a layout-1 table the body of each kind the task has threads of
  * @param procs    proc list: procs[i] is the rank of global thread i
  * @param nthreads length of procs (1 .. UTC_TASK_MAX_THREADS)
  * @param opts     options, or NULL for UTC_TASK_OPTIONS_INIT
  * @param[out] out the task (rank instance), set only on success
- * @return UTC_OK; UTC_ERR_INVALID_ARG (NULL ops or run, size too small, empty proc list);
+ * @return UTC_OK; UTC_ERR_INVALID_ARG (NULL ops, size too small, empty proc list, an
+ *         ops->version this library does not know, layout-1 fields in a layout-0 table,
+ *         a body missing for a kind of thread the task has, gpu_threads out of range or
+ *         given without UTC_TASK_MIXED, UTC_TASK_MIXED with a layout-0 table);
  *         UTC_ERR_OUT_OF_RANGE (a rank that does not exist); UTC_ERR_NOT_INITIALIZED;
- *         UTC_ERR_NO_DEVICE (GPU task on a rank with no device); UTC_ERR_MPI; UTC_ERR_THREAD;
+ *         UTC_ERR_NO_DEVICE (GPU threads on a rank with no device);
+ *         UTC_ERR_NO_GPU_SUPPORT (GPU threads in a build without GPU support);
+ *         UTC_ERR_MPI; UTC_ERR_THREAD;
  *         UTC_ERR_MISMATCH on every rank when the ranks passed different proc lists, ops
  *         tables or options, or are in different collective calls (checked before anything
  *         collective; the message names the ranks and what differs); UTC_ERR_NO_MEMORY
@@ -202,7 +263,7 @@ int utc_task_local_nthreads(const utc_task_t *task);
 int utc_task_entry_rank(const utc_task_t *task);
 /** @brief Whether this rank holds threads of the task (1/0), or a negative status. */
 int utc_task_is_local(const utc_task_t *task);
-/** @brief The task's kind. */
+/** @brief The task's kind: CPU, GPU, or MIXED (threads of both kinds). */
 utc_task_kind_t utc_task_kind(const utc_task_t *task);
 /** @brief The memory kind GPU buffers of this task should use (a creation option). */
 utc_mem_kind_t utc_task_mem_kind(const utc_task_t *task);

@@ -183,11 +183,11 @@ static void test_presets(void)
         const char *preset;
         ryr_plan_t want;
     } table[] = {
-        {"v1", {RYR_PRESET_V1, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0}},
-        {"v2", {RYR_PRESET_V2, 0, 10, 1, 1, 1, 1, 1, 0, 0, 0}},
-        {"v3", {RYR_PRESET_V3, 0, 10, 1, 3, 1, 3, 1, 0, 0, 0}},
-        {"v4", {RYR_PRESET_V4, 1, 1, 1, 3, 1, 3, 1, 0, 0, 0}},
-        {"v5", {RYR_PRESET_V5, 1, 1, 3, 3, 3, 3, 1, 0, 0, 0}},
+        {"v1", {RYR_PRESET_V1, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}},
+        {"v2", {RYR_PRESET_V2, 0, 10, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}},
+        {"v3", {RYR_PRESET_V3, 0, 10, 1, 3, 1, 3, 1, 0, 0, 0, 0, 0}},
+        {"v4", {RYR_PRESET_V4, 1, 1, 1, 3, 1, 3, 1, 0, 0, 0, 0, 0}},
+        {"v5", {RYR_PRESET_V5, 1, 1, 3, 3, 3, 3, 1, 0, 0, 0, 0, 0}},
     };
     for (int i = 0; i < 5; i++) {
         UTC_ASSERT_OK(PARSE(&o, &err, "--preset", table[i].preset));
@@ -338,6 +338,39 @@ static void test_farm(void)
     expect_bad("--slow-rank needs a value", "--slow-rank", NULL);
 }
 
+/* --mixed: farm member 0 of both kinds; needs --farm and a GPU, says so otherwise. */
+static void test_mixed(void)
+{
+    ryr_options_t o;
+    ryr_err_t err;
+    ryr_plan_t p;
+    UTC_ASSERT_OK(PARSE(&o, &err, "--farm", "2", "--mixed"));
+    CU_ASSERT(o.mixed == 1);
+    UTC_ASSERT_OK(ryr_options_plan(&o, 6, 1, &p, &err));
+    /* one GPU thread (the default), a CPU thread on each of the 5 cores it leaves */
+    CU_ASSERT(p.farm == 2 && p.farm_gpu && p.farm_mixed && p.ray_gpu && p.ray_threads == 1 &&
+              p.farm_mixed_cpu_threads == 5 && p.farm_cpu_threads == 6);
+    UTC_ASSERT_OK(PARSE(&o, &err, "--farm", "1", "--mixed", "--ray-threads", "2"));
+    UTC_ASSERT_OK(ryr_options_plan(&o, 2, 1, &p, &err));
+    CU_ASSERT(p.ray_threads == 2 && p.farm_mixed_cpu_threads == 1); /* at least one */
+    /* no GPU: refused, with what to do instead */
+    UTC_ASSERT_OK(PARSE(&o, &err, "--farm", "2", "--mixed"));
+    CU_ASSERT_EQUAL(ryr_options_plan(&o, 6, 0, &p, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--mixed needs a GPU, and none is available"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "leave out --mixed"));
+    /* not a farm */
+    UTC_ASSERT_OK(PARSE(&o, &err, "--mixed"));
+    CU_ASSERT_EQUAL(ryr_options_plan(&o, 6, 1, &p, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "give --farm N too"));
+    UTC_ASSERT_OK(PARSE(&o, &err, "--preset", "seq", "--mixed"));
+    CU_ASSERT_EQUAL(ryr_options_plan(&o, 2, 1, &p, &err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "--mixed does not apply to --preset seq"));
+    /* a farm without --mixed is as before */
+    UTC_ASSERT_OK(PARSE(&o, &err, "--farm", "2", "--gpu"));
+    UTC_ASSERT_OK(ryr_options_plan(&o, 6, 1, &p, &err));
+    CU_ASSERT(p.farm_gpu && !p.farm_mixed && p.farm_mixed_cpu_threads == 0);
+}
+
 int main(int argc, char **argv)
 {
     static const utc_test_case_t cases[] = {
@@ -348,6 +381,7 @@ int main(int argc, char **argv)
         {"presets (table 4.6)", test_presets},
         {"--video, --fps", test_video},
         {"--farm, --slow-rank", test_farm},
+        {"--mixed", test_mixed},
         UTC_TEST_END,
     };
     return utc_test_main(argc, argv, "ryr_options", cases);

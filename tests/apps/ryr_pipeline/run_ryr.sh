@@ -22,7 +22,7 @@ import json, os, sys
 r = json.loads(sys.argv[1])
 args = sys.argv[2].split()
 assert r["verified"] is True, "not verified"
-gpu_preset = "--gpu" in args or any(args[i:i + 2] in (["--preset", "v4"], ["--preset", "v5"])
+gpu_preset = "--gpu" in args or "--mixed" in args or any(args[i:i + 2] in (["--preset", "v4"], ["--preset", "v5"])
                                     for i in range(len(args)))
 if gpu_preset or (os.environ.get("UTC_REQUIRE_GPU") == "1" and "auto" in args):
     assert r["gpu"] is True, "raytrace did not run on the GPU: %s" % r
@@ -31,8 +31,12 @@ def arg(name, default):
 w, h = (int(v) for v in arg("--size", "96x64").split("x"))
 assert r["frames"] == int(arg("--frames", "3")) and r["width"] == w and r["height"] == h, r
 assert set(r["stages"]) == {"raytrace", "yuv", "rotate", "output"}, r["stages"]
-# --farm N: N raytrace tasks
+# --farm N: N raytrace tasks, and every row of every frame counted once, by kind
 if "--farm" in args:
     assert r["stages"]["raytrace"]["tasks"] == int(arg("--farm", "0")), r["stages"]
+    assert r["rows_cpu"] + r["rows_gpu"] == r["frames"] * h, r
+# --mixed: task 0's threads of both kinds rendered rows
+if "--mixed" in args:
+    assert r["rows_gpu"] > 0 and r["rows_cpu"] > 0, r
 print("1 passed, 0 failed")
 PY
