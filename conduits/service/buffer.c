@@ -217,7 +217,7 @@ void utc__buf_discard(void *buf)
     buf_rec_t *h = NULL;
     int was = buf_move(buf, 1u << BUF_OWNED, BUF_FREED, false, &h, NULL);
     if (was != BUF_OWNED) {
-        utc_log(UTC_LOG_ERROR, "internal: utc__buf_discard of buffer %p, %s; ignored", buf,
+        utc_log(UTC_LOG_ERROR, "internal: a transport discarded buffer %p, %s; ignored", buf,
                 was == BUF_NONE ? "not from utc_buf_alloc" : "not the runtime's own");
         return;
     }
