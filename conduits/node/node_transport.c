@@ -890,15 +890,15 @@ static utc_status_t stopped(node_tp_t *t, const utc_request_t *r)
 
 /* ---- the operations ---- */
 
-static utc_status_t start_read(node_tp_t *t, node_pair_t *p, utc_request_t *r)
+/* Post read r (or finish it from what is queued). No drain here: a message still in the
+ * ring is matched to this read when its wait or test drains it, copied once into the
+ * read's buffer (drained now, before the read is posted, it would be copied to the heap
+ * and then again). */
+static utc_status_t start_read(node_tp_t *t, utc_request_t *r)
 {
     node_req_t *n = NR(r);
     utc_status_t st = UTC_OK;
     bool done = false;
-    (void)p; /* no drain here: a message still in the ring is matched to this read when
-              * its wait or test drains it, copied once into the read's buffer (drained
-              * now, before the read is posted, it would be copied to the heap and then
-              * again) */
     utc__spin_lock(&t->lock);
     int cl = atomic_load(&t->closed);
     if (cl) {
@@ -963,7 +963,7 @@ static utc_status_t node_start(utc__transport_t *tp, utc_request_t *req)
         return UTC_OK;
     }
     if (req->op == UTC__OP_RECV)
-        return start_read(t, p, req);
+        return start_read(t, req);
     n->kind = req->tag == UTC__TAG_EOS   ? K_EOS
               : req->size <= INLINE_MAX ? K_INLINE
               : utc__node_cma_on()      ? K_CMA
