@@ -111,12 +111,15 @@ s["ryr"] = {"ours": [{k: r.get(k) for k in ("preset", "width", "height", "frames
                         "machine and GPU), not measured here",
                 "fps": {"seq": 0.292, "v1": 0.396, "v2": 2.028, "v3": 2.340, "v4": 4.048,
                         "v5": 5.475}}}
-bench_o = os.path.join(out, "bench-gpu-overlap.json")
-if os.path.exists(bench_o):
-    try:
-        s["utc_bench_gpu_overlap"] = json.load(open(bench_o))
-    except ValueError:
-        s["utc_bench_gpu_overlap"] = "unreadable: see gpu-check.log"
+def bench_json(key, name):
+    """A benchmark's JSON file in out, as s[key] (absent: nothing)."""
+    path = os.path.join(out, name)
+    if os.path.exists(path):
+        try:
+            s[key] = json.load(open(path))
+        except ValueError:
+            s[key] = "unreadable: see gpu-check.log"
+bench_json("utc_bench_gpu_overlap", "bench-gpu-overlap.json")
 farm = {}
 if os.path.exists(os.path.join(out, "farm-mixed.jsonl")):
     for line in open(os.path.join(out, "farm-mixed.jsonl")):
@@ -131,12 +134,7 @@ if {"cpu", "gpu", "mixed"} <= set(farm):
     farm["mixed_over_sum"] = m / (c + g) if c + g else None
     farm["target"] = "mixed_over_best >= 1 and mixed_over_sum >= 0.9 (issue 36)"
 s["ryr_farm_mixed"] = farm or None
-bench = os.path.join(out, "bench-gpu.json")
-if os.path.exists(bench):
-    try:
-        s["utc_bench_gpu"] = json.load(open(bench))
-    except ValueError:
-        s["utc_bench_gpu"] = "unreadable: see gpu-check.log"
+bench_json("utc_bench_gpu", "bench-gpu.json")
 json.dump(s, open(os.path.join(out, "summary.json"), "w"), indent=1)
 t = s["tests"]
 print("gpu-check: %s in %s s: tests %d passed, %d failed, %d skipped; summary %s"
