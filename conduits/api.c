@@ -96,6 +96,18 @@ utc_status_t utc_conduit_read_owned(utc_conduit_t *conduit, int tag, void **buf,
     return utc__conduit_run_op(conduit, &x, size, buf);
 }
 
+utc_status_t utc_conduit_read_owned_by(utc_conduit_t *conduit, int thread, int tag, void **buf,
+                                       size_t *size)
+{
+    xfer_t x = XFER(.fn = "utc_conduit_read_owned_by", .op = UTC__OP_RECV, .owned = true,
+                    .by = true, .thread = thread, .tag = tag, .size = SIZE_MAX);
+    if (!buf)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "utc_conduit_read_owned_by: buf (the output) is NULL");
+    *buf = NULL; /* what the threads that do not read get */
+    return utc__conduit_run_op(conduit, &x, size, buf);
+}
+
 utc_status_t utc_conduit_read_owned_from(utc_conduit_t *conduit, int peer, int tag, void **buf,
                                          size_t *size)
 {

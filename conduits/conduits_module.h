@@ -21,4 +21,7 @@ void utc__conduits_run_queued(utc_task_t *task);
  * UTC_ERR_CANCELED here (a run blocked on one returns, so the destroy can wait for it). */
 void utc__conduits_task_destroyed(utc_task_t *task);
 
+/* utc_init: the pinned host allocator behind utc_buf_alloc_pinned (the gpu module's). */
+#include "service/buffer.h"
+
 #endif /* UTC_CONDUITS_MODULE_H */

@@ -17,6 +17,14 @@ static utc_status_t no_gpu(const char *fn)
 }
 
 int utc_gpu_supported(void) { return 0; }
+
+/* No GPU: utc_buf_alloc_pinned gives ordinary buffers. */
+void *utc__gpu_pinned_alloc(size_t size)
+{
+    (void)size;
+    return NULL;
+}
+void utc__gpu_pinned_free(void *p, size_t size) { (void)p, (void)size; }
 const char *utc_gpu_unavailable_reason(void)
 {
     return "UTC was built without GPU support (UTC_WITH_CUDA=OFF or no CUDA toolkit found)";

@@ -26,6 +26,7 @@ utc_status_t utc_init(int *argc, char ***argv)
     utc__task_hooks_install(&conduit_hooks);
     utc__task_ext_register(UTC__EXT_GSHARED, &utc__gshared_ext);
     utc__task_ext_register(UTC__EXT_GPU, &utc__gpu_ext);
+    utc__buf_set_pinned(utc__gpu_pinned_alloc, utc__gpu_pinned_free);
     utc__prof_init(utc__world_comm()); /* UTC_TRACE, UTC_STATS: collective */
     utc__wd_start(utc_rank());         /* UTC_WATCHDOG */
     utc_log(UTC_LOG_DEBUG, "initialized: %d ranks, node-local rank %d", utc_nranks(),

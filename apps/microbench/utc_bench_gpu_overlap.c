@@ -13,8 +13,13 @@
  * - each of the three alone, in raw CUDA on the same thread: N copies in back to back on
  *   one stream, N kernels, N copies out; and the N conduit reads alone (into pinned
  *   memory), which the pipeline also overlaps;
+ * - the same with owned items (in_owned): the feeder allocates each item with
+ *   utc_buf_alloc_pinned and hands it over with utc_conduit_write_owned, and the pipeline
+ *   copies it to the device straight from that buffer (no host copy); beside it the N
+ *   owned reads alone (read, free);
  * - the ratios the target asks for: depth 2 and 3 over depth 1 (target <= 0.5) and over
- *   the slowest of the three alone (target <= 1.2).
+ *   the slowest of the three alone (target <= 1.2), for both kinds of items (the owned
+ *   ones also over the copied items' depth 1, today's loop).
  *
  *   utc_bench_gpu_overlap [--items N] [--bytes B] [--reps R] [--json]
  *
@@ -41,6 +46,7 @@ typedef enum { CMD_CALIBRATE, CMD_ALONE, CMD_PIPELINE, CMD_CONDUIT } cmd_kind_t;
 typedef struct {
     cmd_kind_t kind;
     int depth;
+    int owned; /* CMD_CONDUIT, CMD_PIPELINE: owned items (utc_buf_alloc_pinned, write_owned) */
     /* results */
     double h2d_s, kernel_s, d2h_s, seconds;
     uint64_t processed;
@@ -61,6 +67,7 @@ typedef struct {
     utc_conduit_t *items;
     size_t bytes;
     int n;
+    int owned; /* hand over a pinned owned buffer per item instead of copying one */
 } feed_task_t;
 
 static double now_s(void)
@@ -76,6 +83,20 @@ static int feed_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)ctx, (void)arg;
     feed_task_t *t = (feed_task_t *)self;
+    if (t->owned) {
+        /* a producer that makes each item in a buffer of its own (here only its first
+         * byte, as the copied items are not rewritten either) and hands it over */
+        int rc = 0;
+        for (int j = 0; j < t->n && rc == 0; j++) {
+            unsigned char *b = utc_buf_alloc_pinned(t->bytes);
+            if (!b)
+                return UTC_ERR_NO_MEMORY;
+            b[0] = (unsigned char)j;
+            if ((rc = utc_conduit_write_owned(t->items, b, t->bytes, 0)) != 0)
+                utc_buf_free(b);
+        }
+        return rc;
+    }
     unsigned char *buf = malloc(t->bytes);
     if (!buf)
         return UTC_ERR_NO_MEMORY;
@@ -141,6 +162,7 @@ static int gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
         o.on_result = take_result;
         o.depth = c->depth;
         o.count = (uint64_t)t->n;
+        o.in_owned = c->owned;
         double t0 = now_s();
         rc = utc_gpu_pipeline_run(&o, launch, t, &c->processed);
         c->seconds = now_s() - t0;
@@ -157,8 +179,15 @@ static int gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     memset(b.h_in, 1, t->bytes);
     if (c->kind == CMD_CONDUIT) {
         double t0 = now_s();
-        for (int j = 0; j < t->n && rc == 0; j++)
-            rc = utc_conduit_read(t->items, b.h_in, t->bytes, 0, NULL);
+        for (int j = 0; j < t->n && rc == 0; j++) {
+            if (!c->owned) {
+                rc = utc_conduit_read(t->items, b.h_in, t->bytes, 0, NULL);
+                continue;
+            }
+            void *item = NULL;
+            rc = utc_conduit_read_owned(t->items, 0, &item, NULL);
+            utc_buf_free(item);
+        }
         c->seconds = now_s() - t0;
         goto out;
     }
@@ -194,6 +223,7 @@ static const utc_task_ops_t gpu_ops = {
 
 static void run_cmd(utc_task_t *feed, utc_task_t *gpu, cmd_t *c, int with_items)
 {
+    ((feed_task_t *)feed)->owned = c->owned;
     if (with_items && utc_task_run(feed, NULL) != UTC_OK) {
         fprintf(stderr, "utc_bench_gpu_overlap: feeder: %s\n", utc_last_error());
         exit(1);
@@ -263,26 +293,30 @@ int main(int argc, char **argv)
 
     cmd_t cal = {.kind = CMD_CALIBRATE};
     run_cmd(feed, gpu, &cal, 0);
-    double h2d = cal.h2d_s, kern = cal.kernel_s, d2h = cal.d2h_s, conduit = 1e30;
-    double pipe[DEPTHS] = {1e30, 1e30, 1e30};
+    double h2d = cal.h2d_s, kern = cal.kernel_s, d2h = cal.d2h_s, conduit[2] = {1e30, 1e30};
+    double pipe[2][DEPTHS] = {{1e30, 1e30, 1e30}, {1e30, 1e30, 1e30}}; /* [owned][depth] */
     for (int r = 0; r < reps; r++) {
         cmd_t alone = {.kind = CMD_ALONE};
         run_cmd(feed, gpu, &alone, 0);
         h2d = min2(h2d, alone.h2d_s);
         kern = min2(kern, alone.kernel_s);
         d2h = min2(d2h, alone.d2h_s);
-        cmd_t cr = {.kind = CMD_CONDUIT};
-        run_cmd(feed, gpu, &cr, 1);
-        conduit = min2(conduit, cr.seconds);
-        for (int k = 0; k < DEPTHS; k++) {
-            cmd_t pc = {.kind = CMD_PIPELINE, .depth = depths[k]};
-            run_cmd(feed, gpu, &pc, 1);
-            if (pc.processed != (uint64_t)n) {
-                fprintf(stderr, "utc_bench_gpu_overlap: depth %d processed %llu of %d items\n",
-                        depths[k], (unsigned long long)pc.processed, n);
-                return 1;
+        for (int owned = 0; owned < 2; owned++) { /* copied items, then owned ones */
+            cmd_t cr = {.kind = CMD_CONDUIT, .owned = owned};
+            run_cmd(feed, gpu, &cr, 1);
+            conduit[owned] = min2(conduit[owned], cr.seconds);
+            for (int k = 0; k < DEPTHS; k++) {
+                cmd_t pc = {.kind = CMD_PIPELINE, .depth = depths[k], .owned = owned};
+                run_cmd(feed, gpu, &pc, 1);
+                if (pc.processed != (uint64_t)n) {
+                    fprintf(stderr,
+                            "utc_bench_gpu_overlap: depth %d%s processed %llu of %d items\n",
+                            depths[k], owned ? " (owned)" : "",
+                            (unsigned long long)pc.processed, n);
+                    return 1;
+                }
+                pipe[owned][k] = min2(pipe[owned][k], pc.seconds);
             }
-            pipe[k] = min2(pipe[k], pc.seconds);
         }
     }
     double slowest = h2d > kern ? h2d : kern;
@@ -302,25 +336,41 @@ int main(int argc, char **argv)
     fprintf(table, "%-28s %10.2f %12.1f\n", "H2D alone (raw CUDA)", h2d * 1e3, h2d * 1e6 / n);
     fprintf(table, "%-28s %10.2f %12.1f\n", "kernel alone", kern * 1e3, kern * 1e6 / n);
     fprintf(table, "%-28s %10.2f %12.1f\n", "D2H alone (raw CUDA)", d2h * 1e3, d2h * 1e6 / n);
-    fprintf(table, "%-28s %10.2f %12.1f\n", "conduit reads alone", conduit * 1e3,
-            conduit * 1e6 / n);
-    for (int k = 0; k < DEPTHS; k++)
-        fprintf(table,
-                "pipeline depth %d%-12s %10.2f %12.1f   x%.2f of depth 1, x%.2f of the "
-                "slowest alone\n",
-                depths[k], k == 0 ? " (no overlap)" : "", pipe[k] * 1e3, pipe[k] * 1e6 / n,
-                pipe[k] / pipe[0], pipe[k] / slowest);
-    fprintf(table, "target: depth 2 or 3 at most x0.50 of depth 1 and at most x1.20 of the "
-                   "slowest of H2D, kernel, D2H alone\n");
+    static const char *const kinds[2] = {"copied", "owned"};
+    for (int o = 0; o < 2; o++) {
+        fprintf(table, "%s items%s:\n", kinds[o],
+                o ? " (utc_buf_alloc_pinned + write_owned; in_owned: no host copy)"
+                  : " (utc_conduit_write; read into the pinned staging: a host copy)");
+        fprintf(table, "  %-26s %10.2f %12.1f\n", o ? "owned reads alone" : "conduit reads alone",
+                conduit[o] * 1e3, conduit[o] * 1e6 / n);
+        for (int k = 0; k < DEPTHS; k++)
+            fprintf(table,
+                    "  pipeline depth %d%-12s %8.2f %12.1f   x%.2f of depth 1, x%.2f of copied "
+                    "depth 1, x%.2f of the slowest alone\n",
+                    depths[k], k == 0 ? " (no overlap)" : "", pipe[o][k] * 1e3,
+                    pipe[o][k] * 1e6 / n, pipe[o][k] / pipe[o][0], pipe[o][k] / pipe[0][0],
+                    pipe[o][k] / slowest);
+    }
+    fprintf(table, "target: depth 2 or 3 at most x0.50 of (copied) depth 1 and at most x1.20 "
+                   "of the slowest of H2D, kernel, D2H alone\n");
     if (json)
         printf("{\"items\": %d, \"bytes\": %zu, \"reps\": %d, \"load\": %.2f, \"spin_us\": %.1f, "
                "\"h2d_ms\": %.3f, \"kernel_ms\": %.3f, \"d2h_ms\": %.3f, \"conduit_ms\": %.3f, "
                "\"depth1_ms\": %.3f, \"depth2_ms\": %.3f, \"depth3_ms\": %.3f, "
                "\"ratio_depth2_to_depth1\": %.3f, \"ratio_depth3_to_depth1\": %.3f, "
-               "\"ratio_depth2_to_slowest\": %.3f, \"ratio_depth3_to_slowest\": %.3f}\n",
+               "\"ratio_depth2_to_slowest\": %.3f, \"ratio_depth3_to_slowest\": %.3f, "
+               "\"owned_conduit_ms\": %.3f, \"owned_depth1_ms\": %.3f, "
+               "\"owned_depth2_ms\": %.3f, \"owned_depth3_ms\": %.3f, "
+               "\"ratio_owned_depth2_to_depth1\": %.3f, \"ratio_owned_depth3_to_depth1\": %.3f, "
+               "\"ratio_owned_depth2_to_owned_depth1\": %.3f, "
+               "\"ratio_owned_depth2_to_slowest\": %.3f, "
+               "\"ratio_owned_depth3_to_slowest\": %.3f}\n",
                n, bytes, reps, loadavg[0], (double)gt->spin_ns / 1e3, h2d * 1e3, kern * 1e3,
-               d2h * 1e3, conduit * 1e3, pipe[0] * 1e3, pipe[1] * 1e3, pipe[2] * 1e3,
-               pipe[1] / pipe[0], pipe[2] / pipe[0], pipe[1] / slowest, pipe[2] / slowest);
+               d2h * 1e3, conduit[0] * 1e3, pipe[0][0] * 1e3, pipe[0][1] * 1e3, pipe[0][2] * 1e3,
+               pipe[0][1] / pipe[0][0], pipe[0][2] / pipe[0][0], pipe[0][1] / slowest,
+               pipe[0][2] / slowest, conduit[1] * 1e3, pipe[1][0] * 1e3, pipe[1][1] * 1e3,
+               pipe[1][2] * 1e3, pipe[1][1] / pipe[0][0], pipe[1][2] / pipe[0][0],
+               pipe[1][1] / pipe[1][0], pipe[1][1] / slowest, pipe[1][2] / slowest);
     utc_conduit_destroy(items);
     utc_task_destroy(gpu);
     utc_task_destroy(feed);

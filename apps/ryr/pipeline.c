@@ -209,9 +209,11 @@ static int connect_farm(pipeline_t *pl)
         return fail("creating the farm's conduit to yuv");
     pl->conduits[pl->nconduits++] = frames;
     pl->dispatch->jobs = jobs;
+    pl->dispatch->first = pl->nfarm; /* frames 0 .. nfarm - 1: one to each member */
     for (int i = 0; i < pl->nfarm; i++) {
         pl->farm[i]->jobs = jobs;
         pl->farm[i]->out = frames;
+        pl->farm[i]->first = i;
     }
     pl->yuv->in = frames;
     return 0;
@@ -455,14 +457,20 @@ int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr
 
     /* every rank reports its tasks; rank 0 prints the summary */
     double busy[RYR_NSTAGES] = {0}, max_busy[RYR_NSTAGES];
-    long long rows[2] = {0, 0}, all_rows[2] = {0, 0}; /* a farm's rows by kind: CPU, GPU */
+    /* a farm's members: frames, rows of CPU threads, rows of GPU threads (each member's
+     * counts are on its rank, zeros elsewhere) */
+    long long members[RYR_MAX_FARM][3], all_members[RYR_MAX_FARM][3];
+    memset(members, 0, sizeof members);
     if (!status)
         for (int s = 0; s < RYR_NSTAGES; s++)
             busy[s] = stage_busy(&pl, s);
-    for (int i = 0; i < pl.nfarm && !status; i++)
+    for (int i = 0; i < pl.nfarm && !status; i++) {
+        members[i][0] = pl.farm[i]->frames_done;
         for (int k = 0; k < 2; k++)
-            rows[k] += atomic_load(&pl.farm[i]->rows[k]);
-    MPI_Reduce(rows, all_rows, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+            members[i][1 + k] = atomic_load(&pl.farm[i]->rows[k]);
+    }
+    MPI_Reduce(members, all_members, RYR_MAX_FARM * 3, MPI_LONG_LONG, MPI_SUM, 0,
+               MPI_COMM_WORLD);
     int bad = status ? 0 : verify_local(&pl), any_bad = 0, any_status = 0;
     MPI_Reduce(busy, max_busy, RYR_NSTAGES, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -478,8 +486,14 @@ int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr
         rep.verified = opt->verify && !any_bad;
         rep.gpu = plan->ray_gpu;
         rep.farm = pl.nfarm > 0;
-        rep.rows_cpu = all_rows[UTC_TASK_CPU];
-        rep.rows_gpu = all_rows[UTC_TASK_GPU];
+        rep.nmembers = pl.nfarm;
+        for (int i = 0; i < pl.nfarm; i++) {
+            rep.members[i] = (ryr_member_report_t){all_members[i][0],
+                                                   all_members[i][1 + UTC_TASK_CPU],
+                                                   all_members[i][1 + UTC_TASK_GPU]};
+            rep.rows_cpu += rep.members[i].rows_cpu;
+            rep.rows_gpu += rep.members[i].rows_gpu;
+        }
         int ray_threads = pl.ray ? utc_task_nthreads(&pl.ray->base) : 0;
         for (int i = 0; i < pl.nfarm; i++)
             ray_threads += utc_task_nthreads(&pl.farm[i]->base);

@@ -47,9 +47,16 @@ typedef struct ryr_ray_task {
     utc_conduit_t *out;      /* to yuv; in a farm shared by the members, tag = frame */
     utc_conduit_t *jobs;     /* farm: frame numbers from the dispatcher (share mode) */
     int job;                 /* farm: the frame number read (thread 0 reads for all) */
+    int first;               /* farm: the member's own first frame (its index in the farm;
+                              * >= frames: none), rendered before it asks the dispatcher */
+    long long frames_done;   /* farm: frames this member rendered (thread 0 counts) */
     double busy;             /* seconds rendering (entry rank, thread 0) */
     /* one rank: threads take row chunks from a shared counter */
     atomic_int next_row;
+    /* a mixed member: rows of the frame kept for each kind (by utc_task_kind_t) until that
+     * kind's speed is measured: [res_next, res_end), taken before the shared counter */
+    atomic_int res_next[2];
+    int res_end[2];
     uint8_t *frame;
     /* several ranks: rows gathered in global shared data on the entry rank */
     utc_gdata_t *gframe, *gcounter;
@@ -82,15 +89,21 @@ typedef struct ryr_rows_worker {
  * in one chunk (so one kernel a frame when the CPU threads have little to add), a CPU
  * thread one row, and none when the GPU threads would render all that is left before
  * that row is done. Before both speeds are measured, small chunks of both kinds.
+ * (Until a kind's speed is measured, its first rows of each frame are kept for it:
+ * ryr_ray_run_rows hands those out first, so both kinds render rows of the member's first
+ * frame whatever the timing.)
  */
 int ryr_ray_mixed_chunk(const ryr_ray_task_t *t, int kind, int left);
 
-/* --farm: hands frame numbers 0, 1, ... to the raytrace tasks, each to the first that asks,
- * then closes the stream. One thread, on the yuv task's rank. */
+/* --farm: hands frame numbers `first`, first + 1, ... to the raytrace tasks, each to the
+ * first that asks, then closes the stream (member i renders frame i, below `first`, without
+ * asking: every member takes part). One thread, on the yuv task's rank. */
 typedef struct ryr_dispatch_task {
     utc_task_t base;
     const ryr_pipe_t *pipe;
     utc_conduit_t *jobs;
+    int first;               /* the first frame it hands out: the members render frames
+                              * 0 .. first - 1 (one each) without asking */
 } ryr_dispatch_task_t;
 
 typedef struct ryr_yuv_task {

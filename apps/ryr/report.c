@@ -25,10 +25,15 @@ void ryr_report_print(FILE *f, const ryr_report_t *r)
         fprintf(f, "  %-9s %6d %8d %10.3f\n", ryr_stage_name((ryr_stage_t)s),
                 r->stages[s].tasks, r->stages[s].threads, r->stages[s].busy_s);
     long long all = r->rows_cpu + r->rows_gpu;
-    if (r->farm)
+    if (r->farm) {
         fprintf(f, "  raytrace rows by kind: GPU threads %lld (%.1f%%), CPU threads %lld "
                    "(%.1f%%)\n", r->rows_gpu, all ? 100.0 * (double)r->rows_gpu / (double)all : 0.0,
                 r->rows_cpu, all ? 100.0 * (double)r->rows_cpu / (double)all : 0.0);
+        for (int i = 0; i < r->nmembers; i++)
+            fprintf(f, "  farm member %d: %lld frames, rows by GPU threads %lld, CPU threads "
+                       "%lld\n", i, r->members[i].frames, r->members[i].rows_gpu,
+                    r->members[i].rows_cpu);
+    }
 }
 
 /* Preset names are ours and plain ASCII; escape anyway so the line is always JSON. */
@@ -55,8 +60,15 @@ void ryr_report_json(FILE *f, const ryr_report_t *r)
                "\"fps\": %.6f, \"verified\": %s, \"gpu\": %s, ",
             r->frames, r->width, r->height, r->seconds, fps_of(r),
             r->verified ? "true" : "false", r->gpu ? "true" : "false");
-    if (r->farm)
-        fprintf(f, "\"rows_cpu\": %lld, \"rows_gpu\": %lld, ", r->rows_cpu, r->rows_gpu);
+    if (r->farm) {
+        fprintf(f, "\"rows_cpu\": %lld, \"rows_gpu\": %lld, \"members\": [", r->rows_cpu,
+                r->rows_gpu);
+        for (int i = 0; i < r->nmembers; i++)
+            fprintf(f, "%s{\"frames\": %lld, \"rows_cpu\": %lld, \"rows_gpu\": %lld}",
+                    i ? ", " : "", r->members[i].frames, r->members[i].rows_cpu,
+                    r->members[i].rows_gpu);
+        fputs("], ", f);
+    }
     fputs("\"stages\": {", f);
     for (int s = 0; s < RYR_NSTAGES; s++)
         fprintf(f, "%s\"%s\": {\"tasks\": %d, \"threads\": %d, \"busy_s\": %.6f}",

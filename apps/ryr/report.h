@@ -19,6 +19,13 @@ typedef struct ryr_stage_report {
     double busy_s;  /**< seconds spent working in the stage */
 } ryr_stage_report_t;
 
+/** One member of a farm in the summary. */
+typedef struct ryr_member_report {
+    long long frames;    /**< frames it rendered */
+    long long rows_cpu;  /**< rows its CPU threads rendered */
+    long long rows_gpu;  /**< rows its GPU threads rendered */
+} ryr_member_report_t;
+
 /** The end-of-run summary. */
 typedef struct ryr_report {
     const char *preset;  /**< preset name */
@@ -29,6 +36,8 @@ typedef struct ryr_report {
     int farm;            /**< 1 with --farm: rows_cpu and rows_gpu are reported */
     long long rows_cpu;  /**< --farm: rows rendered by CPU threads, all tasks and ranks */
     long long rows_gpu;  /**< --farm: rows rendered by GPU threads */
+    int nmembers;        /**< --farm: the members (raytrace tasks) */
+    ryr_member_report_t members[RYR_MAX_FARM]; /**< --farm: each member's share */
     ryr_stage_report_t stages[RYR_NSTAGES];
 } ryr_report_t;
 
@@ -39,8 +48,8 @@ void ryr_report_print(FILE *f, const ryr_report_t *r);
 /**
  * @brief The summary as one JSON object on one line:
  * {"preset", "frames", "width", "height", "seconds", "fps", "verified", "gpu",
- *  "stages": {name: {"tasks", "threads", "busy_s"}}}, with --farm also "rows_cpu" and
- *  "rows_gpu" (before "stages").
+ *  "stages": {name: {"tasks", "threads", "busy_s"}}}, with --farm also "rows_cpu",
+ *  "rows_gpu" and "members": [{"frames", "rows_cpu", "rows_gpu"}, ...] (before "stages").
  */
 void ryr_report_json(FILE *f, const ryr_report_t *r);
 

@@ -30,13 +30,48 @@ int ryr_ray_init(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return rc;
 }
 
+/* Fewest rows of a GPU thread's chunk: a kernel launch and a copy back cost more than a
+ * few rows. */
+#define MIXED_GPU_MIN_ROWS 8
+
+/*
+ * A mixed member, at the start of a frame: the rows kept for each kind whose speed is not
+ * measured yet, GPU rows first (its first chunk: a quarter of the frame, at least
+ * MIXED_GPU_MIN_ROWS), then a row for each CPU thread, at most half the frame; the rest
+ * goes to the shared counter. So each kind renders rows of the member's first frame, and
+ * its speed is measured, however the threads are scheduled. Other tasks keep nothing.
+ */
+static void reserve_rows(ryr_ray_task_t *t)
+{
+    const ryr_plan_t *plan = t->pipe->plan;
+    int h = t->pipe->h, keep[2] = {0, 0};
+    if (utc_task_kind(&t->base) == UTC_TASK_MIXED) {
+        /* relaxed: speeds are hints (a stale 0 only keeps rows once more) */
+        if (atomic_load_explicit(&t->row_s[UTC_TASK_CPU], memory_order_relaxed) <= 0) {
+            int ncpu = plan->farm_mixed_cpu_threads > 0 ? plan->farm_mixed_cpu_threads : 1;
+            keep[UTC_TASK_CPU] = ncpu < h / 2 ? ncpu : h / 2;
+        }
+        if (atomic_load_explicit(&t->row_s[UTC_TASK_GPU], memory_order_relaxed) <= 0) {
+            int g = h / 4 > MIXED_GPU_MIN_ROWS ? h / 4 : MIXED_GPU_MIN_ROWS;
+            keep[UTC_TASK_GPU] = g < h - keep[UTC_TASK_CPU] ? g : h - keep[UTC_TASK_CPU];
+        }
+    }
+    int y = 0;
+    for (int k = UTC_TASK_GPU; k >= UTC_TASK_CPU; k--) {
+        atomic_store_explicit(&t->res_next[k], y, memory_order_relaxed);
+        t->res_end[k] = y += keep[k];
+    }
+    atomic_store_explicit(&t->next_row, y, memory_order_relaxed);
+}
+
+/* Thread 0 at the start of a frame; utc_ctx_single's barrier publishes what it sets. */
 static int alloc_frame(utc_ctx_t *ctx, void *arg)
 {
     (void)ctx;
     ryr_ray_task_t *t = arg;
     size_t bytes = (size_t)t->pipe->w * (size_t)t->pipe->h * 3;
     t->frame = utc_buf_alloc(bytes);
-    atomic_store(&t->next_row, 0);
+    reserve_rows(t);
     return t->frame ? 0 : UTC_ERR_NO_MEMORY;
 }
 
@@ -45,6 +80,12 @@ int ryr_ray_next_frame(ryr_ray_task_t *t, int *f)
     if (!t->jobs) {
         ++*f;
         return *f < t->pipe->frames;
+    }
+    /* a farm member renders its own first frame before it asks (every thread decides
+     * alike: all start at -1) */
+    if (*f < 0 && t->first < t->pipe->frames) {
+        *f = t->first;
+        return 1;
     }
     /* every thread passes the same buffer: thread 0 receives into it, and the read's
      * barrier makes the number visible to the others before they return */
@@ -81,6 +122,40 @@ static void note_row_time(ryr_ray_task_t *t, int kind, double s)
                           memory_order_relaxed);
 }
 
+/*
+ * The next rows of the frame for a thread of `kind`: first from the rows kept for its
+ * kind, then from the shared counter, as w->chunk says. 1 and [*y0, *y1) when it got
+ * some, 0 when none is left for it.
+ */
+static int take_rows(ryr_ray_task_t *t, int kind, const ryr_rows_worker_t *w, int *y0, int *y1)
+{
+    const ryr_plan_t *plan = t->pipe->plan;
+    int h = t->pipe->h, end = t->res_end[kind];
+    if (end > 0) {
+        /* GPU threads split their rows (kept first: [0, end)) in one chunk each, CPU
+         * threads take one row at a time */
+        int n = 1;
+        if (kind == UTC_TASK_GPU) {
+            int ngpu = plan->ray_threads > 0 ? plan->ray_threads : 1;
+            n = (end + ngpu - 1) / ngpu;
+        }
+        /* relaxed: the fetch-add alone hands each row to one thread */
+        int y = atomic_fetch_add_explicit(&t->res_next[kind], n, memory_order_relaxed);
+        if (y < end) {
+            *y0 = y;
+            *y1 = y + n < end ? y + n : end;
+            return 1;
+        }
+    }
+    /* relaxed: the rows left are a hint for the chunk size; the fetch-add hands rows out */
+    int n = w->chunk(t, kind, h - atomic_load_explicit(&t->next_row, memory_order_relaxed),
+                     w->st);
+    if (n <= 0 || (*y0 = atomic_fetch_add(&t->next_row, n)) >= h)
+        return 0;
+    *y1 = *y0 + n < h ? *y0 + n : h;
+    return 1;
+}
+
 int ryr_ray_run_rows(ryr_ray_task_t *t, utc_ctx_t *ctx, const ryr_rows_worker_t *w)
 {
     const ryr_pipe_t *p = t->pipe;
@@ -94,15 +169,8 @@ int ryr_ray_run_rows(ryr_ray_task_t *t, utc_ctx_t *ctx, const ryr_rows_worker_t 
         ryr_view_t view;
         ryr_view_for_frame(&view, p->scene, f, p->opt->orbit);
         long long rows = 0;
-        int y0, n;
-        /* relaxed: the rows left are a hint for the chunk size; the fetch-add hands
-         * rows out */
-        while (!rc &&
-               (n = w->chunk(t, ctx->kind, p->h - atomic_load_explicit(&t->next_row,
-                                                                      memory_order_relaxed),
-                             w->st)) > 0 &&
-               (y0 = atomic_fetch_add(&t->next_row, n)) < p->h) {
-            int y1 = y0 + n < p->h ? y0 + n : p->h;
+        int y0, y1;
+        while (!rc && take_rows(t, ctx->kind, w, &y0, &y1)) {
             double c0 = utc_wtime();
             rc = w->render(p, &view, f, y0, y1, t->frame + (size_t)y0 * p->w * 3, w->st);
             rows += y1 - y0;
@@ -113,8 +181,10 @@ int ryr_ray_run_rows(ryr_ray_task_t *t, utc_ctx_t *ctx, const ryr_rows_worker_t 
         int brc = utc_ctx_barrier_local(ctx);
         if ((rc = rc ? rc : brc))
             return rc;
-        if (ctx->local_id == 0)
+        if (ctx->local_id == 0) {
             t->busy += utc_wtime() - t0;
+            t->frames_done++;
+        }
         if ((rc = ryr_ray_send(t, t->frame, bytes, f)))
             return rc;
     }
@@ -150,10 +220,6 @@ int ryr_ray_mixed_cpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     ryr_rows_worker_t w = {.chunk = cpu_chunk, .render = cpu_render, .st = NULL};
     return ryr_ray_run_rows((ryr_ray_task_t *)self, ctx, &w);
 }
-
-/* Fewest rows of a GPU thread's chunk: a kernel launch and a copy back cost more than a
- * few rows. */
-#define MIXED_GPU_MIN_ROWS 8
 
 int ryr_ray_mixed_chunk(const ryr_ray_task_t *t, int kind, int left)
 {

@@ -105,8 +105,10 @@ static int run_local(ryr_ray_task_t *t, utc_ctx_t *ctx, gpu_thread_state_t *st, 
         int brc = utc_ctx_barrier_local(ctx);
         if ((rc = rc ? rc : brc))
             return rc;
-        if (ctx->local_id == 0)
+        if (ctx->local_id == 0) {
             t->busy += utc_wtime() - t0;
+            t->frames_done++;
+        }
         if ((rc = ryr_ray_send(t, t->frame, bytes, f)))
             return rc;
     }

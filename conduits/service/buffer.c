@@ -1,6 +1,7 @@
 /* Owned buffers (utc_buf_alloc / utc_buf_free) and their registry (service/buffer.h). */
 #include <assert.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ typedef struct buf_rec {
     enum buf_state state; /* under the shard's lock */
     bool was_handed;      /* handed over at least once (for the messages) */
     bool mapped;          /* large: mmap'd on its own, `map_len` bytes */
+    bool pinned;          /* from the pinned allocator (utc_buf_alloc_pinned) */
     size_t map_len;
     struct buf_rec *qnext; /* quarantine FIFO link */
     UT_hash_handle hh;
@@ -78,6 +80,59 @@ static size_t page_size(void)
     return p > 0 ? (size_t)p : 4096;
 }
 
+/* The pinned (page-locked) host allocator of the gpu module, set by the runtime layer at
+ * utc_init (utc__buf_set_pinned); NULL: none. */
+static _Atomic(utc__buf_pinned_alloc_fn) pinned_alloc;
+static _Atomic(utc__buf_pinned_free_fn) pinned_free;
+
+void utc__buf_set_pinned(utc__buf_pinned_alloc_fn alloc, utc__buf_pinned_free_fn free_fn)
+{
+    /* release: set once at utc_init, before any task thread; free first, so a buffer from
+     * the allocator always finds its free */
+    atomic_store_explicit(&pinned_free, free_fn, memory_order_release);
+    atomic_store_explicit(&pinned_alloc, alloc, memory_order_release);
+}
+
+/* Register the data p of record h (filled in) and return p. */
+static void *buf_register(buf_rec_t *h, void *p)
+{
+    h->key = p;
+    unsigned k = buf_shard(p);
+    pthread_mutex_lock(&buf_reg[k].lock);
+    HASH_ADD_PTR(buf_reg[k].set, key, h);
+    pthread_mutex_unlock(&buf_reg[k].lock);
+    return p;
+}
+
+void *utc_buf_alloc_pinned(size_t size)
+{
+    /* acquire: pairs with utc__buf_set_pinned */
+    utc__buf_pinned_alloc_fn alloc = atomic_load_explicit(&pinned_alloc, memory_order_acquire);
+    void *p = alloc ? alloc(size ? size : 1) : NULL;
+    if (!p)
+        return utc_buf_alloc(size); /* no GPU (or no pinned memory left): an ordinary one */
+    buf_rec_t *h = malloc(sizeof *h);
+    if (!h) {
+        atomic_load_explicit(&pinned_free, memory_order_acquire)(p, size ? size : 1);
+        return NULL;
+    }
+    *h = (buf_rec_t){.size = size, .pinned = true};
+    return buf_register(h, p);
+}
+
+bool utc_buf_is_pinned(const void *buf)
+{
+    if (!buf)
+        return false;
+    unsigned k = buf_shard(buf);
+    buf_rec_t *h;
+    pthread_mutex_lock(&buf_reg[k].lock);
+    HASH_FIND_PTR(buf_reg[k].set, &buf, h);
+    bool pinned = h && h->state != BUF_FREED && h->pinned;
+    pthread_mutex_unlock(&buf_reg[k].lock);
+    return pinned;
+}
+
 void *utc_buf_alloc(size_t size)
 {
     buf_rec_t *h = malloc(sizeof *h);
@@ -97,12 +152,7 @@ void *utc_buf_alloc(size_t size)
     } else if (posix_memalign(&p, BUF_ALIGN, size ? size : 1)) {
         goto fail;
     }
-    h->key = p;
-    unsigned k = buf_shard(p);
-    pthread_mutex_lock(&buf_reg[k].lock);
-    HASH_ADD_PTR(buf_reg[k].set, key, h);
-    pthread_mutex_unlock(&buf_reg[k].lock);
-    return p;
+    return buf_register(h, p);
 fail:
     free(h);
     return NULL;
@@ -115,7 +165,9 @@ static void buf_release(buf_rec_t *h)
     pthread_mutex_lock(&buf_reg[k].lock);
     HASH_DEL(buf_reg[k].set, h);
     pthread_mutex_unlock(&buf_reg[k].lock);
-    if (h->mapped)
+    if (h->pinned) /* acquire: pairs with utc__buf_set_pinned */
+        atomic_load_explicit(&pinned_free, memory_order_acquire)(h->key, h->size ? h->size : 1);
+    else if (h->mapped)
         munmap(h->key, h->map_len);
     else
         free(h->key);

@@ -5,6 +5,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The pinned host allocator behind utc_buf_alloc_pinned (the gpu module's, given by the
+ * runtime layer at utc_init): alloc returns NULL when it cannot (no GPU, no memory); free
+ * gets the size alloc was given. */
+typedef void *(*utc__buf_pinned_alloc_fn)(size_t size);
+typedef void (*utc__buf_pinned_free_fn)(void *p, size_t size);
+void utc__buf_set_pinned(utc__buf_pinned_alloc_fn alloc, utc__buf_pinned_free_fn free_fn);
+
 /* Buffers of utc_buf_alloc that the caller owns now: the usable size, or false if not one
  * (never one, freed, or handed over and not yet read). */
 bool utc__buf_size(const void *buf, size_t *size);

@@ -18,7 +18,8 @@
 #include "gpu_cuda.h"
 
 typedef struct slot {
-    void *in_host, *out_host; /* pinned staging */
+    void *in_host, *out_host; /* pinned staging (no in_host with in_owned) */
+    void *in_owned;          /* in_owned: the item's buffer, read owned, until its copy in */
     void *in_dev, *out_dev;
     size_t in_bytes;         /* the item's size, as received */
     size_t out_bytes;        /* the result's size, as done() said */
@@ -31,6 +32,7 @@ typedef struct slot {
 
 struct utc_gpu_pipeline {
     utc__gpu_thread_t *owner;
+    int local_id; /* the owner's local thread id: in_owned reads are this thread's */
     utc_gpu_pipeline_options_t o;
     utc__pring_t ring;
     cudaStream_t compute, h2d, d2h; /* h2d and d2h are the pipeline's own when depth > 1 */
@@ -133,6 +135,12 @@ static utc_status_t check_options(const utc_gpu_pipeline_options_t *o, const voi
                           "%s: out_size is 0 (no result) but %s is set: give the result's size "
                           "in bytes",
                           fn, o->out ? "out" : "on_result");
+    if (o->in_owned != 0 && o->in_owned != 1)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "%s: in_owned is %d (1: the items are owned buffers, handed over "
+                          "with utc_conduit_write_owned; 0: they are read into the pipeline's "
+                          "staging)",
+                          fn, o->in_owned);
     if (bad_tag(o->in_tag) || (o->out && bad_tag(o->out_tag)))
         return utc__error(UTC_ERR_INVALID_ARG, "%s: %s %d is outside 0 .. %d", fn,
                           bad_tag(o->in_tag) ? "in_tag" : "out_tag",
@@ -177,8 +185,10 @@ static void free_pipeline(utc_gpu_pipeline_t *p)
 static utc_status_t make_ring(utc_gpu_pipeline_t *p, const char *fn)
 {
     size_t d = (size_t)p->o.depth, in = round_up(p->o.in_size), out = round_up(p->o.out_size);
-    size_t bytes = d * (in + out);
-    cudaError_t err = cudaMallocHost(&p->host_mem, bytes);
+    size_t bytes = d * (in + out), in_host = p->o.in_owned ? 0 : in; /* owned: no staging */
+    cudaError_t err = cudaSuccess;
+    if (d * (in_host + out) > 0)
+        err = cudaMallocHost(&p->host_mem, d * (in_host + out));
     if (err != cudaSuccess)
         return utc__gpu_error(err, fn, "cudaMallocHost (the pinned staging)");
     err = cudaMalloc(&p->dev_mem, bytes);
@@ -186,8 +196,8 @@ static utc_status_t make_ring(utc_gpu_pipeline_t *p, const char *fn)
         return utc__gpu_error(err, fn, "cudaMalloc (the device slots)");
     for (size_t i = 0; i < d; i++) {
         slot_t *s = &p->slots[i];
-        s->in_host = (char *)p->host_mem + i * in;
-        s->out_host = p->o.out_size ? (char *)p->host_mem + d * in + i * out : NULL;
+        s->in_host = in_host ? (char *)p->host_mem + i * in_host : NULL;
+        s->out_host = p->o.out_size ? (char *)p->host_mem + d * in_host + i * out : NULL;
         s->in_dev = (char *)p->dev_mem + i * in;
         s->out_dev = p->o.out_size ? (char *)p->dev_mem + d * in + i * out : NULL;
         /* kernel_done orders GPU work only; the two the host waits for may sleep. */
@@ -226,6 +236,7 @@ utc_status_t utc_gpu_pipeline_create(const utc_gpu_pipeline_options_t *opts,
         return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory", fn);
     }
     p->owner = self;
+    p->local_id = self->ctx->local_id;
     p->o = *opts;
     p->slots = slots;
     p->compute = self->stream;
@@ -256,14 +267,53 @@ static int event_done(utc_gpu_pipeline_t *p, cudaEvent_t ev, bool block, const c
 
 static int do_post(utc_gpu_pipeline_t *p, slot_t *s, const char *fn)
 {
+    if (p->o.in_owned)
+        return 1; /* an owned item is read when it may arrive (do_arrive_owned) */
     utc_status_t rc = utc_conduit_iread(p->o.in, s->in_host, p->o.in_size, p->o.in_tag, &s->in_req);
     if (rc != UTC_OK)
         return stop(p, utc__error(rc, "%s: reading the next item: %s", fn, utc_last_error()));
     return 1;
 }
 
+/* in_owned: item j's buffer, read on the owner's thread (without blocking: only once a
+ * probe has seen it). Returns as do_arrive. */
+static int do_arrive_owned(utc_gpu_pipeline_t *p, slot_t *s, uint64_t j, bool block,
+                           const char *fn)
+{
+    utc_status_t rc = UTC_OK;
+    if (!block) {
+        int found = 0;
+        utc_msg_info_t info;
+        rc = utc_conduit_iprobe(p->o.in, p->o.in_tag, &found, &info);
+        if (rc == UTC_OK && !found)
+            return 0;
+    }
+    void *buf = NULL;
+    size_t got = 0;
+    if (rc == UTC_OK)
+        rc = utc_conduit_read_owned_by(p->o.in, p->local_id, p->o.in_tag, &buf, &got);
+    if (rc == UTC_ERR_CLOSED) {
+        utc__pring_end(&p->ring, j); /* the writer ended the stream before item j */
+        return 2;
+    }
+    if (rc != UTC_OK)
+        return stop(p, utc__error(rc, "%s: reading item %llu: %s", fn, (unsigned long long)j,
+                                  utc_last_error()));
+    if (got > p->o.in_size) {
+        utc_buf_free(buf);
+        return stop(p, utc__error(UTC_ERR_TRUNCATE,
+                                  "%s: item %llu is %zu bytes, above the pipeline's in_size %zu",
+                                  fn, (unsigned long long)j, got, p->o.in_size));
+    }
+    s->in_owned = buf;
+    s->in_bytes = got;
+    return 1;
+}
+
 static int do_arrive(utc_gpu_pipeline_t *p, slot_t *s, uint64_t j, bool block, const char *fn)
 {
+    if (p->o.in_owned)
+        return do_arrive_owned(p, s, j, block, fn);
     size_t got = 0;
     int rc;
     if (block) {
@@ -297,7 +347,8 @@ static int do_load(utc_gpu_pipeline_t *p, slot_t *s, uint64_t j, const char *fn)
     if (j >= p->ring.depth && p->h2d != p->compute)
         err = cudaStreamWaitEvent(p->h2d, s->kernel_done, 0);
     if (err == cudaSuccess && s->in_bytes > 0)
-        err = cudaMemcpyAsync(s->in_dev, s->in_host, s->in_bytes, cudaMemcpyHostToDevice, p->h2d);
+        err = cudaMemcpyAsync(s->in_dev, p->o.in_owned ? s->in_owned : s->in_host, s->in_bytes,
+                              cudaMemcpyHostToDevice, p->h2d);
     if (err == cudaSuccess)
         err = cudaEventRecord(s->h2d_done, p->h2d);
     return err == cudaSuccess ? 1 : cuda_stop(p, err, fn, "queueing an item's copy in");
@@ -367,6 +418,10 @@ static int advance(utc_gpu_pipeline_t *p, utc__pring_step_t step, bool block, co
         break;
     case UTC__PRING_FREE_IN:
         rc = event_done(p, s->h2d_done, block, fn);
+        if (rc == 1 && s->in_owned) { /* copied in: the item's buffer is done with */
+            utc_buf_free(s->in_owned);
+            s->in_owned = NULL;
+        }
         break;
     case UTC__PRING_COPY_OUT:
         rc = event_done(p, s->d2h_done, block, fn);
@@ -581,9 +636,11 @@ void utc_gpu_pipeline_destroy(utc_gpu_pipeline_t *p)
     if (p->d2h != p->compute)
         (void)cudaStreamSynchronize(p->d2h);
     cancel_reads(p);
-    for (int i = 0; i < p->o.depth; i++)
+    for (int i = 0; i < p->o.depth; i++) {
         if (p->slots[i].out_req)
             (void)utc_request_wait(&p->slots[i].out_req, NULL);
+        utc_buf_free(p->slots[i].in_owned); /* read, not yet copied in (the streams are idle) */
+    }
     free_pipeline(p);
 }
 

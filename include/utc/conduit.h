@@ -43,6 +43,7 @@
 #ifndef UTC_CONDUIT_H
 #define UTC_CONDUIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <utc/status.h>
 #include <utc/task.h>
@@ -443,6 +444,27 @@ utc_status_t utc_request_testany(int count, utc_request_t **reqs, int *index, in
 void *utc_buf_alloc(size_t size);
 
 /**
+ * @brief Allocate an owned buffer (as utc_buf_alloc: handed over with
+ * utc_conduit_write_owned, freed with utc_buf_free) in page-locked (pinned) host memory when
+ * the library has GPU support and a usable device, so that a GPU copy from or to it runs at
+ * full speed: a producer that hands items to an overlapped GPU pipeline reading them owned
+ * (utc_gpu_pipeline_options_t.in_owned) lets the pipeline copy each item to the device
+ * straight from its buffer, with no host copy. Freed buffers go back to a pool of pinned
+ * memory (256 MiB at most), since pinning is slow. Without a GPU (or pinned memory), an
+ * ordinary utc_buf_alloc buffer: utc_buf_is_pinned says which. 64-byte aligned.
+ * Thread-safe.
+ * @return the buffer, or NULL when out of memory.
+ */
+void *utc_buf_alloc_pinned(size_t size);
+
+/**
+ * @brief Whether `buf` is a live buffer from utc_buf_alloc_pinned in pinned memory (or one
+ * read with utc_conduit_read_owned that was, in-process, such a buffer).
+ * @return true or false (false for NULL, freed buffers, foreign pointers).
+ */
+bool utc_buf_is_pinned(const void *buf);
+
+/**
  * @brief Free a buffer from utc_buf_alloc or utc_conduit_read_owned. NULL is ignored.
  * A pointer that is not such a buffer, or one freed already, is logged and ignored: a
  * freed buffer's address is not reused until it has left a quarantine (the last 1,024
@@ -482,6 +504,21 @@ utc_status_t utc_conduit_write_owned(utc_conduit_t *conduit, void *buf, size_t s
  * @return as utc_conduit_read (no UTC_ERR_TRUNCATE).
  */
 utc_status_t utc_conduit_read_owned(utc_conduit_t *conduit, int tag, void **buf, size_t *size);
+
+/**
+ * @brief utc_conduit_read_owned performed by local thread `thread` alone: the other threads
+ * of the task may call it too and return UTC_OK at once with *buf set to NULL (as the other
+ * _by forms). Blocks the reading thread until a message arrives. Never truncates.
+ * @param conduit   the conduit
+ * @param thread    the local thread that reads (0 .. the task's local threads - 1)
+ * @param tag       0 .. UTC_CONDUIT_TAG_MAX
+ * @param[out] buf  the buffer (the reading thread's, to free with utc_buf_free); NULL on
+ *                  the other threads and on an error
+ * @param[out] size the message's size (may be NULL)
+ * @return as utc_conduit_read_owned, plus UTC_ERR_OUT_OF_RANGE (no such thread).
+ */
+utc_status_t utc_conduit_read_owned_by(utc_conduit_t *conduit, int thread, int tag, void **buf,
+                                       size_t *size);
 
 /* ---- free mode: naming the peer rank ---- */
 

@@ -307,7 +307,10 @@ utc_status_t utc_gpu_data_reset_stats(utc_gpu_data_t *data);
  * stream of the pipeline's own and the device-to-host copy of item i - 1 on another;
  * events order each copy after the kernel that last used its buffer. The conduit reads of
  * the next items are started early too (at most d items beyond the last item passed to
- * utc_gpu_pipeline_done()). With depth 1 nothing overlaps: each item is read, copied in,
+ * utc_gpu_pipeline_done()). A read copies the item into the slot's pinned staging, on the
+ * calling thread; with `in_owned` the writer hands each item over in a buffer of its own
+ * (utc_buf_alloc_pinned, utc_conduit_write_owned) and the copy to the device starts
+ * straight from it, so no host copy is on the pipeline's path. With depth 1 nothing overlaps: each item is read, copied in,
  * computed, copied out and delivered before the next is read (the order of a plain loop
  * over utc_conduit_read, cudaMemcpy, kernel, cudaMemcpy, utc_conduit_write).
  *
@@ -371,12 +374,22 @@ typedef struct utc_gpu_pipeline_options {
     /** Items to process; 0: until the writer closes the conduit (utc_conduit_close). With
      * a count, no read beyond the count is started. */
     uint64_t count;
+    /** 1: the items are owned buffers (the writer hands them over with
+     * utc_conduit_write_owned); the pipeline reads each one with utc_conduit_read_owned_by
+     * on the calling thread, copies it to the device straight from that buffer (no copy into
+     * the pinned staging: in-process the item crosses with no host copy at all) and frees it
+     * once that copy is done. Allocate them with utc_buf_alloc_pinned so the copy runs at
+     * full speed (a pageable buffer works, through CUDA's slower staged copy). 0 (the
+     * default): each item is read into the slot's pinned staging (utc_conduit_iread: a host
+     * copy of the item by the calling thread). */
+    int in_owned;
 } utc_gpu_pipeline_options_t;
 
-/** Default options: no conduits, depth 2, until the writer closes the stream. */
+/** Default options: no conduits, depth 2, until the writer closes the stream, items read
+ * into the pinned staging. */
 #define UTC_GPU_PIPELINE_OPTIONS_INIT                                                    \
     { .in = NULL, .in_tag = 0, .in_size = 0, .out_size = 0, .out = NULL, .out_tag = 0,    \
-      .on_result = NULL, .result_arg = NULL, .depth = 2, .count = 0 }
+      .on_result = NULL, .result_arg = NULL, .depth = 2, .count = 0, .in_owned = 0 }
 
 /** One item handed to the caller by utc_gpu_pipeline_next(). */
 typedef struct utc_gpu_item {

@@ -4,6 +4,10 @@
  * forms interoperate both ways, small and large. Misuse is refused and the buffer stays
  * the caller's.
  */
+#include <stdbool.h>
+
+#include <utc/gpu.h>
+
 #include "conduit_test_util.h"
 
 #define HUGE_SZ ((size_t)64 << 20)
@@ -139,6 +143,54 @@ static void test_mixed_forms(void)
     CT_END();
 }
 
+/* ---- one thread of the reader reads owned (read_owned_by); pinned owned buffers ---- */
+
+static int by_w(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    /* with a usable GPU the buffers are pinned, else ordinary ones (and the same calls) */
+    bool expect_pinned = utc_gpu_device_count() > 0;
+    for (size_t i = 0; i < NMIX; i++) {
+        size_t n = mix_sizes[i];
+        void *b = utc_buf_alloc_pinned(n);
+        CT_CHECK(b && (uintptr_t)b % 64 == 0, "utc_buf_alloc_pinned(%zu): %p", n, b);
+        CT_CHECK(utc_buf_is_pinned(b) == expect_pinned, "%zu bytes: pinned %d, expected %d", n,
+                 (int)utc_buf_is_pinned(b), (int)expect_pinned);
+        ct_fill(b, n, 200 + i);
+        CT_OK(utc_conduit_write_owned(c, b, n, 3));
+    }
+    void *f = utc_buf_alloc_pinned(64);
+    utc_buf_free(f);
+    CT_CHECK(!utc_buf_is_pinned(f) && !utc_buf_is_pinned(NULL), "a freed buffer is not pinned");
+    return 0;
+}
+
+static int by_r(utc_ctx_t *ctx, void *d)
+{
+    utc_conduit_t *c = d;
+    int reader = ctx->local_count - 1; /* the last thread reads, the others pass */
+    for (size_t i = 0; i < NMIX; i++) {
+        size_t n = mix_sizes[i], got = 7;
+        void *b = (void *)1;
+        CT_OK(utc_conduit_read_owned_by(c, reader, 3, &b, &got));
+        if (ctx->local_id != reader) {
+            CT_CHECK(b == NULL, "thread %d (not the reader) got %p", ctx->local_id, b);
+            continue;
+        }
+        CT_CHECK(b && got == n && ct_verify(b, n, 200 + i), "%zu bytes: got %zu", n, got);
+        utc_buf_free(b);
+    }
+    return 0;
+}
+
+static void test_read_owned_by(void)
+{
+    ct_begin();
+    ct_each_placement_run(1, by_w, 2, by_r);
+    CT_END();
+}
+
 /* ---- misuse ---- */
 
 static int misuse(utc_ctx_t *ctx, void *d)
@@ -155,6 +207,11 @@ static int misuse(utc_ctx_t *ctx, void *d)
     CT_EXPECT(utc_conduit_write_owned(c, NULL, 0, 1), UTC_ERR_INVALID_ARG);
     CT_EXPECT(utc_conduit_write_owned(c, b, 16, -1), UTC_ERR_INVALID_ARG);
     CT_EXPECT(utc_conduit_read_owned(c, 1, NULL, NULL), UTC_ERR_INVALID_ARG);
+    void *o = NULL;
+    CT_EXPECT(utc_conduit_read_owned_by(c, 0, 1, NULL, NULL), UTC_ERR_INVALID_ARG);
+    CT_EXPECT(utc_conduit_read_owned_by(c, 1, 1, &o, NULL), UTC_ERR_OUT_OF_RANGE);
+    CT_CHECK(o == NULL && strstr(utc_last_error(), "thread 1") != NULL, "message: %s",
+             utc_last_error());
     ((char *)b)[15] = 1; /* still ours after the refusals */
     utc_buf_free(b);
     return 0;
@@ -180,6 +237,8 @@ int main(int argc, char **argv)
         {"in-process: the pointer crosses, 64 MiB in constant time", test_inproc_pointer_crosses},
         {"between ranks: data arrives in the reader's own buffer", test_remote_owned},
         {"owned and plain forms mixed, 0 B to 3 MiB", test_mixed_forms},
+        {"read_owned_by: one thread reads, the others pass; pinned owned buffers",
+         test_read_owned_by},
         {"misuse is refused, the buffer stays the caller's", test_misuse},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "conduit owned", cases);

@@ -4,7 +4,10 @@
  * results a third task collects (or a host callback keeps). At every depth the results
  * are byte-equal to the host's computation and to the depth-1 (non-overlapped) run; the
  * kernel spins a little so that an unsafe reuse of a slot would show. Also: the loop and
- * callback forms, `count` without a close, lowered result sizes, the end of the stream.
+ * callback forms, `count` without a close, lowered result sizes, the end of the stream;
+ * and each of them again with owned items (the feeder hands over utc_buf_alloc_pinned
+ * buffers with utc_conduit_write_owned, the pipeline reads them with in_owned), byte-equal
+ * to the copied items' depth-1 run.
  * Needs a GPU: exits 77 (skipped) without one.
  */
 #include <stdlib.h>
@@ -21,6 +24,7 @@ enum { MODE_LOOP, MODE_CALLBACK, MODE_COUNT };
 
 typedef struct {
     int depth, mode;
+    int owned;               /* owned items: write_owned of pinned buffers, in_owned */
     utc_conduit_t *in, *out; /* feeder -> GPU, GPU -> collector */
 } round_t;
 
@@ -61,9 +65,18 @@ static int feed_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     int rc = 0;
     for (int j = 0; j < NITEMS && rc == 0; j++) {
         size_t n = item_size(j);
+        unsigned char *b = r->owned ? utc_buf_alloc_pinned(n) : buf;
+        if (!b) {
+            rc = UTC_ERR_NO_MEMORY;
+            break;
+        }
         for (size_t k = 0; k < n; k++)
-            buf[k] = item_byte(j, k);
-        rc = utc_conduit_write(r->in, buf, n, 0);
+            b[k] = item_byte(j, k);
+        if (!r->owned) {
+            rc = utc_conduit_write(r->in, b, n, 0);
+        } else if ((rc = utc_conduit_write_owned(r->in, b, n, 0)) != 0) {
+            utc_buf_free(b); /* still ours on an error */
+        }
     }
     if (rc == 0 && r->mode != MODE_COUNT)
         rc = utc_conduit_close(r->in);
@@ -103,6 +116,7 @@ static int gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     o.in_size = MAXITEM;
     o.out_size = MAXITEM;
     o.depth = r->depth;
+    o.in_owned = r->owned;
     int rc;
     if (r->mode == MODE_CALLBACK) {
         o.on_result = keep_result;
@@ -195,7 +209,7 @@ static int results_ok(const side_t *t, unsigned char *keep)
 }
 
 /* One round: feeder and collector on the last rank, the GPU task on rank 0. */
-static void one_round(int depth, int mode, unsigned char *keep)
+static void one_round(int depth, int mode, int owned, unsigned char *keep)
 {
     int last = utc_nranks() - 1, zero = 0;
     utc_task_options_t go = UTC_TASK_OPTIONS_INIT;
@@ -204,7 +218,7 @@ static void one_round(int depth, int mode, unsigned char *keep)
     UTC_ASSERT_OK(utc_task_create(&feed_ops, &last, 1, NULL, &feed));
     UTC_ASSERT_OK(utc_task_create(&gpu_ops, &zero, 1, &go, &gpu));
     UTC_ASSERT_OK(utc_task_create(&collect_ops, &last, 1, NULL, &coll));
-    round_t r = {.depth = depth, .mode = mode};
+    round_t r = {.depth = depth, .mode = mode, .owned = owned};
     UTC_ASSERT_OK(utc_conduit_create(feed, gpu, NULL, &r.in));
     UTC_ASSERT_OK(utc_conduit_create(gpu, coll, NULL, &r.out));
     side_t *g = (side_t *)gpu, *c = (side_t *)coll;
@@ -249,9 +263,11 @@ static void rounds(int mode)
     unsigned char *now = malloc((size_t)NITEMS * MAXITEM);
     CU_ASSERT_PTR_NOT_NULL_FATAL(first);
     CU_ASSERT_PTR_NOT_NULL_FATAL(now);
-    for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++) {
-        one_round(depths[i], mode, i == 0 ? first : now);
-        /* byte-equal to the depth-1 run, where this rank holds the results */
+    size_t nd = sizeof depths / sizeof depths[0];
+    /* copied items at every depth, then owned ones (in_owned) at every depth */
+    for (size_t i = 0; i < 2 * nd; i++) {
+        one_round(depths[i % nd], mode, i >= nd, i == 0 ? first : now);
+        /* byte-equal to the copied depth-1 run, where this rank holds the results */
         if (i > 0 && utc_rank() == (mode == MODE_CALLBACK ? 0 : utc_nranks() - 1))
             CU_ASSERT(memcmp(first, now, (size_t)NITEMS * MAXITEM) == 0);
     }
@@ -275,7 +291,8 @@ static void test_count_without_close(void)
 int main(int argc, char **argv)
 {
     static const utc_test_case_t cases[] = {
-        {"next/done loop, results to a conduit, depths 1 2 3 5", test_loop_to_a_conduit},
+        {"next/done loop, results to a conduit, depths 1 2 3 5, copied and owned items",
+         test_loop_to_a_conduit},
         {"utc_gpu_pipeline_run, results to a callback", test_run_with_a_callback},
         {"count items, the writer never closes", test_count_without_close},
         UTC_TEST_END};

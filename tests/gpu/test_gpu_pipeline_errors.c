@@ -17,7 +17,7 @@
 
 #define ITEM 64
 
-enum { NCASES = 20 };
+enum { NCASES = 21 };
 
 typedef struct {
     utc_task_t base;
@@ -47,6 +47,7 @@ static const expect_t expected[NCASES] = {
     {"bad in_tag", UTC_ERR_INVALID_ARG, "in_tag -1 is outside"},
     {"bad out_tag", UTC_ERR_INVALID_ARG, "out_tag 4194304 is outside"},
     {"huge item", UTC_ERR_INVALID_ARG, "overflow"},
+    {"in_owned 2", UTC_ERR_INVALID_ARG, "in_owned is 2 (1: the items are owned buffers"},
     {"input conduit of other tasks", UTC_ERR_NOT_MEMBER, "opts->in: the calling thread cannot"},
     {"output conduit of other tasks", UTC_ERR_NOT_MEMBER, "opts->out: the calling thread"},
     {"destroyed conduit", UTC_ERR_INVALID_HANDLE, "opts->in"},
@@ -126,6 +127,9 @@ static int a_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     record(t, utc_gpu_pipeline_create(&o, &p));
     o = good(t);
     o.in_size = SIZE_MAX / 2;
+    record(t, utc_gpu_pipeline_create(&o, &p));
+    o = good(t);
+    o.in_owned = 2;
     record(t, utc_gpu_pipeline_create(&o, &p));
     o = good(t);
     o.in = t->foreign;

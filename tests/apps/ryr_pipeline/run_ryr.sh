@@ -31,12 +31,22 @@ def arg(name, default):
 w, h = (int(v) for v in arg("--size", "96x64").split("x"))
 assert r["frames"] == int(arg("--frames", "3")) and r["width"] == w and r["height"] == h, r
 assert set(r["stages"]) == {"raytrace", "yuv", "rotate", "output"}, r["stages"]
-# --farm N: N raytrace tasks, and every row of every frame counted once, by kind
+# --farm N: N raytrace tasks; every frame rendered by one member and every row of it once,
+# counted by kind; every member took part (member i renders frame i before it asks the
+# dispatcher for more), whatever the timing
 if "--farm" in args:
-    assert r["stages"]["raytrace"]["tasks"] == int(arg("--farm", "0")), r["stages"]
+    n = int(arg("--farm", "0"))
+    m = r["members"]
+    assert r["stages"]["raytrace"]["tasks"] == n and len(m) == n, r
+    assert sum(x["frames"] for x in m) == r["frames"], r
+    assert all(x["frames"] >= 1 for x in m[:r["frames"]]), "a member rendered no frame: %s" % m
+    assert all(x["rows_cpu"] + x["rows_gpu"] == x["frames"] * h for x in m), m
+    assert r["rows_cpu"] == sum(x["rows_cpu"] for x in m), r
+    assert r["rows_gpu"] == sum(x["rows_gpu"] for x in m), r
     assert r["rows_cpu"] + r["rows_gpu"] == r["frames"] * h, r
-# --mixed: task 0's threads of both kinds rendered rows
+# --mixed: task 0's threads of both kinds rendered rows (until a kind's speed is measured,
+# the first rows of each frame are kept for it, so its first frame has rows of both kinds)
 if "--mixed" in args:
-    assert r["rows_gpu"] > 0 and r["rows_cpu"] > 0, r
+    assert r["members"][0]["rows_gpu"] > 0 and r["members"][0]["rows_cpu"] > 0, r["members"]
 print("1 passed, 0 failed")
 PY
