@@ -46,6 +46,7 @@ utc_status_t utc_gpu_malloc(size_t size, void **out)
     utc_status_t rc = caller_stream(fn, &s, &device, &sync);
     if (rc != UTC_OK)
         return rc;
+    utc__dev_mark_in_use();
     void *p = NULL;
     cudaError_t err = cudaMallocAsync(&p, size, s);
     if (err == cudaErrorMemoryAllocation) {
