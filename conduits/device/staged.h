@@ -43,7 +43,9 @@
  * data tag). isend/irecv start a transfer of n bytes and give a handle; wait blocks until
  * that transfer completes and releases the handle (also when it fails: then it returns the
  * error). After an error the pipeline still waits for every handle it started before it
- * returns, so no buffer is freed under a transfer.
+ * returns, so no buffer is freed under a transfer; but the pair's stream of chunks is then
+ * out of step (chunks of this message may still come, or never): the caller fails the
+ * pair (its control tag tells the other end) rather than send another message.
  */
 typedef struct utc__staged_io {
     void *arg;
