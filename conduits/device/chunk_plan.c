@@ -55,8 +55,7 @@ utc__chunk_step_t utc__chunk_plan_next(const utc__chunk_plan_t *p, bool need_out
     return in_copy > 0 ? UTC__CHUNK_IN_DONE : UTC__CHUNK_NONE;
 }
 
-void utc__chunk_plan_span(const utc__chunk_plan_t *p, uint64_t index, size_t *offset,
-                          size_t *len)
+void utc__chunk_plan_span(const utc__chunk_plan_t *p, uint64_t index, size_t *offset, size_t *len)
 {
     assert(index < p->nchunks);
     size_t off = (size_t)index * p->chunk;

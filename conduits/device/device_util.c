@@ -37,8 +37,8 @@ utc_status_t utc__device_env_size(const char *name, size_t min, size_t max, size
     if (shift)
         end++;
     /* strtoull takes a sign: "-1" would wrap to a huge count */
-    bool ok = end != v && !*end && errno == 0 && v[0] >= '0' && v[0] <= '9' &&
-              n <= (SIZE_MAX >> shift);
+    bool ok =
+        end != v && !*end && errno == 0 && v[0] >= '0' && v[0] <= '9' && n <= (SIZE_MAX >> shift);
     if (ok)
         n <<= shift;
     if (!ok || n < min || n > max)

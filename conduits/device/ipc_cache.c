@@ -77,9 +77,9 @@ static utc_status_t alloc_of(const void *p, alloc_info_t *a)
 /* An allocation opened from a peer. */
 typedef struct mapping {
     char *base;
-    int device;          /* current device when it was opened */
-    cudaEvent_t used;    /* recorded after each copy_from (made at the first) */
-    bool raw;            /* handed out by utc__ipc_import: its users' work is unknown */
+    int device;       /* current device when it was opened */
+    cudaEvent_t used; /* recorded after each copy_from (made at the first) */
+    bool raw;         /* handed out by utc__ipc_import: its users' work is unknown */
 } mapping_t;
 
 static utc_status_t export_open(void *arg, const utc__ipc_key_t *key, const void *ctx,
@@ -88,8 +88,7 @@ static void export_close(void *arg, const utc__ipc_key_t *key, void *value);
 static utc_status_t mapping_open(void *arg, const utc__ipc_key_t *key, const void *ctx,
                                  void **value);
 static void mapping_close(void *arg, const utc__ipc_key_t *key, void *value);
-static utc_status_t event_open(void *arg, const utc__ipc_key_t *key, const void *ctx,
-                               void **value);
+static utc_status_t event_open(void *arg, const utc__ipc_key_t *key, const void *ctx, void **value);
 static void event_close(void *arg, const utc__ipc_key_t *key, void *value);
 
 static const utc__ipc_lru_ops_t export_ops = {.open = export_open, .close = export_close};
@@ -104,8 +103,7 @@ static pthread_once_t caches_once = PTHREAD_ONCE_INIT;
 static void caches_init(void)
 {
     size_t cap;
-    caches_status = utc__device_env_size("UTC_DEVICE_IPC_CACHE", 1, 1 << 20, IMPORT_CAPACITY,
-                                         &cap);
+    caches_status = utc__device_env_size("UTC_DEVICE_IPC_CACHE", 1, 1 << 20, IMPORT_CAPACITY, &cap);
     if (caches_status != UTC_OK) {
         snprintf(caches_error, sizeof caches_error, "%s", utc_last_error());
         cap = IMPORT_CAPACITY;
@@ -125,8 +123,7 @@ static utc_status_t caches(void)
 
 /* ---- export ------------------------------------------------------------------------ */
 
-static utc_status_t export_open(void *arg, const utc__ipc_key_t *key, const void *ctx,
-                                void **value)
+static utc_status_t export_open(void *arg, const utc__ipc_key_t *key, const void *ctx, void **value)
 {
     (void)arg;
     (void)key;
@@ -193,12 +190,10 @@ utc_status_t utc__ipc_export(const void *dptr, size_t size, utc__ipc_ref_t *out)
     if ((st = caches()) != UTC_OK)
         return st;
     utc__ipc_key_t key = {.peer = -1, .id = a.id};
-    utc__ipc_ref_t ref = {.alloc_id = a.id,
-                          .offset = offset,
-                          .alloc_size = a.extent,
-                          .device = pa.device};
-    st = utc__ipc_lru_use(&exports, &key, (const void *)(uintptr_t)a.base, copy_handle,
-                          &ref.handle);
+    utc__ipc_ref_t ref = {
+        .alloc_id = a.id, .offset = offset, .alloc_size = a.extent, .device = pa.device};
+    st =
+        utc__ipc_lru_use(&exports, &key, (const void *)(uintptr_t)a.base, copy_handle, &ref.handle);
     if (st == UTC_OK)
         *out = ref;
     return st;
@@ -331,8 +326,7 @@ static utc_status_t copy_fn(void *arg, void *value)
         err = cudaEventCreateWithFlags(&m->used, cudaEventDisableTiming);
     if (err == cudaSuccess) {
         call = "cudaMemcpyAsync";
-        err = cudaMemcpyAsync(a->dst, m->base + a->ref->offset, a->size, cudaMemcpyDefault,
-                              a->s);
+        err = cudaMemcpyAsync(a->dst, m->base + a->ref->offset, a->size, cudaMemcpyDefault, a->s);
     }
     if (err == cudaSuccess) {
         call = "cudaEventRecord";
@@ -433,8 +427,7 @@ void utc__ipc_event_put(const utc__ipc_event_t *ev)
     pthread_mutex_unlock(&pool_lock);
 }
 
-static utc_status_t event_open(void *arg, const utc__ipc_key_t *key, const void *ctx,
-                               void **value)
+static utc_status_t event_open(void *arg, const utc__ipc_key_t *key, const void *ctx, void **value)
 {
     (void)arg;
     (void)ctx;

@@ -15,8 +15,7 @@ typedef struct utc__ipc_lru_entry {
     UT_hash_handle hh;
 } entry_t;
 
-void utc__ipc_lru_init(utc__ipc_lru_t *c, size_t capacity, const utc__ipc_lru_ops_t *ops,
-                       void *arg)
+void utc__ipc_lru_init(utc__ipc_lru_t *c, size_t capacity, const utc__ipc_lru_ops_t *ops, void *arg)
 {
     assert(capacity >= 1 && ops && ops->open && ops->close);
     *c = (utc__ipc_lru_t){.ops = ops, .arg = arg, .capacity = capacity};

@@ -68,8 +68,10 @@ static utc_status_t ring_get(size_t chunk, ring_t **out)
         return UTC_OK;
     }
     if (chunk > SIZE_MAX / UTC__STAGED_DEPTH)
-        return utc__error(UTC_ERR_INVALID_ARG, "device conduit: staged chunks of %zu bytes are "
-                                               "too large", chunk);
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "device conduit: staged chunks of %zu bytes are "
+                          "too large",
+                          chunk);
     r = calloc(1, sizeof *r);
     if (!r)
         return utc__error(UTC_ERR_NO_MEMORY, "device conduit: no memory for a staging ring");
@@ -128,9 +130,9 @@ void utc__staged_cache_clear(void)
 typedef struct pipe {
     const utc__staged_io_t *io;
     bool send;
-    char *user;     /* the user's buffer */
-    ring_t *ring;   /* NULL: the user's buffer is host memory (no copy) */
-    cudaStream_t s; /* the copies' stream */
+    char *user;                 /* the user's buffer */
+    ring_t *ring;               /* NULL: the user's buffer is host memory (no copy) */
+    cudaStream_t s;             /* the copies' stream */
     void *h[UTC__STAGED_DEPTH]; /* the io's handle of each slot's transfer */
 } pipe_t;
 
@@ -150,8 +152,9 @@ static utc_status_t slot_sync(ring_t *r, unsigned slot)
 static utc_status_t slot_copy(pipe_t *p, unsigned slot, size_t off, size_t len)
 {
     char *pinned = p->ring->mem + (size_t)slot * p->ring->chunk;
-    cudaError_t err = p->send ? cudaMemcpyAsync(pinned, p->user + off, len, cudaMemcpyDefault, p->s)
-                              : cudaMemcpyAsync(p->user + off, pinned, len, cudaMemcpyDefault, p->s);
+    cudaError_t err = p->send
+                          ? cudaMemcpyAsync(pinned, p->user + off, len, cudaMemcpyDefault, p->s)
+                          : cudaMemcpyAsync(p->user + off, pinned, len, cudaMemcpyDefault, p->s);
     if (err != cudaSuccess)
         return utc__device_cuda_error(err, p->send ? "cudaMemcpyAsync(device to staging)"
                                                    : "cudaMemcpyAsync(staging to device)");
@@ -215,8 +218,8 @@ static void drain(pipe_t *p, const utc__chunk_plan_t *plan)
         (void)p->io->wait(p->io->arg, p->h[utc__chunk_plan_slot(plan, j)]);
 }
 
-static utc_status_t run(const utc__staged_io_t *io, bool send, char *user, bool device,
-                        size_t size, size_t chunk, cudaStream_t s, const char *fn)
+static utc_status_t run(const utc__staged_io_t *io, bool send, char *user, bool device, size_t size,
+                        size_t chunk, cudaStream_t s, const char *fn)
 {
     if (!io || !io->isend || !io->irecv || !io->wait)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: NULL io or io function", fn);
@@ -267,8 +270,8 @@ utc_status_t utc__staged_send(const utc__staged_io_t *io, const void *src, bool 
     return run(io, true, (char *)src, src_device, size, chunk, s, "utc__staged_send");
 }
 
-utc_status_t utc__staged_recv(const utc__staged_io_t *io, void *dst, bool dst_device,
-                              size_t size, size_t chunk, cudaStream_t s)
+utc_status_t utc__staged_recv(const utc__staged_io_t *io, void *dst, bool dst_device, size_t size,
+                              size_t chunk, cudaStream_t s)
 {
     return run(io, false, dst, dst_device, size, chunk, s, "utc__staged_recv");
 }

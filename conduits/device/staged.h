@@ -71,9 +71,8 @@ utc_status_t utc__staged_send(const utc__staged_io_t *io, const void *src, bool 
  * (until every chunk arrived).
  * @return as utc__staged_send.
  */
-utc_status_t utc__staged_recv(const utc__staged_io_t *io, void *dst, bool dst_device,
-                              size_t size, size_t chunk, cudaStream_t s)
-    __attribute__((warn_unused_result));
+utc_status_t utc__staged_recv(const utc__staged_io_t *io, void *dst, bool dst_device, size_t size,
+                              size_t chunk, cudaStream_t s) __attribute__((warn_unused_result));
 
 /*
  * The chunk size: env UTC_DEVICE_CHUNK (bytes, UTC__DEVICE_CHUNK_MIN .. _MAX), else
