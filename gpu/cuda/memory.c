@@ -73,6 +73,10 @@ utc_status_t utc_gpu_free(void *ptr)
     static const char fn[] = "utc_gpu_free";
     if (!ptr)
         return UTC_OK;
+    if (!utc__dev_alloc_find(ptr, NULL, NULL))
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: %p is not a buffer of utc_gpu_malloc or "
+                          "of utc_conduit_read_owned on a device conduit (or it was freed or "
+                          "handed over already)", fn, ptr);
     cudaStream_t s;
     int device;
     bool sync;
@@ -80,9 +84,8 @@ utc_status_t utc_gpu_free(void *ptr)
     if (rc != UTC_OK)
         return rc;
     if (!utc__dev_alloc_take(ptr, NULL, NULL))
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: %p is not a buffer of utc_gpu_malloc or "
-                          "of utc_conduit_read_owned on a device conduit (or it was freed or "
-                          "handed over already)", fn, ptr);
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: %p was freed or handed over meanwhile",
+                          fn, ptr);
     utc__dev_alloc_freeing(ptr);
     cudaError_t err = cudaFreeAsync(ptr, s);
     if (err == cudaSuccess && sync)
