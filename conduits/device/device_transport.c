@@ -363,10 +363,20 @@ static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op);
  * thread finishes it (op may be gone when this returns); CTL_WAIT. */
 enum { CTL_WAIT, CTL_MINE, CTL_OTHERS };
 
-static int ctl_poll(dev_tp_t *t, dev_op_t *op)
+static int ctl_poll(dev_tp_t *t, utc_request_t *req, utc_status_t stop)
 {
     dev_op_t *other = NULL;
     pthread_mutex_lock(&t->lock);
+    dev_op_t *op = op_of(req);
+    if (!op || op->claimed) { /* another thread finishes it (op may be gone) */
+        pthread_mutex_unlock(&t->lock);
+        return CTL_OTHERS;
+    }
+    if (stop != UTC_OK && !op->ctl_got) { /* the shutdown or a failure: no answer comes */
+        ctl_unwait(op);
+        op->ctl_got = true;
+        op->ctl_err = stop;
+    }
     chan_t *ch = op->ch;
     if (!op->ctl_got && !ch->ctl_rx) {
         utc_request_t *q = malloc(sizeof *q);
@@ -412,10 +422,10 @@ static int ctl_poll(dev_tp_t *t, dev_op_t *op)
                 w->ctl = ch->ctl_buf;
                 w->ctl_got = true;
                 w->ctl_err = UTC_OK;
-                if (w != op) { /* finished by this thread, below */
+                if (w != op && w->phase == PH_CTL) { /* finished by this thread, below */
                     w->claimed = true;
                     other = w;
-                }
+                } /* (one still sending its descriptor: its owner goes on, and finds it) */
             } else {
                 utc_log(UTC_LOG_WARN, "conduit %d (device): a control message from rank %d "
                         "names write %llu, which no write here waits for; dropped",
@@ -690,11 +700,30 @@ static utc_status_t send_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         rc = utc__device_chunk_size(&op->d.chunk);
     if (rc == UTC_OK && op->d.kind == K_HANDOVER && !op->gpu) /* the copy done on return */
         rc = stream_drain(t, op->device, op->s);
+    if (rc == UTC_OK && op->d.kind != K_HANDOVER) {
+        /* waiting for the reader's answer before the descriptor leaves: the answer may
+         * come before this thread sees its send complete */
+        pthread_mutex_lock(&t->lock);
+        if ((op->ch = chan_at(t, req->peer, req->dir))) {
+            op->next_wait = op->ch->waiting;
+            op->ch->waiting = op;
+        }
+        pthread_mutex_unlock(&t->lock);
+        if (!op->ch)
+            rc = utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
+                            t->base.conduit_id);
+    }
     if (rc == UTC_OK) {
         utc__req_prepare(&op->q, UTC__OP_SEND, req->dir, req->tag, req->peer, t->in);
         op->q.sbuf = &op->d;
         op->q.size = sizeof op->d;
         rc = t->in->ops->start(t->in, &op->q);
+    }
+    if (rc != UTC_OK && op->ch) {
+        pthread_mutex_lock(&t->lock);
+        if (!op->ctl_got)
+            ctl_unwait(op);
+        pthread_mutex_unlock(&t->lock);
     }
     if (rc != UTC_OK) {
         if (op->d.kind == K_HANDOVER && op->d.hid) {
@@ -978,6 +1007,12 @@ static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         return;
     }
     if (st != UTC_OK) {
+        if (op->ch) {
+            pthread_mutex_lock(&t->lock);
+            if (!op->ctl_got)
+                ctl_unwait(op);
+            pthread_mutex_unlock(&t->lock);
+        }
         if (op->d.kind == K_HANDOVER) {
             handed_t *h = handed_take(t, op->d.hid);
             if (h && req->owned)
@@ -995,21 +1030,9 @@ static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         op_end(req, UTC_OK);
         return;
     }
-    pthread_mutex_lock(&t->lock);
-    op->ch = chan_at(t, req->peer, req->dir);
-    if (op->ch) {
-        op->next_wait = op->ch->waiting;
-        op->ch->waiting = op;
-    }
-    pthread_mutex_unlock(&t->lock);
-    if (!op->ch) {
-        op->ctl_err = utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
-                                 t->base.conduit_id);
-        op->ctl_got = true;
-        send_ctl_done(t, req, op);
-        return;
-    }
+    pthread_mutex_lock(&t->lock); /* from now on another thread may finish it */
     op->phase = PH_CTL;
+    pthread_mutex_unlock(&t->lock);
 }
 
 /* Move req on as far as it goes without waiting (a staged transfer runs to its end once its
@@ -1024,10 +1047,11 @@ static bool advance(dev_tp_t *t, utc_request_t *req)
         pthread_mutex_lock(&t->lock);
         dev_op_t *op = op_of(req);
         bool others = !op || op->claimed;
+        int phase = others ? -1 : op->phase; /* only PH_CTL ops are claimed by others */
         pthread_mutex_unlock(&t->lock);
         if (others)
             return utc__req_state(req) == UTC__REQ_DONE;
-        switch (op->phase) {
+        switch (phase) {
         case PH_DESC:
             if (utc__req_state(&op->q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, &op->q))
                 return false;
@@ -1037,17 +1061,7 @@ static bool advance(dev_tp_t *t, utc_request_t *req)
             recv_got(t, req, op);
             break;
         case PH_CTL: {
-            utc_status_t st = stopped(t);
-            if (st != UTC_OK && !op->ctl_got) {
-                pthread_mutex_lock(&t->lock);
-                if (!op->ctl_got) {
-                    ctl_unwait(op);
-                    op->ctl_got = true;
-                    op->ctl_err = st;
-                }
-                pthread_mutex_unlock(&t->lock);
-            }
-            int got = ctl_poll(t, op);
+            int got = ctl_poll(t, req, stopped(t));
             if (got == CTL_WAIT)
                 return false;
             if (got == CTL_OTHERS) /* another thread finishes it; op may be gone */
