@@ -26,11 +26,11 @@
 #define MIB ((size_t)1 << 20)
 #define BIG (64 * MIB)
 
-#define CUDA_OK(call)                                                                    \
-    ({                                                                                   \
-        cudaError_t e_ = (call);                                                         \
-        CT_CHECK(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));            \
-        e_ == cudaSuccess;                                                               \
+#define CUDA_OK(call)                                                                              \
+    ({                                                                                             \
+        cudaError_t e_ = (call);                                                                   \
+        CT_CHECK(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));                      \
+        e_ == cudaSuccess;                                                                         \
     })
 
 static const char *expected_path(int ra, int rb)
@@ -142,7 +142,7 @@ static void test_sizes(void)
 
 /* ---- tags and order ---- */
 
-#define PER_TAG 4
+#define PER_TAG   4
 #define TAG_BYTES (64 << 10)
 
 static int tags_writer(utc_ctx_t *ctx, void *data)
@@ -182,8 +182,7 @@ static int tags_reader(utc_ctx_t *ctx, void *data)
     CT_EXPECT(utc_conduit_probe(c, 0, &info), UTC_ERR_UNSUPPORTED);
     CT_EXPECT(utc_conduit_iprobe(c, UTC_ANY_TAG, &found, &info), UTC_ERR_UNSUPPORTED);
     CT_EXPECT(utc_conduit_read_any(c, d, TAG_BYTES, &info), UTC_ERR_UNSUPPORTED);
-    CT_EXPECT(utc_conduit_read(c, d, 8, UTC_CONDUIT_DEVICE_TAG_MAX + 1, NULL),
-              UTC_ERR_INVALID_ARG);
+    CT_EXPECT(utc_conduit_read(c, d, 8, UTC_CONDUIT_DEVICE_TAG_MAX + 1, NULL), UTC_ERR_INVALID_ARG);
     static const int order[3] = {2, 0, 1};
     for (int j = 0; j < 3; j++)
         for (int i = 0; i < PER_TAG; i++) {
@@ -268,9 +267,8 @@ static int mix_reader(utc_ctx_t *ctx, void *data)
             my_sync(ctx); /* a GPU thread: the copy into h is queued on its stream */
         }
         CT_CHECK(got == MIX_BYTES && ct_verify(h, MIX_BYTES, 500 + (uint64_t)k),
-                 "%s source to %s destination, %s reader: wrong data",
-                 k & 1 ? "device" : "host", k & 2 ? "device" : "host",
-                 ctx->kind == UTC_TASK_GPU ? "GPU" : "CPU");
+                 "%s source to %s destination, %s reader: wrong data", k & 1 ? "device" : "host",
+                 k & 2 ? "device" : "host", ctx->kind == UTC_TASK_GPU ? "GPU" : "CPU");
     }
     cudaFree(d);
     free(h);
@@ -412,7 +410,8 @@ static size_t pool_used(void)
 {
     cudaMemPool_t pool;
     uint64_t used = 0;
-    if (cudaDeviceSynchronize() != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, 0) != cudaSuccess ||
+    if (cudaDeviceSynchronize() != cudaSuccess ||
+        cudaDeviceGetDefaultMemPool(&pool, 0) != cudaSuccess ||
         cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess)
         return (size_t)-1;
     return (size_t)used;
@@ -432,8 +431,7 @@ static int pending_writer(utc_ctx_t *ctx, void *data)
      * which never reads: the destroy ends them */
     for (int k = 0; k < 4; k++) {
         utc_status_t rc = utc_request_wait(&req[k], NULL);
-        CT_CHECK(rc == UTC_OK || rc == UTC_ERR_CANCELED, "write %d: %s", k,
-                 utc_status_string(rc));
+        CT_CHECK(rc == UTC_OK || rc == UTC_ERR_CANCELED, "write %d: %s", k, utc_status_string(rc));
     }
     my_sync(ctx);
     cudaFree(d);
@@ -457,8 +455,8 @@ static void pending_at(int ra, int rb, void *arg)
     size_t after = pool_used();
     CU_ASSERT_EQUAL(after, before); /* the handed buffers went back */
     if (after != before)
-        fprintf(stderr, "[rank %d] pool used %zu bytes before, %zu after\n", utc_rank(),
-                before, after);
+        fprintf(stderr, "[rank %d] pool used %zu bytes before, %zu after\n", utc_rank(), before,
+                after);
 }
 
 static void test_destroy_pending(void)
@@ -492,8 +490,7 @@ static int survivor(utc_ctx_t *ctx, void *data)
     for (int i = 0; i < 200 && rc == UTC_OK; i++)
         if ((rc = utc_conduit_write(c, d, MIB, 0)) == UTC_OK)
             usleep(10 * 1000);
-    CT_CHECK(rc == UTC_ERR_PEER_FAILED, "write after the peer failed: %s",
-             utc_status_string(rc));
+    CT_CHECK(rc == UTC_ERR_PEER_FAILED, "write after the peer failed: %s", utc_status_string(rc));
     my_sync(ctx);
     cudaFree(d);
     return 0;
@@ -514,7 +511,10 @@ static void test_peer_failed(void)
     CT_END();
 }
 
-static void test_need_a_gpu(void) { CU_ASSERT(utc_test_need_gpu() > 0); }
+static void test_need_a_gpu(void)
+{
+    CU_ASSERT(utc_test_need_gpu() > 0);
+}
 
 int main(int argc, char **argv)
 {

@@ -131,8 +131,7 @@ int main(int argc, char **argv)
 {
     static const utc_test_case_t cases[] = {
         {"a device conduit without a GPU: refused on every rank", test_create_refused},
-        {"bad memory option, shared conduits, device_path on a host conduit",
-         test_bad_options},
+        {"bad memory option, shared conduits, device_path on a host conduit", test_bad_options},
         {"ranks disagreeing on the memory option", test_mismatch},
         {"utc_gpu_malloc / utc_gpu_free", test_gpu_memory_calls},
         UTC_TEST_END};
