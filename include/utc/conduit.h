@@ -91,6 +91,21 @@ typedef enum utc_conduit_transport {
     UTC_CONDUIT_NODE = 3    /**< ends in different ranks of one host: memory both map */
 } utc_conduit_transport_t;
 
+/** What memory a conduit's messages are in (utc_conduit_options_t.memory). */
+typedef enum utc_conduit_memory {
+    /** Host memory: today's conduits (the default; no cost of the device layer). */
+    UTC_CONDUIT_MEM_HOST = 0,
+    /** Device memory (CUDA): every message is a device message. The calls take device or
+     * host pointers (told apart per call); the data moves by the cheapest path between the
+     * two ranks (utc_conduit_device_path), ordered on the callers' streams. See
+     * doc/guide/device-conduits.md. */
+    UTC_CONDUIT_MEM_DEVICE = 1
+} utc_conduit_memory_t;
+
+/** Largest tag of a device conduit (UTC_CONDUIT_MEM_DEVICE): the top two tags of the range
+ * are the device layer's own. */
+#define UTC_CONDUIT_DEVICE_TAG_MAX (UTC_CONDUIT_TAG_MAX - 2)
+
 /** Options of utc_conduit_create. Start from UTC_CONDUIT_OPTIONS_INIT. */
 typedef struct utc_conduit_options {
     utc_conduit_mode_t mode; /**< single-entry (default) or free */
@@ -121,6 +136,14 @@ typedef struct utc_conduit_options {
      * variable. Ends in one rank always use in-process rings: UTC_CONDUIT_INPROC is refused
      * (UTC_ERR_INVALID_ARG). Every rank must resolve it alike (UTC_ERR_MISMATCH). */
     utc_conduit_transport_t transport;
+    /** The memory its messages are in: UTC_CONDUIT_MEM_HOST (0, the default) or
+     * UTC_CONDUIT_MEM_DEVICE (device data, stream-ordered; needs a build with CUDA and a
+     * device on every rank of the conduit's tasks, else creation fails with
+     * UTC_ERR_NO_GPU_SUPPORT on every rank). Device conduits take tags 0 ..
+     * UTC_CONDUIT_DEVICE_TAG_MAX and refuse the probes, any-tag reads and sendrecv
+     * (UTC_ERR_UNSUPPORTED); utc_conduit_create_shared refuses the option. Every rank must
+     * pass the same value (UTC_ERR_MISMATCH). */
+    utc_conduit_memory_t memory;
 } utc_conduit_options_t;
 
 /** Share mode's default credit window: a reader's next message is on its way while it
@@ -134,7 +157,7 @@ typedef struct utc_conduit_options {
 #define UTC_CONDUIT_OPTIONS_INIT                                                         \
     { .mode = UTC_CONDUIT_SINGLE_ENTRY, .inline_max = UTC_CONDUIT_INLINE_DEFAULT,         \
       .ring_slots = UTC_CONDUIT_SLOTS_DEFAULT, .credits = 0,                              \
-      .transport = UTC_CONDUIT_NONE }
+      .transport = UTC_CONDUIT_NONE, .memory = UTC_CONDUIT_MEM_HOST }
 
 /**
  * @brief Create a conduit between two tasks.
@@ -190,6 +213,25 @@ int utc_conduit_id(const utc_conduit_t *conduit);
  * its pairs of entries use); UTC_CONDUIT_NONE if the handle is not live.
  */
 utc_conduit_transport_t utc_conduit_transport(const utc_conduit_t *conduit);
+
+/**
+ * @brief The path a device conduit's messages take between this rank and the other end
+ * (the other task's entry rank; in free mode, that rank too):
+ * - "handover": both ends in this process; the writer's data is copied into a buffer
+ *   allocated on its stream and handed over with an event (utc_conduit_write_owned of a
+ *   utc_gpu_malloc buffer hands the buffer itself, no copy);
+ * - "ipc": another rank of this host where CUDA IPC works; one device-to-device copy by
+ *   the reader, and the write returns once the reader's copy is queued (a rendezvous);
+ * - "staged": another host, or IPC refused or turned off (environment UTC_DEVICE_IPC=0);
+ *   a pipeline of pinned host chunks (UTC_DEVICE_CHUNK bytes, default 4 MiB).
+ * Does not block.
+ * @param conduit the conduit
+ * @param[out] name the path's name (a static string), set only on success
+ * @return UTC_OK; UTC_ERR_INVALID_HANDLE (not a live conduit); UTC_ERR_INVALID_ARG (name
+ *         is NULL, or the conduit is a host-memory one: it has no device path);
+ *         UTC_ERR_NOT_MEMBER (this rank holds neither end's transferring rank).
+ */
+utc_status_t utc_conduit_device_path(const utc_conduit_t *conduit, const char **name);
 
 /* ---- blocking operations called by every local thread of the task ---- */
 

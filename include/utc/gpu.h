@@ -115,6 +115,31 @@ utc_status_t utc_gpu_synchronize(void);
  */
 utc_status_t utc_gpu_check(const char *what);
 
+/**
+ * @brief Allocate `size` bytes of device memory, stream-ordered on the calling thread's
+ * stream (cudaMallocAsync from the current device's default memory pool): work queued on
+ * that stream after the call may use it. Such a buffer may be handed over through a device
+ * conduit with utc_conduit_write_owned (no copy, in-process), and utc_conduit_read_owned
+ * on a device conduit returns one. Called from a GPU task thread; a CPU thread gets memory
+ * that is ready when the call returns (device 0 unless it set another).
+ * @param size bytes (0 gives NULL and UTC_OK)
+ * @param[out] out the device pointer, set only on success
+ * @return UTC_OK; UTC_ERR_INVALID_ARG (out NULL); UTC_ERR_NO_MEMORY (the pool is out of
+ *         memory); UTC_ERR_GPU (with CUDA's message); UTC_ERR_NO_DEVICE;
+ *         UTC_ERR_NO_GPU_SUPPORT in a build without GPU support.
+ */
+utc_status_t utc_gpu_malloc(size_t size, void **out) __attribute__((warn_unused_result));
+
+/**
+ * @brief Free a buffer of utc_gpu_malloc (or of utc_conduit_read_owned on a device
+ * conduit), stream-ordered on the calling thread's stream (cudaFreeAsync): work queued on
+ * that stream before the call may still use it. NULL is ignored.
+ * @param ptr the buffer, or NULL
+ * @return UTC_OK; UTC_ERR_INVALID_ARG (not a device pointer from utc_gpu_malloc);
+ *         UTC_ERR_GPU; UTC_ERR_NO_GPU_SUPPORT in a build without GPU support.
+ */
+utc_status_t utc_gpu_free(void *ptr);
+
 #if defined(CUDART_VERSION) || defined(__CUDACC__)
 /** @brief utc_gpu_stream() as a `cudaStream_t` (when CUDA's headers are included first). */
 static inline cudaStream_t utc_gpu_cuda_stream(void)
