@@ -145,6 +145,8 @@ typedef struct dev_op {
     utc__ipc_event_t ev;      /* ipc: the writer's event, held until the ack */
     bool ev_held;
     size_t owned_cap;         /* an owned write: its buffer's size (given back on failure) */
+    utc_request_t *req;       /* the request it is the state of */
+    bool claimed;             /* a write with its control message: a thread finishes it */
 } dev_op_t;
 
 typedef struct dev_priv {
@@ -351,11 +353,19 @@ static void ctl_unwait(dev_op_t *op)
         }
 }
 
+static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op);
+
 /* One step of a write waiting for its control message: read the channel's next one (one
- * inner read at a time per channel) and hand it to the write it names. True once op has
- * its message (or the channel's error in op->ctl_err). */
-static bool ctl_poll(dev_tp_t *t, dev_op_t *op)
+ * inner read at a time per channel) and hand it to the write it names. A write other than
+ * op is finished here and now: the reader may wait for its chunks (or hold back its next
+ * reads) while op's owner waits only for op. CTL_MINE once op has its message (or the
+ * channel's error in op->ctl_err) and the caller is to finish it; CTL_OTHERS when another
+ * thread finishes it (op may be gone when this returns); CTL_WAIT. */
+enum { CTL_WAIT, CTL_MINE, CTL_OTHERS };
+
+static int ctl_poll(dev_tp_t *t, dev_op_t *op)
 {
+    dev_op_t *other = NULL;
     pthread_mutex_lock(&t->lock);
     chan_t *ch = op->ch;
     if (!op->ctl_got && !ch->ctl_rx) {
@@ -402,6 +412,10 @@ static bool ctl_poll(dev_tp_t *t, dev_op_t *op)
                 w->ctl = ch->ctl_buf;
                 w->ctl_got = true;
                 w->ctl_err = UTC_OK;
+                if (w != op) { /* finished by this thread, below */
+                    w->claimed = true;
+                    other = w;
+                }
             } else {
                 utc_log(UTC_LOG_WARN, "conduit %d (device): a control message from rank %d "
                         "names write %llu, which no write here waits for; dropped",
@@ -409,8 +423,14 @@ static bool ctl_poll(dev_tp_t *t, dev_op_t *op)
             }
         }
     }
-    bool got = op->ctl_got;
+    /* op is claimed here, under the lock: once another thread claimed it, that thread may
+     * free it as soon as the lock is let go */
+    int got = !op->ctl_got ? CTL_WAIT : op->claimed ? CTL_OTHERS : CTL_MINE;
+    if (got == CTL_MINE)
+        op->claimed = true;
     pthread_mutex_unlock(&t->lock);
+    if (other)
+        send_ctl_done(t, other->req, other);
     return got;
 }
 
@@ -499,8 +519,12 @@ static void op_end(utc_request_t *req, utc_status_t st)
     if (op) {
         if (st == UTC_ERR_MPI)
             req->tp_err = op->q.tp_err;
-        free(op);
+        /* unhooked under the lock: a thread looking at it (advance) sees it or nothing */
+        dev_tp_t *t = dt_of(req->tp);
+        pthread_mutex_lock(&t->lock);
         UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+        pthread_mutex_unlock(&t->lock);
+        free(op);
     }
     utc__req_finish(req, st);
 }
@@ -618,8 +642,10 @@ static void handed_drop(handed_t *h)
 /* A write failed after its owned buffer was taken from the registry: the caller's again. */
 static void owned_back(utc_request_t *req, dev_op_t *op)
 {
-    if (req->owned && req->sbuf)
-        (void)utc__dev_alloc_add((void *)req->sbuf, op->owned_cap, op->device);
+    if (req->owned && req->sbuf && utc__dev_alloc_add((void *)req->sbuf, op->owned_cap,
+                                                      op->device) != UTC_OK)
+        utc_log(UTC_LOG_WARN, "device conduit: owned buffer %p could not be given back to the "
+                "caller's records (out of memory): utc_gpu_free will refuse it", req->sbuf);
 }
 
 static utc_status_t send_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
@@ -636,7 +662,8 @@ static utc_status_t send_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
                               "buffer of utc_gpu_malloc: an owned write on a device conduit "
                               "hands over only those", t->base.conduit_id, req->sbuf);
         if (req->size > op->owned_cap) {
-            (void)utc__dev_alloc_add((void *)req->sbuf, op->owned_cap, odev);
+            op->device = odev;
+            owned_back(req, op);
             return utc__error(UTC_ERR_INVALID_ARG, "conduit %d: size %zu is larger than the "
                               "buffer (%zu bytes)", t->base.conduit_id, req->size, op->owned_cap);
         }
@@ -882,6 +909,7 @@ static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
         return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
                           tp->conduit_id);
     op->phase = PH_DESC;
+    op->req = req;
     utc_status_t rc = req->op == UTC__OP_SEND ? send_start(t, req, op) : recv_start(t, req, op);
     if (rc != UTC_OK) {
         free(op);
@@ -991,7 +1019,14 @@ static bool advance(dev_tp_t *t, utc_request_t *req)
     for (;;) {
         if (utc__req_state(req) == UTC__REQ_DONE)
             return true;
+        /* under the lock: a write claimed by another thread is that thread's to finish (and
+         * free) */
+        pthread_mutex_lock(&t->lock);
         dev_op_t *op = op_of(req);
+        bool others = !op || op->claimed;
+        pthread_mutex_unlock(&t->lock);
+        if (others)
+            return utc__req_state(req) == UTC__REQ_DONE;
         switch (op->phase) {
         case PH_DESC:
             if (utc__req_state(&op->q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, &op->q))
@@ -1012,8 +1047,11 @@ static bool advance(dev_tp_t *t, utc_request_t *req)
                 }
                 pthread_mutex_unlock(&t->lock);
             }
-            if (!ctl_poll(t, op))
+            int got = ctl_poll(t, op);
+            if (got == CTL_WAIT)
                 return false;
+            if (got == CTL_OTHERS) /* another thread finishes it; op may be gone */
+                return utc__req_state(req) == UTC__REQ_DONE;
             send_ctl_done(t, req, op);
             break;
         }
@@ -1034,11 +1072,14 @@ static bool dev_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
     for (;;) {
         if (advance(t, req))
             return true;
+        pthread_mutex_lock(&t->lock);
         dev_op_t *op = op_of(req);
+        int phase = op && !op->claimed ? op->phase : -1;
+        pthread_mutex_unlock(&t->lock);
         double left = deadline < 0 ? -1 : deadline - utc_wtime();
         if (deadline >= 0 && left <= 0)
             return false;
-        if (op->phase == PH_DESC) /* one inner request: sleep in its wait */
+        if (phase == PH_DESC) /* one inner request (no other thread's): sleep in its wait */
             (void)t->in->ops->wait(t->in, &op->q, left);
         else
             utc__poll_step(&p);
@@ -1105,9 +1146,7 @@ static void dev_destroy(utc__transport_t *tp)
     while (t->stash) {
         stash_t *s = t->stash;
         t->stash = s->next;
-        if (s->d.kind == K_HANDOVER) { /* its buffer is in `handed`, dropped above */
-        }
-        free(s);
+        free(s); /* a handover's buffer is in `handed`, dropped above */
     }
     while (t->chans) {
         chan_t *c = t->chans;
