@@ -38,7 +38,8 @@ extern "C" void ryr_gpu_free(void *dev)
 extern "C" int ryr_gpu_host_alloc(size_t bytes, void **out)
 {
     *out = NULL;
-    return check(cudaMallocHost(out, bytes ? bytes : 1), "ryr: cudaMallocHost of the output's buffer");
+    return check(cudaMallocHost(out, bytes ? bytes : 1),
+                 "ryr: cudaMallocHost of the output's buffer");
 }
 
 extern "C" void ryr_gpu_host_free(void *host)

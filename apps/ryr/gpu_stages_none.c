@@ -16,7 +16,10 @@ int ryr_gpu_alloc(size_t bytes, void **out)
     return none();
 }
 
-void ryr_gpu_free(void *dev) { (void)dev; }
+void ryr_gpu_free(void *dev)
+{
+    (void)dev;
+}
 
 int ryr_gpu_host_alloc(size_t bytes, void **out)
 {
@@ -24,7 +27,10 @@ int ryr_gpu_host_alloc(size_t bytes, void **out)
     return none();
 }
 
-void ryr_gpu_host_free(void *host) { (void)host; }
+void ryr_gpu_host_free(void *host)
+{
+    (void)host;
+}
 
 int ryr_gpu_copy(void *dst, const void *src, size_t bytes, void *stream)
 {
@@ -63,7 +69,10 @@ int ryr_gpu_timer_seconds(ryr_gpu_timer_t *t, double *seconds)
     return none();
 }
 
-void ryr_gpu_timer_destroy(ryr_gpu_timer_t *t) { (void)t; }
+void ryr_gpu_timer_destroy(ryr_gpu_timer_t *t)
+{
+    (void)t;
+}
 
 /* pixel_kernels.h: the kernels' library (ryr_kernels) is built only with CUDA */
 int ryr_gpu_yuv_launch(const uint8_t *rgb, size_t n, uint8_t *planes, void *stream)
@@ -72,8 +81,8 @@ int ryr_gpu_yuv_launch(const uint8_t *rgb, size_t n, uint8_t *planes, void *stre
     return none();
 }
 
-int ryr_gpu_rotate_launch(const ryr_rotation_t *rot, const uint8_t *src, long long r0,
-                          long long r1, uint8_t *dst, void *stream)
+int ryr_gpu_rotate_launch(const ryr_rotation_t *rot, const uint8_t *src, long long r0, long long r1,
+                          uint8_t *dst, void *stream)
 {
     (void)rot, (void)src, (void)r0, (void)r1, (void)dst, (void)stream;
     return none();

@@ -9,7 +9,8 @@
 #include "rotate_rules.h"
 #include "yuv_rules.h"
 
-namespace {
+namespace
+{
 
 constexpr unsigned kBlock = 256;
 
@@ -51,7 +52,6 @@ extern "C" int ryr_gpu_rotate_launch(const ryr_rotation_t *rot, const uint8_t *s
                                      long long r1, uint8_t *dst, void *stream)
 {
     long long npix = (r1 - r0) * rot->ow;
-    rotate_kernel<<<blocks_for(npix), kBlock, 0, (cudaStream_t)stream>>>(*rot, src, r0, npix,
-                                                                        dst);
+    rotate_kernel<<<blocks_for(npix), kBlock, 0, (cudaStream_t)stream>>>(*rot, src, r0, npix, dst);
     return (int)cudaPeekAtLastError();
 }

@@ -32,8 +32,8 @@ int ryr_gpu_yuv_launch(const uint8_t *rgb, size_t n, uint8_t *planes, void *stre
  * (w * h bytes each). All pointers are device memory.
  * @return 0, or the cudaError_t of the launch (left set for utc_gpu_check)
  */
-int ryr_gpu_rotate_launch(const ryr_rotation_t *rot, const uint8_t *src, long long r0,
-                          long long r1, uint8_t *dst, void *stream);
+int ryr_gpu_rotate_launch(const ryr_rotation_t *rot, const uint8_t *src, long long r0, long long r1,
+                          uint8_t *dst, void *stream);
 
 #ifdef __cplusplus
 }

@@ -80,10 +80,10 @@ static int frame(const ryr_pipe_t *p, alone_work_t *w, int f)
             launch = ryr_gpu_yuv_launch(w->in, (size_t)p->w * (size_t)p->h, w->out, stream);
         break;
     default:
-        launch = w->y1 > w->y0 ? ryr_gpu_rotate_launch(&p->rot, w->in, 0,
-                                                       (long long)p->rot.oh * (w->y1 - w->y0),
-                                                       w->out, stream)
-                               : 0;
+        launch = w->y1 > w->y0
+                     ? ryr_gpu_rotate_launch(&p->rot, w->in, 0,
+                                             (long long)p->rot.oh * (w->y1 - w->y0), w->out, stream)
+                     : 0;
         break;
     }
     return launch ? utc_gpu_check("ryr: --stage-alone: a kernel's launch") : 0;
@@ -116,15 +116,19 @@ static int alone_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 static const utc_task_ops_t alone_ops = {
     .name = "stage-alone", .size = sizeof(alone_task_t), .run = alone_run};
 
-int ryr_run_stage_alone(const ryr_options_t *opt, const ryr_plan_t *plan,
-                        const ryr_scene_t *scene)
+int ryr_run_stage_alone(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr_scene_t *scene)
 {
     ryr_stage_t stage = (ryr_stage_t)opt->stage_alone;
     int threads = stage == RYR_STAGE_RAYTRACE ? plan->ray_threads
                   : stage == RYR_STAGE_YUV    ? plan->yuv_threads
                                               : plan->rotate_tasks;
-    ryr_pipe_t pipe = {.opt = opt, .plan = plan, .scene = scene, .w = opt->width,
-                       .h = opt->height, .frames = opt->frames, .slow = 1.0};
+    ryr_pipe_t pipe = {.opt = opt,
+                       .plan = plan,
+                       .scene = scene,
+                       .w = opt->width,
+                       .h = opt->height,
+                       .frames = opt->frames,
+                       .slow = 1.0};
     ryr_err_t err;
     if (ryr_rotation_init(&pipe.rot, opt->width, opt->height, opt->angle, &err)) {
         fprintf(stderr, "ryr: %s\n", err.msg);
@@ -151,15 +155,16 @@ int ryr_run_stage_alone(const ryr_options_t *opt, const ryr_plan_t *plan,
     if (utc_rank() == 0 && !status) {
         double fps = t->seconds > 0 ? opt->frames / t->seconds : 0;
         FILE *f = ryr_options_report_stream(opt);
-        fprintf(f, "ryr: --preset gpu's %s kernels alone (%d thread%s, device buffers, no "
-                   "conduits): %d frames of %dx%d in %.3f s: %.3f frames/s\n",
+        fprintf(f,
+                "ryr: --preset gpu's %s kernels alone (%d thread%s, device buffers, no "
+                "conduits): %d frames of %dx%d in %.3f s: %.3f frames/s\n",
                 ryr_stage_name(stage), threads, threads > 1 ? "s" : "", opt->frames, opt->width,
                 opt->height, t->seconds, fps);
         if (opt->json)
             printf("{\"stage_alone\": \"%s\", \"preset\": \"gpu\", \"frames\": %d, \"width\": "
                    "%d, \"height\": %d, \"threads\": %d, \"seconds\": %.6f, \"fps\": %.6f}\n",
-                   ryr_stage_name(stage), opt->frames, opt->width, opt->height, threads,
-                   t->seconds, fps);
+                   ryr_stage_name(stage), opt->frames, opt->width, opt->height, threads, t->seconds,
+                   fps);
     }
     (void)utc_task_destroy(task);
     return status;

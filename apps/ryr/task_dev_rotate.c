@@ -36,8 +36,7 @@ static int rotate_frames(ryr_rotate_task_t *t, ryr_gpu_timer_t *timer)
         if (rc || (rc = ryr_gpu_timer_stop(timer, stream)))
             break;
         for (int i = 0; i < n && !rc; i++)
-            rc = utc_conduit_write(t->links.out[i], t->dst + (size_t)i * out, out,
-                                   t->links.tag[i]);
+            rc = utc_conduit_write(t->links.out[i], t->dst + (size_t)i * out, out, t->links.tag[i]);
     }
     return rc;
 }

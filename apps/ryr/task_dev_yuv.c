@@ -24,13 +24,13 @@ static int read_frame(ryr_yuv_task_t *t, uint8_t *rgb)
         if (y1 == y0)
             continue;
         size_t want = (size_t)(y1 - y0) * row_bytes, got = 0;
-        int rc = utc_conduit_read_from(t->in, t->ray_rank[i], rgb + (size_t)y0 * row_bytes, want,
-                                       0, &got);
+        int rc = utc_conduit_read_from(t->in, t->ray_rank[i], rgb + (size_t)y0 * row_bytes, want, 0,
+                                       &got);
         if (rc)
             return rc;
         if (got != want) {
-            fprintf(stderr, "ryr: yuv: rank %d's rows came as %zu bytes, not %zu\n",
-                    t->ray_rank[i], got, want);
+            fprintf(stderr, "ryr: yuv: rank %d's rows came as %zu bytes, not %zu\n", t->ray_rank[i],
+                    got, want);
             return UTC_ERR_STATE;
         }
     }
@@ -70,8 +70,8 @@ static int convert_frames(ryr_yuv_task_t *t, uint8_t *rgb, uint8_t *planes, uint
         if (host && (rc = write_rgb(t, f, rgb, host)))
             break;
         for (int i = 0; i < t->links.nplanes && !rc; i++)
-            rc = utc_conduit_write(t->links.out[i], planes + (size_t)t->links.plane[i] * npix,
-                                   npix, t->links.tag[i]);
+            rc = utc_conduit_write(t->links.out[i], planes + (size_t)t->links.plane[i] * npix, npix,
+                                   t->links.tag[i]);
     }
     return rc;
 }

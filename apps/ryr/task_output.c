@@ -12,8 +12,7 @@
 
 #include "pipeline.h"
 
-void ryr_output_deliver(ryr_output_task_t *t, int f, int i, uint8_t *plane, int owned,
-                        int *failed)
+void ryr_output_deliver(ryr_output_task_t *t, int f, int i, uint8_t *plane, int owned, int *failed)
 {
     const ryr_pipe_t *p = t->pipe;
     ryr_err_t err;

@@ -20,8 +20,8 @@ static inline RYR_HD uint8_t ryr__yuv_clamp(double v)
 }
 
 /* One pixel: BT.601 studio range, full resolution. */
-static inline RYR_HD void ryr__yuv_pixel(uint8_t r, uint8_t g, uint8_t b, uint8_t *y,
-                                         uint8_t *u, uint8_t *v)
+static inline RYR_HD void ryr__yuv_pixel(uint8_t r, uint8_t g, uint8_t b, uint8_t *y, uint8_t *u,
+                                         uint8_t *v)
 {
     double R = r, G = g, B = b;
     *y = ryr__yuv_clamp(round(0.256788 * R + 0.504129 * G + 0.097906 * B) + 16.0);
