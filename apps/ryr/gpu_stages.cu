@@ -64,21 +64,24 @@ extern "C" int ryr_gpu_timer_create(ryr_gpu_timer_t **out)
     ryr_gpu_timer_t *t = (ryr_gpu_timer_t *)calloc(1, sizeof *t);
     if (!t)
         return UTC_ERR_NO_MEMORY;
-    int made = 0, rc = UTC_OK;
-    for (; made < TIMER_PAIRS && rc == UTC_OK; made++)
-        if ((rc = check(cudaEventCreate(&t->start[made]), "ryr: cudaEventCreate")) == UTC_OK &&
-            (rc = check(cudaEventCreate(&t->stop[made]), "ryr: cudaEventCreate")) != UTC_OK)
+    int made = 0, rc = UTC_OK; // pairs made
+    for (; made < TIMER_PAIRS; made++) {
+        if ((rc = check(cudaEventCreate(&t->start[made]), "ryr: cudaEventCreate")) != UTC_OK)
+            goto undo;
+        if ((rc = check(cudaEventCreate(&t->stop[made]), "ryr: cudaEventCreate")) != UTC_OK) {
             (void)cudaEventDestroy(t->start[made]);
-    if (rc != UTC_OK) {
-        for (int i = 0; i < made - 1; i++) {
-            (void)cudaEventDestroy(t->start[i]);
-            (void)cudaEventDestroy(t->stop[i]);
+            goto undo;
         }
-        free(t);
-        return rc;
     }
     *out = t;
     return UTC_OK;
+undo:
+    while (made-- > 0) {
+        (void)cudaEventDestroy(t->start[made]);
+        (void)cudaEventDestroy(t->stop[made]);
+    }
+    free(t);
+    return rc;
 }
 
 // Add the oldest recorded pair's time (waits for its stop event).
