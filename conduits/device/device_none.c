@@ -8,15 +8,15 @@
 
 utc_status_t utc__device_available(void)
 {
-    return utc__error(UTC_ERR_NO_GPU_SUPPORT, "utc_conduit_create: a device conduit "
+    return utc__error(UTC_ERR_NO_GPU_SUPPORT,
+                      "utc_conduit_create: a device conduit "
                       "(.memory = UTC_CONDUIT_MEM_DEVICE) needs UTC built with CUDA, and this "
                       "build has no GPU support (configure with a CUDA toolkit and "
                       "UTC_WITH_CUDA=ON)");
 }
 
 utc_status_t utc__device_transport_create(utc__transport_t *inner,
-                                          const utc__transport_args_t *args,
-                                          utc__transport_t **out)
+                                          const utc__transport_args_t *args, utc__transport_t **out)
 {
     (void)inner;
     (void)out;
@@ -31,8 +31,8 @@ const char *utc__device_path(utc__transport_t *tp, int peer)
     return "none";
 }
 
-utc_status_t utc__device_check_buffer(const char *fn, int conduit_id, const void *buf,
-                                      size_t size, bool send, bool owned)
+utc_status_t utc__device_check_buffer(const char *fn, int conduit_id, const void *buf, size_t size,
+                                      bool send, bool owned)
 {
     (void)fn;
     (void)conduit_id;

@@ -54,17 +54,17 @@ enum { K_HANDOVER = 1, K_IPC = 2, K_STAGED = 3 };
 static const char *const kind_name[] = {"none", "handover", "ipc", "staged"};
 
 #define DESC_MAGIC 0x55444556u /* "UDEV" */
-#define CTL_MAGIC 0x5544434cu  /* "UDCL" */
+#define CTL_MAGIC  0x5544434cu /* "UDCL" */
 
 /* A device message's descriptor, on the inner transport with the user's tag. */
 typedef struct desc {
     uint32_t magic, kind;
-    uint64_t seq;             /* the writer's number of the write (its control messages) */
+    uint64_t seq; /* the writer's number of the write (its control messages) */
     uint64_t size;
-    uint64_t chunk;           /* staged: the chunk size */
-    uint64_t hid;             /* handover: the handed buffer's id in the transport */
-    utc__ipc_ref_t ref;       /* ipc: the writer's range */
-    cudaIpcEventHandle_t ev;  /* ipc: the writer's event, recorded after its data */
+    uint64_t chunk;          /* staged: the chunk size */
+    uint64_t hid;            /* handover: the handed buffer's id in the transport */
+    utc__ipc_ref_t ref;      /* ipc: the writer's range */
+    cudaIpcEventHandle_t ev; /* ipc: the writer's event, recorded after its data */
 } desc_t;
 
 enum { CTL_ACK = 1, CTL_GO = 2 };
@@ -103,25 +103,25 @@ struct dev_op;
  * holds the data tag. */
 typedef struct chan {
     int peer, dir;
-    struct dev_op *waiting;  /* writes waiting for their ack or go */
-    utc_request_t *ctl_rx;   /* the inner read of the next control message, or NULL */
+    struct dev_op *waiting; /* writes waiting for their ack or go */
+    utc_request_t *ctl_rx;  /* the inner read of the next control message, or NULL */
     ctl_t ctl_buf;
-    bool rx_busy;            /* a staged receive holds the data tag */
-    bool ipc_off;            /* the reader refused IPC: staged from now on */
+    bool rx_busy; /* a staged receive holds the data tag */
+    bool ipc_off; /* the reader refused IPC: staged from now on */
     struct chan *next;
 } chan_t;
 
 typedef struct dev_tp {
     utc__transport_t base;
-    utc__transport_t *in;    /* the host transport (base.inner) */
-    pthread_mutex_t lock;    /* handed, stash, chans */
-    atomic_int down;         /* the shutdown's status; 0 while up */
+    utc__transport_t *in; /* the host transport (base.inner) */
+    pthread_mutex_t lock; /* handed, stash, chans */
+    atomic_int down;      /* the shutdown's status; 0 while up */
     atomic_uint_fast64_t seq;
     uint64_t next_hid;
     handed_t *handed;
     stash_t *stash;
     chan_t *chans;
-    bool ipc;                /* UTC_DEVICE_IPC is not 0 */
+    bool ipc; /* UTC_DEVICE_IPC is not 0 */
 } dev_tp_t;
 
 /* Where an operation stands. */
@@ -129,24 +129,24 @@ enum { PH_DESC, PH_GOT, PH_CTL };
 
 /* One operation's state (the request's private part holds a pointer to it). */
 typedef struct dev_op {
-    utc_request_t q;          /* the inner request: the descriptor's send or receive */
+    utc_request_t q; /* the inner request: the descriptor's send or receive */
     desc_t d;
     int phase;
-    bool gpu;                 /* the caller is a GPU task thread (its stream) */
-    int device;               /* the device the operation works on */
-    cudaStream_t s;           /* the caller's stream, or the layer's own (CPU thread) */
-    bool dev_buf;             /* the user's buffer is device memory */
+    bool gpu;       /* the caller is a GPU task thread (its stream) */
+    int device;     /* the device the operation works on */
+    cudaStream_t s; /* the caller's stream, or the layer's own (CPU thread) */
+    bool dev_buf;   /* the user's buffer is device memory */
     /* a write */
     chan_t *ch;
     struct dev_op *next_wait;
     bool ctl_got;
     utc_status_t ctl_err;
     ctl_t ctl;
-    utc__ipc_event_t ev;      /* ipc: the writer's event, held until the ack */
+    utc__ipc_event_t ev; /* ipc: the writer's event, held until the ack */
     bool ev_held;
-    size_t owned_cap;         /* an owned write: its buffer's size (given back on failure) */
-    utc_request_t *req;       /* the request it is the state of */
-    bool claimed;             /* a write with its control message: a thread finishes it */
+    size_t owned_cap;   /* an owned write: its buffer's size (given back on failure) */
+    utc_request_t *req; /* the request it is the state of */
+    bool claimed;       /* a write with its control message: a thread finishes it */
 } dev_op_t;
 
 typedef struct dev_priv {
@@ -154,8 +154,14 @@ typedef struct dev_priv {
 } dev_priv_t;
 UTC__REQ_PRIV_FITS(dev_priv_t);
 
-static dev_tp_t *dt_of(utc__transport_t *tp) { return (dev_tp_t *)tp; }
-static dev_op_t *op_of(utc_request_t *req) { return UTC__REQ_PRIV(req, dev_priv_t)->op; }
+static dev_tp_t *dt_of(utc__transport_t *tp)
+{
+    return (dev_tp_t *)tp;
+}
+static dev_op_t *op_of(utc_request_t *req)
+{
+    return UTC__REQ_PRIV(req, dev_priv_t)->op;
+}
 
 static utc_status_t cuda_error(int conduit, cudaError_t err, const char *call)
 {
@@ -164,11 +170,11 @@ static utc_status_t cuda_error(int conduit, cudaError_t err, const char *call)
                       cudaGetErrorString(err), cudaGetErrorName(err));
 }
 
-#define CUDA_TRY(t, call)                                                                  \
-    do {                                                                                   \
-        cudaError_t e_ = (call);                                                           \
-        if (e_ != cudaSuccess)                                                             \
-            return cuda_error((t)->base.conduit_id, e_, #call);                            \
+#define CUDA_TRY(t, call)                                                                          \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            return cuda_error((t)->base.conduit_id, e_, #call);                                    \
     } while (0)
 
 /* ---- the layer's streams and events (process-wide, per device) ---- */
@@ -285,8 +291,8 @@ bool utc__device_pointer(const void *p)
     return utc__dev_in_use() && is_device(p, NULL);
 }
 
-utc_status_t utc__device_check_buffer(const char *fn, int conduit_id, const void *buf,
-                                      size_t size, bool send, bool owned)
+utc_status_t utc__device_check_buffer(const char *fn, int conduit_id, const void *buf, size_t size,
+                                      bool send, bool owned)
 {
     int bdev = -1, tdev;
     void *s;
@@ -294,16 +300,21 @@ utc_status_t utc__device_check_buffer(const char *fn, int conduit_id, const void
     if (owned && send) {
         size_t cap;
         if (!utc__dev_alloc_find(buf, &cap, NULL))
-            return utc__error(UTC_ERR_INVALID_ARG, "%s: buffer %p is not a buffer of "
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "%s: buffer %p is not a buffer of "
                               "utc_gpu_malloc (or of utc_conduit_read_owned on a device "
                               "conduit), or it was handed over or freed already: device "
-                              "conduit %d hands over only those", fn, buf, conduit_id);
+                              "conduit %d hands over only those",
+                              fn, buf, conduit_id);
         if (size > cap)
-            return utc__error(UTC_ERR_INVALID_ARG, "%s: size %zu is larger than the buffer "
-                              "(%zu bytes from utc_gpu_malloc)", fn, size, cap);
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "%s: size %zu is larger than the buffer "
+                              "(%zu bytes from utc_gpu_malloc)",
+                              fn, size, cap);
     }
     if (dev && utc__ctx_gpu(utc_ctx_self(), &tdev, &s) && bdev != tdev)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: buffer %p is on device %d, and the calling "
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "%s: buffer %p is on device %d, and the calling "
                           "GPU thread's device is %d: pass a buffer of the thread's device",
                           fn, buf, bdev, tdev);
     return UTC_OK;
@@ -363,10 +374,20 @@ static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op);
  * thread finishes it (op may be gone when this returns); CTL_WAIT. */
 enum { CTL_WAIT, CTL_MINE, CTL_OTHERS };
 
-static int ctl_poll(dev_tp_t *t, dev_op_t *op)
+static int ctl_poll(dev_tp_t *t, utc_request_t *req, utc_status_t stop)
 {
     dev_op_t *other = NULL;
     pthread_mutex_lock(&t->lock);
+    dev_op_t *op = op_of(req);
+    if (!op || op->claimed) { /* another thread finishes it (op may be gone) */
+        pthread_mutex_unlock(&t->lock);
+        return CTL_OTHERS;
+    }
+    if (stop != UTC_OK && !op->ctl_got) { /* the shutdown or a failure: no answer comes */
+        ctl_unwait(op);
+        op->ctl_got = true;
+        op->ctl_err = stop;
+    }
     chan_t *ch = op->ch;
     if (!op->ctl_got && !ch->ctl_rx) {
         utc_request_t *q = malloc(sizeof *q);
@@ -391,9 +412,10 @@ static int ctl_poll(dev_tp_t *t, dev_op_t *op)
         (utc__req_state(q) == UTC__REQ_DONE || t->in->ops->progress(t->in, q))) {
         utc_status_t st = q->status;
         if (st == UTC_OK && (q->received != sizeof(ctl_t) || ch->ctl_buf.magic != CTL_MAGIC))
-            st = utc__error(UTC_ERR_INTERNAL, "conduit %d (device): a control message from "
-                            "rank %d is not one (%zu bytes)", t->base.conduit_id, ch->peer,
-                            q->received);
+            st = utc__error(UTC_ERR_INTERNAL,
+                            "conduit %d (device): a control message from "
+                            "rank %d is not one (%zu bytes)",
+                            t->base.conduit_id, ch->peer, q->received);
         ch->ctl_rx = NULL;
         free(q);
         if (st != UTC_OK) { /* every waiting write ends with it */
@@ -412,12 +434,13 @@ static int ctl_poll(dev_tp_t *t, dev_op_t *op)
                 w->ctl = ch->ctl_buf;
                 w->ctl_got = true;
                 w->ctl_err = UTC_OK;
-                if (w != op) { /* finished by this thread, below */
+                if (w != op && w->phase == PH_CTL) { /* finished by this thread, below */
                     w->claimed = true;
                     other = w;
-                }
+                } /* (one still sending its descriptor: its owner goes on, and finds it) */
             } else {
-                utc_log(UTC_LOG_WARN, "conduit %d (device): a control message from rank %d "
+                utc_log(UTC_LOG_WARN,
+                        "conduit %d (device): a control message from rank %d "
                         "names write %llu, which no write here waits for; dropped",
                         t->base.conduit_id, ch->peer, (unsigned long long)ch->ctl_buf.seq);
             }
@@ -480,9 +503,10 @@ static utc_status_t io_wait(void *arg, void *h)
         (void)a->t->in->ops->wait(a->t->in, q, -1);
     utc_status_t st = q->status;
     if (st == UTC_OK && q->op == UTC__OP_RECV && q->received != q->size)
-        st = utc__error(UTC_ERR_INTERNAL, "conduit %d (device): a staged chunk from rank %d "
-                        "has %zu bytes, not %zu", a->t->base.conduit_id, a->peer, q->received,
-                        q->size);
+        st = utc__error(UTC_ERR_INTERNAL,
+                        "conduit %d (device): a staged chunk from rank %d "
+                        "has %zu bytes, not %zu",
+                        a->t->base.conduit_id, a->peer, q->received, q->size);
     else if (st != UTC_OK)
         st = utc__error(st, "conduit %d (device): a staged chunk %s rank %d: %s",
                         a->t->base.conduit_id, q->op == UTC__OP_SEND ? "to" : "from", a->peer,
@@ -642,10 +666,12 @@ static void handed_drop(handed_t *h)
 /* A write failed after its owned buffer was taken from the registry: the caller's again. */
 static void owned_back(utc_request_t *req, dev_op_t *op)
 {
-    if (req->owned && req->sbuf && utc__dev_alloc_add((void *)req->sbuf, op->owned_cap,
-                                                      op->device) != UTC_OK)
-        utc_log(UTC_LOG_WARN, "device conduit: owned buffer %p could not be given back to the "
-                "caller's records (out of memory): utc_gpu_free will refuse it", req->sbuf);
+    if (req->owned && req->sbuf &&
+        utc__dev_alloc_add((void *)req->sbuf, op->owned_cap, op->device) != UTC_OK)
+        utc_log(UTC_LOG_WARN,
+                "device conduit: owned buffer %p could not be given back to the "
+                "caller's records (out of memory): utc_gpu_free will refuse it",
+                req->sbuf);
 }
 
 static utc_status_t send_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
@@ -658,18 +684,22 @@ static utc_status_t send_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     if (req->owned) {
         int odev;
         if (!utc__dev_alloc_take(req->sbuf, &op->owned_cap, &odev))
-            return utc__error(UTC_ERR_INVALID_ARG, "conduit %d: buffer %p is not (any more) a "
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "conduit %d: buffer %p is not (any more) a "
                               "buffer of utc_gpu_malloc: an owned write on a device conduit "
-                              "hands over only those", t->base.conduit_id, req->sbuf);
+                              "hands over only those",
+                              t->base.conduit_id, req->sbuf);
         if (req->size > op->owned_cap) {
             op->device = odev;
             owned_back(req, op);
-            return utc__error(UTC_ERR_INVALID_ARG, "conduit %d: size %zu is larger than the "
-                              "buffer (%zu bytes)", t->base.conduit_id, req->size, op->owned_cap);
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "conduit %d: size %zu is larger than the "
+                              "buffer (%zu bytes)",
+                              t->base.conduit_id, req->size, op->owned_cap);
         }
     }
-    op->d = (desc_t){.magic = DESC_MAGIC, .size = req->size,
-                     .seq = atomic_fetch_add(&t->seq, 1) + 1};
+    op->d =
+        (desc_t){.magic = DESC_MAGIC, .size = req->size, .seq = atomic_fetch_add(&t->seq, 1) + 1};
     op->d.kind = (uint32_t)write_kind(t, req->peer, req->dir, op->dev_buf, req->size);
     if (op->d.kind == K_HANDOVER) {
         rc = handover_send(t, req, op);
@@ -690,11 +720,30 @@ static utc_status_t send_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         rc = utc__device_chunk_size(&op->d.chunk);
     if (rc == UTC_OK && op->d.kind == K_HANDOVER && !op->gpu) /* the copy done on return */
         rc = stream_drain(t, op->device, op->s);
+    if (rc == UTC_OK && op->d.kind != K_HANDOVER) {
+        /* waiting for the reader's answer before the descriptor leaves: the answer may
+         * come before this thread sees its send complete */
+        pthread_mutex_lock(&t->lock);
+        if ((op->ch = chan_at(t, req->peer, req->dir))) {
+            op->next_wait = op->ch->waiting;
+            op->ch->waiting = op;
+        }
+        pthread_mutex_unlock(&t->lock);
+        if (!op->ch)
+            rc = utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
+                            t->base.conduit_id);
+    }
     if (rc == UTC_OK) {
         utc__req_prepare(&op->q, UTC__OP_SEND, req->dir, req->tag, req->peer, t->in);
         op->q.sbuf = &op->d;
         op->q.size = sizeof op->d;
         rc = t->in->ops->start(t->in, &op->q);
+    }
+    if (rc != UTC_OK && op->ch) {
+        pthread_mutex_lock(&t->lock);
+        if (!op->ctl_got)
+            ctl_unwait(op);
+        pthread_mutex_unlock(&t->lock);
     }
     if (rc != UTC_OK) {
         if (op->d.kind == K_HANDOVER && op->d.hid) {
@@ -735,8 +784,10 @@ static utc_status_t handover_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
     handed_t *h = handed_take(t, op->d.hid);
     if (!h)
-        return utc__error(UTC_ERR_INTERNAL, "conduit %d (device): handed buffer %llu is not "
-                          "listed", t->base.conduit_id, (unsigned long long)op->d.hid);
+        return utc__error(UTC_ERR_INTERNAL,
+                          "conduit %d (device): handed buffer %llu is not "
+                          "listed",
+                          t->base.conduit_id, (unsigned long long)op->d.hid);
     cudaError_t err = cudaStreamWaitEvent(op->s, h->ev, 0);
     utc_status_t rc = UTC_OK;
     if (err != cudaSuccess) {
@@ -772,8 +823,10 @@ static utc_status_t ipc_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void
     if (rc == UTC_OK && op->d.size)
         rc = utc__ipc_copy_from(writer, &op->d.ref, dst, op->d.size, op->s);
     if (rc == UTC_ERR_GPU) {
-        utc_log(UTC_LOG_INFO, "conduit %d (device): CUDA IPC from rank %d refused (%s); its "
-                "messages go staged", t->base.conduit_id, writer, utc_last_error());
+        utc_log(UTC_LOG_INFO,
+                "conduit %d (device): CUDA IPC from rank %d refused (%s); its "
+                "messages go staged",
+                t->base.conduit_id, writer, utc_last_error());
         return UTC_ERR_UNSUPPORTED;
     }
     if (rc != UTC_OK)
@@ -814,8 +867,7 @@ static utc_status_t staged_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, v
             break;
         utc__poll_step(&p);
     }
-    ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_GO, .seq = op->d.seq,
-               .ipc_refused = ipc_refused};
+    ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_GO, .seq = op->d.seq, .ipc_refused = ipc_refused};
     utc_status_t rc = ctl_send(t, 1 - req->dir, req->peer, &m);
     if (rc == UTC_OK) {
         io_arg_t a = {t, req->dir, req->peer};
@@ -906,8 +958,7 @@ static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
     }
     dev_op_t *op = calloc(1, sizeof *op);
     if (!op)
-        return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
-                          tp->conduit_id);
+        return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory", tp->conduit_id);
     op->phase = PH_DESC;
     op->req = req;
     utc_status_t rc = req->op == UTC__OP_SEND ? send_start(t, req, op) : recv_start(t, req, op);
@@ -944,9 +995,10 @@ static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
             rc = utc__staged_send(&io, req->sbuf, op->dev_buf, req->size, op->d.chunk,
                                   op->gpu ? op->s : NULL);
     } else if (rc == UTC_OK) {
-        rc = utc__error(UTC_ERR_INTERNAL, "conduit %d (device): rank %d answered a %s write "
-                        "with control message %u", t->base.conduit_id, req->peer,
-                        kind_name[op->d.kind], op->ctl.kind);
+        rc = utc__error(UTC_ERR_INTERNAL,
+                        "conduit %d (device): rank %d answered a %s write "
+                        "with control message %u",
+                        t->base.conduit_id, req->peer, kind_name[op->d.kind], op->ctl.kind);
     }
     if (op->ev_held) {
         utc__ipc_event_put(&op->ev);
@@ -967,9 +1019,10 @@ static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     utc_status_t st = op->q.status;
     if (req->op == UTC__OP_RECV) {
         if (st == UTC_OK && (op->q.received != sizeof(desc_t) || op->d.magic != DESC_MAGIC))
-            st = utc__error(UTC_ERR_INTERNAL, "conduit %d (device): message of tag %d from "
-                            "rank %d is no device descriptor (%zu bytes)", t->base.conduit_id,
-                            req->tag, req->peer, op->q.received);
+            st = utc__error(UTC_ERR_INTERNAL,
+                            "conduit %d (device): message of tag %d from "
+                            "rank %d is no device descriptor (%zu bytes)",
+                            t->base.conduit_id, req->tag, req->peer, op->q.received);
         if (st != UTC_OK) {
             op_end(req, st);
             return;
@@ -978,6 +1031,12 @@ static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         return;
     }
     if (st != UTC_OK) {
+        if (op->ch) {
+            pthread_mutex_lock(&t->lock);
+            if (!op->ctl_got)
+                ctl_unwait(op);
+            pthread_mutex_unlock(&t->lock);
+        }
         if (op->d.kind == K_HANDOVER) {
             handed_t *h = handed_take(t, op->d.hid);
             if (h && req->owned)
@@ -995,21 +1054,9 @@ static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         op_end(req, UTC_OK);
         return;
     }
-    pthread_mutex_lock(&t->lock);
-    op->ch = chan_at(t, req->peer, req->dir);
-    if (op->ch) {
-        op->next_wait = op->ch->waiting;
-        op->ch->waiting = op;
-    }
-    pthread_mutex_unlock(&t->lock);
-    if (!op->ch) {
-        op->ctl_err = utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
-                                 t->base.conduit_id);
-        op->ctl_got = true;
-        send_ctl_done(t, req, op);
-        return;
-    }
+    pthread_mutex_lock(&t->lock); /* from now on another thread may finish it */
     op->phase = PH_CTL;
+    pthread_mutex_unlock(&t->lock);
 }
 
 /* Move req on as far as it goes without waiting (a staged transfer runs to its end once its
@@ -1024,10 +1071,11 @@ static bool advance(dev_tp_t *t, utc_request_t *req)
         pthread_mutex_lock(&t->lock);
         dev_op_t *op = op_of(req);
         bool others = !op || op->claimed;
+        int phase = others ? -1 : op->phase; /* only PH_CTL ops are claimed by others */
         pthread_mutex_unlock(&t->lock);
         if (others)
             return utc__req_state(req) == UTC__REQ_DONE;
-        switch (op->phase) {
+        switch (phase) {
         case PH_DESC:
             if (utc__req_state(&op->q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, &op->q))
                 return false;
@@ -1037,17 +1085,7 @@ static bool advance(dev_tp_t *t, utc_request_t *req)
             recv_got(t, req, op);
             break;
         case PH_CTL: {
-            utc_status_t st = stopped(t);
-            if (st != UTC_OK && !op->ctl_got) {
-                pthread_mutex_lock(&t->lock);
-                if (!op->ctl_got) {
-                    ctl_unwait(op);
-                    op->ctl_got = true;
-                    op->ctl_err = st;
-                }
-                pthread_mutex_unlock(&t->lock);
-            }
-            int got = ctl_poll(t, op);
+            int got = ctl_poll(t, req, stopped(t));
             if (got == CTL_WAIT)
                 return false;
             if (got == CTL_OTHERS) /* another thread finishes it; op may be gone */
@@ -1101,8 +1139,10 @@ static bool dev_cancel(utc__transport_t *tp, utc_request_t *req)
 static utc_status_t dev_probe(utc__transport_t *tp, utc_request_t *req)
 {
     (void)req;
-    return utc__error(UTC_ERR_UNSUPPORTED, "conduit %d: probes are not supported on a device "
-                      "conduit", tp->conduit_id);
+    return utc__error(UTC_ERR_UNSUPPORTED,
+                      "conduit %d: probes are not supported on a device "
+                      "conduit",
+                      tp->conduit_id);
 }
 
 static utc_status_t dev_close(utc__transport_t *tp, int dir, int peer)
@@ -1186,9 +1226,11 @@ static utc_status_t ipc_choice(bool *on)
         *on = false;
         return UTC_OK;
     }
-    return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_create: UTC_DEVICE_IPC='%.40s' is "
+    return utc__error(UTC_ERR_INVALID_ARG,
+                      "utc_conduit_create: UTC_DEVICE_IPC='%.40s' is "
                       "neither 0 (device messages between ranks of one host go staged) nor 1 "
-                      "(CUDA IPC, the default)", v);
+                      "(CUDA IPC, the default)",
+                      v);
 }
 
 utc_status_t utc__device_available(void)
@@ -1202,19 +1244,22 @@ utc_status_t utc__device_available(void)
     cudaError_t err = cudaGetDeviceCount(&n);
     if (err != cudaSuccess || n == 0) {
         (void)cudaGetLastError();
-        return utc__error(UTC_ERR_NO_GPU_SUPPORT, "utc_conduit_create: a device conduit needs "
-                          "a CUDA device, and rank %d has none usable (%s)", utc_rank(),
-                          err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+        return utc__error(UTC_ERR_NO_GPU_SUPPORT,
+                          "utc_conduit_create: a device conduit needs "
+                          "a CUDA device, and rank %d has none usable (%s)",
+                          utc_rank(), err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
     }
     return UTC_OK;
 }
 
 static pthread_once_t forget_once = PTHREAD_ONCE_INIT;
-static void forget_hook(void) { utc__dev_alloc_on_free(utc__ipc_forget); }
+static void forget_hook(void)
+{
+    utc__dev_alloc_on_free(utc__ipc_forget);
+}
 
 utc_status_t utc__device_transport_create(utc__transport_t *inner,
-                                          const utc__transport_args_t *args,
-                                          utc__transport_t **out)
+                                          const utc__transport_args_t *args, utc__transport_t **out)
 {
     bool ipc;
     utc_status_t rc = ipc_choice(&ipc);
