@@ -23,10 +23,14 @@
 #    with CPU threads only, one GPU thread only, and --mixed, in one run: the mixed one's
 #    frames/s against the better of the two and their sum), utc_bench_gpu (bandwidth per
 #    memory kind with copy counts, concurrent kernels), and utc_bench_gpu_overlap (200
-#    items through an overlapped pipeline at depth 1, 2, 3 beside each stage alone).
+#    items through an overlapped pipeline at depth 1, 2, 3 beside each stage alone); and
+#    RYR --preset gpu (GPU-resident: frames on device conduits) against v5 and auto, beside
+#    each of its GPU stages' kernels alone (ryr --stage-alone), 1024x1024, 50 frames, taking
+#    turns, best of 2 (issue 35's target: gpu faster than v5 and auto, and within 1.3x of
+#    its slowest stage alone).
 # Results: DIR (--out; default $OUT/gpu-check when $OUT is set, else gpu-check-results):
 # gpu-check.log (everything printed), summary.json, ctest-gpu-*.xml, bench-gpu.json,
-# bench-gpu-overlap.json, ryr.jsonl, farm-mixed.jsonl. Exit 0 when every step passed, 1
+# bench-gpu-overlap.json, ryr.jsonl, farm-mixed.jsonl, ryr-gpu.jsonl. Exit 0 when every step passed, 1
 # when one failed, 2 on a usage error.
 #
 # --prepare  on a machine with apt and the network: fetch the bundle into gpu-bundle/ (git
@@ -67,7 +71,7 @@ fi
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
 rm -f "$out"/ctest-gpu-*.xml "$out"/bench-gpu.json "$out"/bench-gpu-overlap.json "$out"/ryr.jsonl \
-    "$out"/summary.json "$out"/farm-mixed.jsonl
+    "$out"/summary.json "$out"/farm-mixed.jsonl "$out"/ryr-gpu.jsonl
 exec > >(tee "$out/gpu-check.log") 2>&1
 tee_pid=$!
 t_start=$(date +%s)
@@ -135,6 +139,30 @@ if {"cpu", "gpu", "mixed"} <= set(farm):
     farm["target"] = "mixed_over_best >= 1 and mixed_over_sum >= 0.9 (issue 36)"
 s["ryr_farm_mixed"] = farm or None
 bench_json("utc_bench_gpu", "bench-gpu.json")
+# RYR --preset gpu against v5 and auto and its stages alone: the best of the repetitions
+best = {}
+if os.path.exists(os.path.join(out, "ryr-gpu.jsonl")):
+    for line in open(os.path.join(out, "ryr-gpu.jsonl")):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        key = "alone_" + r["stage_alone"] if "stage_alone" in r else r.get("preset")
+        if key and (key not in best or r["fps"] > best[key]["fps"]):
+            best[key] = r
+if best:
+    g = {k: {f: v.get(f) for f in ("fps", "seconds", "pace", "device_paths", "stages")
+             if f in v} for k, v in best.items()}
+    alone = [v["fps"] for k, v in best.items() if k.startswith("alone_")]
+    if "gpu" in best and len(alone) == 3:
+        fps = best["gpu"]["fps"]
+        g["slowest_alone_over_gpu"] = min(alone) / fps if fps else None
+        g["gpu_over_v5"] = fps / best["v5"]["fps"] if "v5" in best and best["v5"]["fps"] else None
+        g["gpu_over_auto"] = (fps / best["auto"]["fps"]
+                              if "auto" in best and best["auto"]["fps"] else None)
+    g["target"] = ("slowest_alone_over_gpu <= 1.3, gpu_over_v5 > 1 and gpu_over_auto > 1 "
+                   "(issue 35)")
+    s["ryr_gpu_resident"] = g
 json.dump(s, open(os.path.join(out, "summary.json"), "w"), indent=1)
 t = s["tests"]
 print("gpu-check: %s in %s s: tests %d passed, %d failed, %d skipped; summary %s"
@@ -368,6 +396,46 @@ c, g, m = r["cpu"]["fps"], r["gpu"]["fps"], r["mixed"]["fps"]
 print("mixed / better of the two: %.2f (target >= 1); mixed / sum: %.2f (target >= 0.9)"
       % (m / max(c, g), m / (c + g)))
 sys.exit(0 if r["mixed"]["verified"] else 1)
+PY
+    fi
+    # ---- 4. RYR --preset gpu (issue 35): a block of its own ----
+    step "4. RYR --preset gpu against v5 and auto, and each GPU stage's kernels alone, 1024x1024"
+    # taking turns (every run once, then again), best of 2; the stages alone: ryr
+    # --stage-alone, the gpu preset's kernels on device buffers with no conduits
+    ryr_bin=$build/apps/ryr/ryr
+    for rep in 1 2; do
+        for run in gpu v5 auto alone:raytrace alone:yuv alone:rotate; do
+            case $run in
+                alone:*) args=(--preset gpu --stage-alone "${run#alone:}") ;;
+                *) args=(--preset "$run") ;;
+            esac
+            line=$(timeout 180 scripts/utcrun -np 1 "$ryr_bin" "${args[@]}" --size 1024x1024 \
+                --frames 50 --orbit 10 --no-output --json </dev/null 2>"$probe_dir/ryr.err" |
+                tail -n 1)
+            if ! grep -q '"fps": ' <<<"$line"; then
+                cat "$probe_dir/ryr.err"
+                failed "ryr ${args[*]} at 1024x1024"
+                continue
+            fi
+            echo "$line" >>"$out/ryr-gpu.jsonl"
+            printf '%-15s %10s fps  %s\n' "$run" "$(sed -n 's/.*"fps": \([0-9.]*\).*/\1/p' <<<"$line")" \
+                "$(grep -o '"pace": "[a-z]*"' <<<"$line")"
+        done
+    done
+    if [ -s "$out/ryr-gpu.jsonl" ]; then
+        python3 - "$out/ryr-gpu.jsonl" <<'PY' || failed "RYR --preset gpu's figures"
+import json, sys
+best = {}
+for r in map(json.loads, open(sys.argv[1])):
+    k = "alone:" + r["stage_alone"] if "stage_alone" in r else r["preset"]
+    best[k] = max(best.get(k, 0), r["fps"])
+alone = {k: v for k, v in best.items() if k.startswith("alone:")}
+g = best["gpu"]
+slowest = min(alone, key=alone.get)
+print("best of 2: gpu %.1f fps, v5 %.1f, auto %.1f; slowest stage alone: %s %.1f fps"
+      % (g, best["v5"], best["auto"], slowest[6:], alone[slowest]))
+print("gpu / v5 %.2f, gpu / auto %.2f (target > 1); slowest alone / gpu %.2f (target <= 1.3)"
+      % (g / best["v5"], g / best["auto"], alone[slowest] / g))
 PY
     fi
     step "4. utc_bench_gpu (bandwidth per memory kind, copy counts, concurrent kernels)"

@@ -5,7 +5,7 @@
 
 #include "app_utc.h"
 #include "rotate_impl.h"
-#include "rotate_kernel.h"
+#include "pixel_kernels.h"
 
 #define ROTATE_GPU_MAX_THREADS 64
 
@@ -52,7 +52,7 @@ static int rotate_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     /* Each run starts from the host copy, so every repetition pays the transfer. */
     if ((rc = utc_gpu_data_mark_host(t->src[me])) || (rc = utc_gpu_data_sync_device(t->src[me])))
         return rc;
-    if (rotate_gpu_launch(&job->rot, utc_gpu_data_device(t->src[me]), t->r0[me], t->r1[me],
+    if (ryr_gpu_rotate_launch(&job->rot, utc_gpu_data_device(t->src[me]), t->r0[me], t->r1[me],
                           utc_gpu_data_device(t->dst[me]), utc_gpu_stream()) != 0)
         return utc_gpu_check("rotate kernel launch");
     if ((rc = utc_gpu_data_mark_device(t->dst[me])) || (rc = utc_gpu_data_sync_host(t->dst[me])))

@@ -121,7 +121,9 @@ int main(int argc, char **argv)
     }
     if (scene.warning[0] && me == 0)
         fprintf(stderr, "ryr: warning: %s\n", scene.warning);
-    int bad_out = !opt.no_output && me == 0 && ryr_output_prepare(opt.out, &err);
+    /* --stage-alone writes nothing */
+    int bad_out = !opt.no_output && opt.stage_alone < 0 && me == 0 &&
+                  ryr_output_prepare(opt.out, &err);
     if (bad_out)
         fprintf(stderr, "ryr: %s\n", err.msg);
     MPI_Bcast(&bad_out, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -135,6 +137,8 @@ int main(int argc, char **argv)
     if (plan.preset == RYR_PRESET_SEQ)
         /* the plain sequential loop: no tasks; one rank does it all */
         rc = me == 0 ? ryr_run_seq(&opt, &scene, video) : 0;
+    else if (opt.stage_alone >= 0)
+        rc = ryr_run_stage_alone(&opt, &plan, &scene);
     else
         rc = ryr_run_pipeline(&opt, &plan, &scene, video);
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const preset_names[] = {"seq", "v1", "v2", "v3", "v4", "v5", "auto"};
+static const char *const preset_names[] = {"seq", "v1", "v2", "v3", "v4", "v5", "auto", "gpu"};
 static const char *const memtype_names[] = {"pageable", "pinned", "unified"};
 static const char *const stage_names[] = {"raytrace", "yuv", "rotate", "output"};
 
 const char *ryr_preset_name(ryr_preset_t p)
 {
-    return (unsigned)p <= RYR_PRESET_AUTO ? preset_names[p] : "?";
+    return (unsigned)p <= RYR_PRESET_LAST ? preset_names[p] : "?";
 }
 
 const char *ryr_memtype_name(ryr_memtype_t m)
@@ -41,6 +41,7 @@ void ryr_options_defaults(ryr_options_t *opt)
     opt->fps_den = 1;
     opt->slow_rank = -1;
     opt->slow_factor = 1.0;
+    opt->stage_alone = -1;
 }
 
 void ryr_options_usage(FILE *f, const char *prog)
@@ -59,7 +60,9 @@ void ryr_options_usage(FILE *f, const char *prog)
             "                        (default 0)\n"
             "\n"
             "Pipeline:\n"
-            "  --preset P            seq|v1|v2|v3|v4|v5|auto (default auto)\n"
+            "  --preset P            seq|v1|v2|v3|v4|v5|auto|gpu (default auto); gpu:\n"
+            "                        raytrace, yuv and rotate on the GPU, the frames kept\n"
+            "                        in device memory from stage to stage\n"
             "  --ray-threads N       threads of the raytrace task\n"
             "  --yuv-threads N       threads of the yuv task\n"
             "  --yuv-repeat N        convert each frame N times, 1..%d (default 1)\n"
@@ -93,6 +96,9 @@ void ryr_options_usage(FILE *f, const char *prog)
             "  --json                print the summary as JSON on the last line of stdout\n"
             "  --slow-rank R=F       benchmarks only: raytrace work on rank R takes F times\n"
             "                        as long (1..%g; it sleeps F-1 times each render)\n"
+            "  --stage-alone STAGE   benchmarks only, with --preset gpu: run the kernels of\n"
+            "                        one stage (raytrace, yuv or rotate) alone on device\n"
+            "                        buffers, no conduits, and print their frames/s\n"
             "  -h, --help            this text\n"
             "  --version             the version of UTC this was built with\n",
             prog, RYR_MAX_SIDE, RYR_MAX_FRAMES, RYR_MAX_YUV_REPEAT, RYR_MAX_FARM, RYR_MAX_FPS,
@@ -339,8 +345,8 @@ static int parse_enum(const char *opt, const char *s, const char *const *names, 
 enum opt_id {
     O_SCENE, O_SIZE, O_FRAMES, O_OUT, O_ANGLE, O_ORBIT, O_PRESET, O_RAY_THREADS,
     O_YUV_THREADS, O_ROTATE_TASKS, O_ROTATE_THREADS, O_GPU, O_MEMTYPE, O_PLACE, O_VERIFY,
-    O_JSON, O_NO_OUTPUT, O_RGB, O_YUV_REPEAT, O_VIDEO, O_FPS, O_FARM, O_MIXED, O_SLOW_RANK, O_HELP,
-    O_VERSION
+    O_JSON, O_NO_OUTPUT, O_RGB, O_YUV_REPEAT, O_VIDEO, O_FPS, O_FARM, O_MIXED, O_SLOW_RANK,
+    O_STAGE_ALONE, O_HELP, O_VERSION
 };
 
 static const struct {
@@ -371,6 +377,7 @@ static const struct {
     [O_FARM] = {"--farm", 1},
     [O_MIXED] = {"--mixed", 0},
     [O_SLOW_RANK] = {"--slow-rank", 1},
+    [O_STAGE_ALONE] = {"--stage-alone", 1},
     [O_HELP] = {"--help", 0},
     [O_VERSION] = {"--version", 0},
 };
@@ -403,7 +410,7 @@ static int apply(int id, const char *name, const char *v, ryr_options_t *opt, ry
     case O_ORBIT:
         return parse_double(name, v, &opt->orbit, err);
     case O_PRESET:
-        if (parse_enum(name, v, preset_names, 7, &iv, err))
+        if (parse_enum(name, v, preset_names, RYR_PRESET_LAST + 1, &iv, err))
             return -1;
         opt->preset = (ryr_preset_t)iv;
         return 0;
@@ -434,6 +441,12 @@ static int apply(int id, const char *name, const char *v, ryr_options_t *opt, ry
         return parse_int(name, v, 1, RYR_MAX_FARM, &opt->farm, err);
     case O_SLOW_RANK:
         return parse_slow_rank(v, opt, err);
+    case O_STAGE_ALONE:
+        /* the GPU stages: raytrace, yuv, rotate (output is not a kernel) */
+        if (parse_enum(name, v, stage_names, RYR_STAGE_ROTATE + 1, &iv, err))
+            return -1;
+        opt->stage_alone = iv;
+        return 0;
     case O_GPU:
         opt->gpu = 1;
         return 0;
@@ -516,6 +529,50 @@ int ryr_options_parse(int argc, char **argv, ryr_options_t *opt, ryr_err_t *err)
     return help;
 }
 
+/* The checks every pipeline plan passes last; then *plan = *p. */
+static int finish_plan(const ryr_options_t *opt, const ryr_plan_t *p, ryr_plan_t *plan,
+                       ryr_err_t *err)
+{
+    if (opt->video && p->output_tasks > 1 && opt->place[RYR_STAGE_OUTPUT].nranks > 1)
+        return ryr_err_set(err, "--video: the output tasks must share a rank to put each "
+                           "frame's planes together (give --place output=R with one rank)");
+    *plan = *p;
+    return 0;
+}
+
+/* --preset gpu: every stage a GPU task, frames in device memory (device conduits). */
+static int plan_resident(const ryr_options_t *opt, int have_gpu, ryr_plan_t *plan,
+                         ryr_err_t *err)
+{
+    static const char *why = "(--preset gpu keeps every frame in device memory, one GPU "
+                             "thread per stage)";
+    if (opt->farm || opt->mixed)
+        return ryr_err_set(err, "%s does not apply to --preset gpu %s: leave it out",
+                           opt->mixed ? "--mixed" : "--farm", why);
+    if (opt->memtype_given)
+        return ryr_err_set(err, "--memtype does not apply to --preset gpu: its frames are "
+                           "in device memory, not in GPU buffers with a host copy");
+    if (opt->slow_rank >= 0)
+        return ryr_err_set(err, "--slow-rank does not apply to --preset gpu (its raytrace "
+                           "kernels are timed on the device): leave it out");
+    if (opt->yuv_threads > 1 || opt->rotate_threads > 1)
+        return ryr_err_set(err, "%s %d: --preset gpu runs yuv and each rotate task as one "
+                           "GPU thread (one kernel covers the frame); give 1 or leave it out",
+                           opt->yuv_threads > 1 ? "--yuv-threads" : "--rotate-threads",
+                           opt->yuv_threads > 1 ? opt->yuv_threads : opt->rotate_threads);
+    if (!have_gpu)
+        return ryr_err_set(err, "--preset gpu needs a GPU, and none is available (--preset "
+                           "v3 runs every stage on CPU threads)");
+    ryr_plan_t p;
+    memset(&p, 0, sizeof p);
+    p.preset = RYR_PRESET_GPU;
+    p.resident = p.ray_gpu = 1;
+    p.ray_threads = opt->ray_threads ? opt->ray_threads : 1; /* GPU threads per rank */
+    p.yuv_threads = p.rotate_threads = p.output_threads = 1;
+    p.rotate_tasks = p.output_tasks = opt->rotate_tasks ? opt->rotate_tasks : 3;
+    return finish_plan(opt, &p, plan, err);
+}
+
 int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_plan_t *plan,
                      ryr_err_t *err)
 {
@@ -524,6 +581,16 @@ int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_pla
     p.preset = opt->preset;
     if (ncores < 1)
         ncores = 1;
+
+    if (opt->stage_alone >= 0 && opt->preset != RYR_PRESET_GPU)
+        return ryr_err_set(err, "--stage-alone runs the kernels of a stage of --preset gpu "
+                           "alone: give --preset gpu too");
+    if (opt->stage_alone >= 0 && (opt->verify || opt->video || opt->rgb))
+        return ryr_err_set(err, "--stage-alone runs one stage's kernels alone and writes "
+                           "nothing: %s does not apply (leave it out)",
+                           opt->verify ? "--verify" : opt->video ? "--video" : "--rgb");
+    if (opt->preset == RYR_PRESET_GPU)
+        return plan_resident(opt, have_gpu, plan, err);
 
     if (opt->preset == RYR_PRESET_SEQ) {
         static const char *what[] = {"--ray-threads", "--yuv-threads", "--rotate-tasks",
@@ -613,11 +680,7 @@ int ryr_options_plan(const ryr_options_t *opt, int ncores, int have_gpu, ryr_pla
                                    RYR_MAX_THREADS);
         }
     }
-    if (opt->video && p.output_tasks > 1 && opt->place[RYR_STAGE_OUTPUT].nranks > 1)
-        return ryr_err_set(err, "--video: the output tasks must share a rank to put each "
-                           "frame's planes together (give --place output=R with one rank)");
-    *plan = p;
-    return 0;
+    return finish_plan(opt, &p, plan, err);
 }
 
 int ryr_options_video_rank(const ryr_options_t *opt)

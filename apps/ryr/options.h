@@ -32,7 +32,13 @@ typedef enum ryr_preset {
     RYR_PRESET_V4,   /**< GPU raytrace, 1-thread yuv, 3 rotate and 3 output tasks */
     RYR_PRESET_V5,   /**< v4 with 3 yuv threads and 3 threads per rotate task */
     RYR_PRESET_AUTO, /**< sized to the machine's cores; GPU raytrace when one is present */
+    RYR_PRESET_GPU,  /**< beyond the dissertation: raytrace, yuv and rotate as GPU tasks,
+                          frames passed device to device (device conduits); output copies
+                          back (3 rotate and 3 output tasks) */
 } ryr_preset_t;
+
+/** The last preset (for range checks). */
+#define RYR_PRESET_LAST RYR_PRESET_GPU
 
 /** --memtype: host memory of GPU buffers */
 typedef enum ryr_memtype {
@@ -88,6 +94,8 @@ typedef struct ryr_options {
     int mixed;              /**< --mixed: farm task 0 has GPU and CPU threads */
     int slow_rank;          /**< --slow-rank R=F: the rank R; -1: not given */
     double slow_factor;     /**< ... and F (>= 1): raytrace work on R takes F times as long */
+    int stage_alone;        /**< --stage-alone STAGE (with --preset gpu): RYR_STAGE_RAYTRACE,
+                                 _YUV or _ROTATE, whose kernels run alone; -1: not given */
 } ryr_options_t;
 
 /** The shape of the pipeline: a preset with the command line's overrides applied. */
@@ -106,6 +114,9 @@ typedef struct ryr_plan {
     int farm_mixed;       /**< --mixed: member 0 is a mixed task (ray_threads GPU threads
                                and farm_mixed_cpu_threads CPU threads) */
     int farm_mixed_cpu_threads; /**< CPU threads of the mixed member */
+    int resident;         /**< --preset gpu: raytrace (ray_threads GPU threads per rank), yuv,
+                               rotate and output are GPU tasks of one thread (but raytrace),
+                               joined by device conduits */
 } ryr_plan_t;
 
 /** @brief Set every option to its default. */
@@ -129,7 +140,9 @@ void ryr_options_usage(FILE *f, const char *prog);
  * @brief Resolve the preset with the overrides into a pipeline shape.
  *
  * `auto` takes @p ncores and @p have_gpu into account. Fails when the GPU is asked for
- * (--gpu, v4, v5) and @p have_gpu is 0, for pipeline options given with `seq`, and for
+ * (--gpu, v4, v5, gpu) and @p have_gpu is 0, for options that --preset gpu does not take
+ * (--farm, --mixed, --memtype, --slow-rank, more than one yuv or rotate thread), for
+ * --stage-alone without --preset gpu, for pipeline options given with `seq`, and for
  * --video when --place spreads several output tasks over ranks (a frame's planes must
  * meet on one rank). With --farm, a plan that puts raytrace on the GPU makes farm member 0
  * a GPU task and the others CPU tasks of @p ncores threads; --mixed (which needs --farm
@@ -161,7 +174,7 @@ int ryr_options_video_rank(const ryr_options_t *opt);
  */
 FILE *ryr_options_report_stream(const ryr_options_t *opt);
 
-/** @brief "seq", "v1", ..., "auto". */
+/** @brief "seq", "v1", ..., "auto", "gpu". */
 const char *ryr_preset_name(ryr_preset_t preset);
 /** @brief "pageable", "pinned", "unified". */
 const char *ryr_memtype_name(ryr_memtype_t memtype);

@@ -72,14 +72,17 @@ static int fail(const char *what)
     return 1;
 }
 
-/* Task i of a stage runs all its threads on the stage's rank i (round robin). */
-static utc_status_t create_stage_task(const utc_task_ops_t *ops, const int *ranks, int nranks,
-                                      int index, int threads, utc_task_t **out)
+/* Task i of a stage runs all its threads on the stage's rank i (round robin); a GPU task
+ * with --preset gpu. */
+static utc_status_t create_stage_task(const ryr_plan_t *plan, const utc_task_ops_t *ops,
+                                      const int *ranks, int nranks, int index, int threads,
+                                      utc_task_t **out)
 {
     int procs[RYR_MAX_THREADS];
     for (int i = 0; i < threads; i++)
         procs[i] = ranks[index % nranks];
     utc_task_options_t o = UTC_TASK_OPTIONS_INIT;
+    o.kind = plan->resident ? UTC_TASK_GPU : UTC_TASK_CPU;
     o.window_size = 0; /* these stages use no global shared data */
     return utc_task_create(ops, procs, threads, &o, out);
 }
@@ -131,11 +134,14 @@ static int create_ray(pipeline_t *pl)
     utc_task_options_t o = UTC_TASK_OPTIONS_INIT;
     o.kind = plan->ray_gpu ? UTC_TASK_GPU : UTC_TASK_CPU;
     o.mem_kind = (utc_mem_kind_t)opt->memtype;
-    /* a task spread over ranks gathers its rows in its window on the entry rank */
-    o.window_size = n > 1 ? (size_t)pl->pipe.w * (size_t)pl->pipe.h * 3 + (64 << 10) : 0;
+    /* a task spread over ranks gathers its rows in its window on the entry rank (with
+     * --preset gpu each rank writes its rows to yuv itself, on a device conduit) */
+    o.window_size = n > 1 && !plan->resident
+                        ? (size_t)pl->pipe.w * (size_t)pl->pipe.h * 3 + (64 << 10) : 0;
+    const utc_task_ops_t *ops = plan->resident ? &ryr_dev_ray_ops
+                                : plan->ray_gpu ? &ryr_ray_gpu_ops : &ryr_ray_cpu_ops;
     utc_task_t *t;
-    utc_status_t rc = utc_task_create(plan->ray_gpu ? &ryr_ray_gpu_ops : &ryr_ray_cpu_ops, procs,
-                                      np, &o, &t);
+    utc_status_t rc = utc_task_create(ops, procs, np, &o, &t);
     free(procs);
     if (rc)
         return fail("creating the raytrace task");
@@ -156,38 +162,50 @@ static int create_tasks(pipeline_t *pl)
             return 1;
         /* the dispatcher: one thread beside yuv, where the frames come back */
         n = stage_ranks(opt, RYR_STAGE_YUV, nranks, ranks);
-        if (create_stage_task(&ryr_dispatch_ops, ranks, n, 0, 1, &t))
+        if (create_stage_task(plan, &ryr_dispatch_ops, ranks, n, 0, 1, &t))
             return fail("creating the farm's dispatcher task");
         pl->dispatch = (ryr_dispatch_task_t *)t;
     } else if (create_ray(pl)) {
         return 1;
     }
 
+    int dev = plan->resident;
     n = stage_ranks(opt, RYR_STAGE_YUV, nranks, ranks);
-    if (create_stage_task(&ryr_yuv_ops, ranks, n, 0, plan->yuv_threads, &t))
+    if (create_stage_task(plan, dev ? &ryr_dev_yuv_ops : &ryr_yuv_ops, ranks, n, 0,
+                          plan->yuv_threads, &t))
         return fail("creating the yuv task");
     pl->yuv = (ryr_yuv_task_t *)t;
 
     pl->nrotate = plan->rotate_tasks;
     n = stage_ranks(opt, RYR_STAGE_ROTATE, nranks, ranks);
     for (int i = 0; i < pl->nrotate; i++) {
-        if (create_stage_task(&ryr_rotate_ops, ranks, n, i, plan->rotate_threads, &t))
+        if (create_stage_task(plan, dev ? &ryr_dev_rotate_ops : &ryr_rotate_ops, ranks, n, i,
+                              plan->rotate_threads, &t))
             return fail("creating a rotate task");
         pl->rotate[i] = (ryr_rotate_task_t *)t;
     }
     n = stage_ranks(opt, RYR_STAGE_OUTPUT, nranks, ranks);
     for (int i = 0; i < pl->nrotate; i++) {
-        if (create_stage_task(&ryr_output_ops, ranks, n, i, plan->output_threads, &t))
+        if (create_stage_task(plan, dev ? &ryr_dev_output_ops : &ryr_output_ops, ranks, n, i,
+                              plan->output_threads, &t))
             return fail("creating an output task");
         pl->output[i] = (ryr_output_task_t *)t;
     }
     return 0;
 }
 
-static int connect(pipeline_t *pl, utc_task_t *a, utc_task_t *b, utc_conduit_t **out)
+/* A conduit from a to b: a device conduit with --preset gpu (in free mode: `free_mode`). */
+static int connect(pipeline_t *pl, utc_task_t *a, utc_task_t *b, int free_mode,
+                   utc_conduit_t **out)
 {
-    if (utc_conduit_create(a, b, NULL, out))
-        return fail("creating a conduit");
+    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
+    if (pl->pipe.plan->resident)
+        o.memory = UTC_CONDUIT_MEM_DEVICE;
+    if (free_mode)
+        o.mode = UTC_CONDUIT_FREE;
+    if (utc_conduit_create(a, b, &o, out))
+        return fail(o.memory == UTC_CONDUIT_MEM_DEVICE ? "creating a device conduit"
+                                                       : "creating a conduit");
     pl->conduits[pl->nconduits++] = *out;
     return 0;
 }
@@ -228,18 +246,27 @@ static int connect_stages(pipeline_t *pl)
         if (connect_farm(pl))
             return 1;
     } else {
-        if (connect(pl, &pl->ray->base, &pl->yuv->base, &c))
+        /* --preset gpu: every raytrace rank writes its rows to yuv (free mode) */
+        int resident = pl->pipe.plan->resident;
+        if (connect(pl, &pl->ray->base, &pl->yuv->base, resident, &c))
             return 1;
         pl->ray->out = c;
         pl->yuv->in = c;
+        if (resident) {
+            int yuv_ranks[RYR_MAX_PLACE_RANKS];
+            stage_ranks(pl->pipe.opt, RYR_STAGE_YUV, utc_nranks(), yuv_ranks);
+            pl->ray->yuv_rank = yuv_ranks[0];
+            pl->yuv->nray = stage_ranks(pl->pipe.opt, RYR_STAGE_RAYTRACE, utc_nranks(),
+                                        pl->yuv->ray_rank);
+        }
     }
     ryr_plane_links_t *yl = &pl->yuv->links;
     yl->nplanes = RYR_NPLANES;
     for (int i = 0; i < pl->nrotate; i++) {
         ryr_plane_links_t *rl = &pl->rotate[i]->links, *ol = &pl->output[i]->links;
         utc_conduit_t *to_rotate, *to_output;
-        if (connect(pl, &pl->yuv->base, &pl->rotate[i]->base, &to_rotate) ||
-            connect(pl, &pl->rotate[i]->base, &pl->output[i]->base, &to_output))
+        if (connect(pl, &pl->yuv->base, &pl->rotate[i]->base, 0, &to_rotate) ||
+            connect(pl, &pl->rotate[i]->base, &pl->output[i]->base, 0, &to_output))
             return 1;
         int nplanes = pl->nrotate == 1 ? RYR_NPLANES : 1;
         rl->nplanes = ol->nplanes = nplanes;
@@ -401,6 +428,18 @@ static int run_all(pipeline_t *pl)
     return status;
 }
 
+/* --preset gpu: the paths (RYR_PATH_* bits) this rank's ends of the device conduits take. */
+static unsigned device_paths(const pipeline_t *pl)
+{
+    unsigned bits = 0;
+    for (int i = 0; pl->pipe.plan->resident && i < pl->nconduits; i++) {
+        const char *name;
+        if (utc_conduit_device_path(pl->conduits[i], &name) == UTC_OK)
+            bits |= ryr_report_path_bit(name);
+    }
+    return bits;
+}
+
 static double stage_busy(pipeline_t *pl, ryr_stage_t s)
 {
     double b = 0;
@@ -471,6 +510,8 @@ int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr
     }
     MPI_Reduce(members, all_members, RYR_MAX_FARM * 3, MPI_LONG_LONG, MPI_SUM, 0,
                MPI_COMM_WORLD);
+    unsigned paths = status ? 0 : device_paths(&pl), all_paths = 0;
+    MPI_Reduce(&paths, &all_paths, 1, MPI_UNSIGNED, MPI_BOR, 0, MPI_COMM_WORLD);
     int bad = status ? 0 : verify_local(&pl), any_bad = 0, any_status = 0;
     MPI_Reduce(busy, max_busy, RYR_NSTAGES, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -494,6 +535,8 @@ int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr
             rep.rows_cpu += rep.members[i].rows_cpu;
             rep.rows_gpu += rep.members[i].rows_gpu;
         }
+        rep.resident = plan->resident;
+        rep.device_paths = all_paths;
         int ray_threads = pl.ray ? utc_task_nthreads(&pl.ray->base) : 0;
         for (int i = 0; i < pl.nfarm; i++)
             ray_threads += utc_task_nthreads(&pl.farm[i]->base);
@@ -501,7 +544,9 @@ int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr
                                     plan->rotate_threads * pl.nrotate, plan->output_threads * pl.nrotate};
         int tasks[RYR_NSTAGES] = {pl.ray ? 1 : pl.nfarm, 1, pl.nrotate, pl.nrotate};
         for (int s = 0; s < RYR_NSTAGES; s++)
-            rep.stages[s] = (ryr_stage_report_t){tasks[s], threads[s], max_busy[s]};
+            rep.stages[s] = (ryr_stage_report_t){tasks[s], threads[s], max_busy[s],
+                                                 s == RYR_STAGE_RAYTRACE ? plan->ray_gpu
+                                                                         : plan->resident};
         ryr_report_print(ryr_options_report_stream(opt), &rep);
         if (opt->json)
             ryr_report_json(stdout, &rep);

@@ -31,6 +31,10 @@ typedef struct ryr_pipe {
     double slow;            /* --slow-rank: this rank's factor of raytrace work (1: none) */
 } ryr_pipe_t;
 
+/* --preset gpu: the rows of a w x h frame that the raytrace task's rank i of n renders and
+ * writes to yuv, [*y0, *y1) (its threads' shares, which are contiguous on a rank). */
+void ryr_dev_rank_rows(int h, int i, int n, int *y0, int *y1);
+
 /* Conduit ends of a stage that handles planes: per plane, the conduit and the tag. */
 typedef struct ryr_plane_links {
     int nplanes;                      /* planes this task handles: 3, or 1 */
@@ -46,6 +50,9 @@ typedef struct ryr_ray_task {
     const ryr_pipe_t *pipe;
     utc_conduit_t *out;      /* to yuv; in a farm shared by the members, tag = frame */
     utc_conduit_t *jobs;     /* farm: frame numbers from the dispatcher (share mode) */
+    int yuv_rank;            /* --preset gpu: the yuv task's rank, where each rank of this
+                                task writes its rows (a free-mode device conduit) */
+    atomic_int dev_failed;   /* --preset gpu: a thread of this rank failed (all stop) */
     int job;                 /* farm: the frame number read (thread 0 reads for all) */
     int first;               /* farm: the member's own first frame (its index in the farm;
                               * >= frames: none), rendered before it asks the dispatcher */
@@ -112,6 +119,10 @@ typedef struct ryr_yuv_task {
     utc_conduit_t *in;                   /* from raytrace */
     ryr_plane_links_t links;             /* planes out to rotate */
     uint8_t *rgb, *plane[RYR_NPLANES];
+    /* --preset gpu: the raytrace task's ranks in its placement order; rank i writes the
+     * rows ryr_dev_rank_rows gives it */
+    int nray;
+    int ray_rank[RYR_MAX_PLACE_RANKS];
     double busy;
     int error;                           /* first error of the --rgb writer */
 } ryr_yuv_task_t;
@@ -141,6 +152,24 @@ extern const utc_task_ops_t ryr_ray_mixed_ops;
 extern const utc_task_ops_t ryr_yuv_ops;
 extern const utc_task_ops_t ryr_rotate_ops;
 extern const utc_task_ops_t ryr_output_ops;
+/* --preset gpu: the GPU-resident stages (task_dev_*.c). Frames stay in device memory,
+ * passed on device conduits (UTC_CONDUIT_MEM_DEVICE); each stage's busy time is the device
+ * time of its kernels (the output stage's: its copies back and its writing). One GPU thread
+ * per task, but raytrace, which has --ray-threads on each of its ranks. */
+extern const utc_task_ops_t ryr_dev_ray_ops;
+extern const utc_task_ops_t ryr_dev_yuv_ops;
+extern const utc_task_ops_t ryr_dev_rotate_ops;
+extern const utc_task_ops_t ryr_dev_output_ops;
+
+/* An output task's delivery of plane i (of its links) of frame f, in host memory: the
+ * PGM file, the video, --verify's copy (kept: `plane` must then be a utc_buf_alloc buffer,
+ * which the task keeps), progress. `owned`: free `plane` (utc_buf_free) when not kept. A
+ * write error is reported once (*failed set); later planes are dropped. Thread 0. */
+void ryr_output_deliver(ryr_output_task_t *t, int f, int i, uint8_t *plane, int owned,
+                        int *failed);
+
+/* An output task's end on this rank: records when its last output task finished. */
+void ryr_output_finished(const ryr_pipe_t *p);
 
 /*
  * The next frame a raytrace task renders. Called by every local thread of the task with
@@ -194,5 +223,15 @@ int ryr_gpu_available(void);
  */
 int ryr_run_pipeline(const ryr_options_t *opt, const ryr_plan_t *plan, const ryr_scene_t *scene,
                      ryr_video_t *video);
+
+/*
+ * --stage-alone (with --preset gpu): run the kernels of one GPU stage alone on device
+ * buffers, no conduits, on rank 0 (stage_alone.c), and print their frames/s (rank 0; with
+ * --json also one JSON line, {"stage_alone", "preset", "frames", "width", "height",
+ * "threads", "seconds", "fps"}). Collective. Returns the process exit status (0, or 1 on
+ * a failure).
+ */
+int ryr_run_stage_alone(const ryr_options_t *opt, const ryr_plan_t *plan,
+                        const ryr_scene_t *scene);
 
 #endif /* RYR_PIPELINE_H */

@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,15 +16,44 @@ static double fps_of(const ryr_report_t *r)
     return r->seconds > 0.0 ? r->frames / r->seconds : 0.0;
 }
 
+static const char *const path_names[] = {"handover", "ipc", "staged"};
+#define NPATHS 3
+
+ryr_stage_t ryr_report_pace(const ryr_report_t *r)
+{
+    int pace = 0;
+    for (int s = 1; s < RYR_NSTAGES; s++)
+        if (r->stages[s].busy_s > r->stages[pace].busy_s)
+            pace = s;
+    return (ryr_stage_t)pace;
+}
+
+unsigned ryr_report_path_bit(const char *name)
+{
+    for (int i = 0; name && i < NPATHS; i++)
+        if (strcmp(name, path_names[i]) == 0)
+            return 1u << i;
+    return 0;
+}
+
 void ryr_report_print(FILE *f, const ryr_report_t *r)
 {
     fprintf(f, "ryr: preset %s, %d frames of %dx%d in %.3f s: %.3f frames/s%s\n", r->preset,
             r->frames, r->width, r->height, r->seconds, fps_of(r),
             r->verified ? " (verified)" : "");
     fprintf(f, "  %-9s %6s %8s %10s\n", "stage", "tasks", "threads", "busy (s)");
+    ryr_stage_t pace = ryr_report_pace(r);
     for (int s = 0; s < RYR_NSTAGES; s++)
-        fprintf(f, "  %-9s %6d %8d %10.3f\n", ryr_stage_name((ryr_stage_t)s),
-                r->stages[s].tasks, r->stages[s].threads, r->stages[s].busy_s);
+        fprintf(f, "  %-9s %6d %8d %10.3f%s%s\n", ryr_stage_name((ryr_stage_t)s),
+                r->stages[s].tasks, r->stages[s].threads, r->stages[s].busy_s,
+                r->stages[s].gpu ? "  GPU" : "", (int)pace == s ? "  <- sets the pace" : "");
+    if (r->resident) {
+        fprintf(f, "  frames in device memory; device conduits' paths:");
+        for (int i = 0; i < NPATHS; i++)
+            if (r->device_paths & (1u << i))
+                fprintf(f, " %s", path_names[i]);
+        fputc('\n', f);
+    }
     long long all = r->rows_cpu + r->rows_gpu;
     if (r->farm) {
         fprintf(f, "  raytrace rows by kind: GPU threads %lld (%.1f%%), CPU threads %lld "
@@ -69,11 +99,19 @@ void ryr_report_json(FILE *f, const ryr_report_t *r)
                     r->members[i].rows_gpu);
         fputs("], ", f);
     }
-    fputs("\"stages\": {", f);
+    if (r->resident) {
+        fputs("\"device_paths\": [", f);
+        for (int i = 0, n = 0; i < NPATHS; i++)
+            if (r->device_paths & (1u << i))
+                fprintf(f, "%s\"%s\"", n++ ? ", " : "", path_names[i]);
+        fputs("], ", f);
+    }
+    fprintf(f, "\"pace\": \"%s\", \"stages\": {", ryr_stage_name(ryr_report_pace(r)));
     for (int s = 0; s < RYR_NSTAGES; s++)
-        fprintf(f, "%s\"%s\": {\"tasks\": %d, \"threads\": %d, \"busy_s\": %.6f}",
+        fprintf(f, "%s\"%s\": {\"tasks\": %d, \"threads\": %d, \"busy_s\": %.6f, "
+                   "\"gpu\": %s}",
                 s ? ", " : "", ryr_stage_name((ryr_stage_t)s), r->stages[s].tasks,
-                r->stages[s].threads, r->stages[s].busy_s);
+                r->stages[s].threads, r->stages[s].busy_s, r->stages[s].gpu ? "true" : "false");
     fputs("}}\n", f);
     fflush(f);
 }

@@ -16,7 +16,9 @@ double ryr_now(void);
 typedef struct ryr_stage_report {
     int tasks;      /**< tasks of the stage (0 for seq) */
     int threads;    /**< threads of all its tasks together (0 for seq) */
-    double busy_s;  /**< seconds spent working in the stage */
+    double busy_s;  /**< seconds spent working in the stage (a GPU-resident stage's: the
+                         device time of its kernels; its slowest task's, or rank's) */
+    int gpu;        /**< 1 when the stage's tasks are GPU tasks */
 } ryr_stage_report_t;
 
 /** One member of a farm in the summary. */
@@ -25,6 +27,9 @@ typedef struct ryr_member_report {
     long long rows_cpu;  /**< rows its CPU threads rendered */
     long long rows_gpu;  /**< rows its GPU threads rendered */
 } ryr_member_report_t;
+
+/** Paths of device conduits (ryr_report_t.device_paths: a set of these bits). */
+enum { RYR_PATH_HANDOVER = 1, RYR_PATH_IPC = 2, RYR_PATH_STAGED = 4 };
 
 /** The end-of-run summary. */
 typedef struct ryr_report {
@@ -38,18 +43,29 @@ typedef struct ryr_report {
     long long rows_gpu;  /**< --farm: rows rendered by GPU threads */
     int nmembers;        /**< --farm: the members (raytrace tasks) */
     ryr_member_report_t members[RYR_MAX_FARM]; /**< --farm: each member's share */
+    int resident;        /**< --preset gpu: frames passed on device conduits */
+    unsigned device_paths; /**< --preset gpu: the paths those conduits took (RYR_PATH_*) */
     ryr_stage_report_t stages[RYR_NSTAGES];
 } ryr_report_t;
 
-/** @brief Human-readable summary: frames, wall time, fps, and per stage tasks, threads
- * and busy time; with --farm, the rows each kind of thread rendered. */
+/** @brief The stage that sets the pace: the one with the most busy time. */
+ryr_stage_t ryr_report_pace(const ryr_report_t *r);
+
+/** @brief A RYR_PATH_* bit from a path's name (utc_conduit_device_path); 0 if unknown. */
+unsigned ryr_report_path_bit(const char *name);
+
+/** @brief Human-readable summary: frames, wall time, fps, and per stage tasks, threads,
+ * busy time and kind (GPU stages marked), the stage that sets the pace; with --farm, the
+ * rows each kind of thread rendered; with --preset gpu, the device conduits' paths. */
 void ryr_report_print(FILE *f, const ryr_report_t *r);
 
 /**
  * @brief The summary as one JSON object on one line:
  * {"preset", "frames", "width", "height", "seconds", "fps", "verified", "gpu",
- *  "stages": {name: {"tasks", "threads", "busy_s"}}}, with --farm also "rows_cpu",
- *  "rows_gpu" and "members": [{"frames", "rows_cpu", "rows_gpu"}, ...] (before "stages").
+ *  "pace", "stages": {name: {"tasks", "threads", "busy_s", "gpu"}}}, with --farm also
+ *  "rows_cpu", "rows_gpu" and "members": [{"frames", "rows_cpu", "rows_gpu"}, ...], with
+ *  --preset gpu "device_paths" (a list of "handover", "ipc", "staged"), before "pace".
+ *  "pace" names the stage with the most busy time.
  */
 void ryr_report_json(FILE *f, const ryr_report_t *r);
 

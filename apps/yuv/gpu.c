@@ -4,7 +4,7 @@
 
 #include "app_utc.h"
 #include "yuv_impl.h"
-#include "yuv_kernel.h"
+#include "pixel_kernels.h"
 
 #define YUV_GPU_MAX_THREADS 64
 
@@ -46,7 +46,7 @@ static int yuv_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     /* Each run starts from the host copy, so every repetition pays the transfer. */
     if ((rc = utc_gpu_data_mark_host(t->rgb[me])) || (rc = utc_gpu_data_sync_device(t->rgb[me])))
         return rc;
-    if (yuv_gpu_launch(utc_gpu_data_device(t->rgb[me]), n, utc_gpu_data_device(t->planes[me]),
+    if (ryr_gpu_yuv_launch(utc_gpu_data_device(t->rgb[me]), n, utc_gpu_data_device(t->planes[me]),
                        utc_gpu_stream()) != 0)
         return utc_gpu_check("yuv kernel launch");
     if ((rc = utc_gpu_data_mark_device(t->planes[me])) ||

@@ -14,7 +14,7 @@ static void check_options(const ryr_options_t *o)
     FUZZ_CHECK(o->frames >= 1 && o->frames <= RYR_MAX_FRAMES);
     FUZZ_CHECK(o->out && o->out[0] != '\0');
     FUZZ_CHECK(!o->scene || o->scene[0] != '\0');
-    FUZZ_CHECK((unsigned)o->preset <= RYR_PRESET_AUTO);
+    FUZZ_CHECK((unsigned)o->preset <= RYR_PRESET_LAST);
     FUZZ_CHECK((unsigned)o->memtype <= RYR_MEM_UNIFIED);
     FUZZ_CHECK(o->ray_threads >= 0 && o->ray_threads <= RYR_MAX_THREADS);
     FUZZ_CHECK(o->yuv_threads >= 0 && o->yuv_threads <= RYR_MAX_THREADS);
@@ -34,7 +34,7 @@ static void check_options(const ryr_options_t *o)
 
 static void check_plan(const ryr_plan_t *p)
 {
-    FUZZ_CHECK((unsigned)p->preset <= RYR_PRESET_AUTO); /* auto stays auto, for the report */
+    FUZZ_CHECK((unsigned)p->preset <= RYR_PRESET_LAST); /* auto stays auto, for the report */
     FUZZ_CHECK(p->ray_threads >= 1 && p->yuv_threads >= 1 && p->rotate_threads >= 1);
     FUZZ_CHECK(p->rotate_tasks == 1 || p->rotate_tasks == 3);
     FUZZ_CHECK(p->output_tasks == p->rotate_tasks && p->output_threads >= 1);

@@ -109,7 +109,7 @@ def bad_arguments():
         (['--size', 'big'], 'expected WxH'),
         (['--size', '96xabc'], 'not an integer'),
         (['--preset', 'v7'], "unknown value 'v7'"),
-        (['--preset', 'fastest'], 'expected seq, v1, v2, v3, v4, v5 or auto'),
+        (['--preset', 'fastest'], 'expected seq, v1, v2, v3, v4, v5, auto or gpu'),
         (['--frobnicate'], "unknown option '--frobnicate'"),
         (['-x'], "unknown option '-x'"),
         (['stray'], "unexpected argument 'stray'"),

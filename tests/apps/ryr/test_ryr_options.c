@@ -93,8 +93,8 @@ static void test_all_options(void)
     CU_ASSERT_EQUAL(PARSE(&o, &err, "-h", "--size", "3x3"), 1);
     CU_ASSERT_EQUAL(PARSE(&o, &err, "--size", "16384X1"), 0);
     CU_ASSERT(o.width == 16384 && o.height == 1);
-    const char *presets[] = {"seq", "v1", "v2", "v3", "v4", "v5", "auto"};
-    for (int i = 0; i < 7; i++) {
+    const char *presets[] = {"seq", "v1", "v2", "v3", "v4", "v5", "auto", "gpu"};
+    for (int i = 0; i < 8; i++) {
         CU_ASSERT_EQUAL(PARSE(&o, &err, "--preset", presets[i]), 0);
         CU_ASSERT_EQUAL((int)o.preset, i);
         CU_ASSERT_STRING_EQUAL(ryr_preset_name(o.preset), presets[i]);
@@ -114,7 +114,10 @@ static void test_bad_arguments(void)
     expect_bad("not an integer", "--size", "9.5x4");
     expect_bad("expected WxH", "--size", "x4");
     expect_bad("unknown value 'v9'", "--preset", "v9");
-    expect_bad("expected seq, v1, v2, v3, v4, v5 or auto", "--preset", "fast");
+    expect_bad("expected seq, v1, v2, v3, v4, v5, auto or gpu", "--preset", "fast");
+    expect_bad("--stage-alone: unknown value 'output' (expected raytrace, yuv or rotate)",
+               "--stage-alone", "output");
+    expect_bad("--stage-alone needs a value", "--stage-alone", NULL);
     expect_bad("unknown option '--bogus'", "--bogus", NULL);
     expect_bad("unknown option '--siz'", "--siz=3x3", NULL);
     expect_bad("unknown option '-s'", "-s", "3x3");
@@ -174,6 +177,76 @@ static void test_place(void)
     expect_bad("too large", "--place", "yuv=99999");
 }
 
+/* The plan of options parsed (parse_rc: the parse's status) on 16 cores, with or without a
+ * GPU: it must succeed (want NULL) or fail with a message that holds `want`. */
+static void check_plan(int parse_rc, const ryr_options_t *o, int have_gpu, const char *want,
+                       ryr_plan_t *p)
+{
+    ryr_err_t err;
+    UTC_ASSERT_OK(parse_rc);
+    int rc = ryr_options_plan(o, 16, have_gpu, p, &err);
+    CU_ASSERT_EQUAL(rc, want ? -1 : 0);
+    if (rc != (want ? -1 : 0) || (want && !strstr(err.msg, want)))
+        fprintf(stderr, "plan: rc %d, message '%s', expected '%s'\n", rc, rc ? err.msg : "",
+                want ? want : "success");
+    if (want && rc)
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+}
+#define PLAN(have_gpu, want, ...) check_plan(PARSE(&o, &err, __VA_ARGS__), &o, have_gpu, want, &p)
+
+/* --preset gpu: every stage a GPU task (one thread each, raytrace --ray-threads per rank),
+ * 3 rotate and 3 output tasks; refused without a GPU and with the options it does not
+ * take; --stage-alone only with it. */
+static void test_preset_gpu(void)
+{
+    ryr_options_t o;
+    ryr_err_t err;
+    ryr_plan_t p;
+    PLAN(1, NULL, "--preset", "gpu");
+    CU_ASSERT(p.preset == RYR_PRESET_GPU && p.resident && p.ray_gpu && p.ray_threads == 1 &&
+              p.yuv_threads == 1 && p.rotate_tasks == 3 && p.rotate_threads == 1 &&
+              p.output_tasks == 3 && p.output_threads == 1 && !p.farm);
+    CU_ASSERT_STRING_EQUAL(ryr_preset_name(p.preset), "gpu");
+    PLAN(1, NULL, "--preset", "gpu", "--ray-threads", "2", "--rotate-tasks", "1",
+         "--yuv-threads", "1", "--gpu");
+    CU_ASSERT(p.resident && p.ray_threads == 2 && p.rotate_tasks == 1 && p.output_tasks == 1);
+    /* no other preset is resident */
+    PLAN(1, NULL, "--preset", "v5");
+    CU_ASSERT(!p.resident);
+    PLAN(1, NULL, "--preset", "auto");
+    CU_ASSERT(!p.resident);
+
+    /* no GPU: refused, saying what runs without one */
+    PLAN(0, "--preset gpu needs a GPU, and none is available (--preset v3", "--preset", "gpu");
+    PLAN(1, "--farm does not apply to --preset gpu", "--preset", "gpu", "--farm", "2");
+    PLAN(1, "--mixed does not apply to --preset gpu", "--preset", "gpu", "--farm", "2",
+         "--mixed");
+    PLAN(1, "--memtype does not apply to --preset gpu", "--preset", "gpu", "--memtype",
+         "pinned");
+    PLAN(1, "--slow-rank does not apply to --preset gpu", "--preset", "gpu", "--slow-rank",
+         "0=2");
+    PLAN(1, "--yuv-threads 3: --preset gpu runs yuv and each rotate task as one GPU thread",
+         "--preset", "gpu", "--yuv-threads", "3");
+    PLAN(1, "--rotate-threads 2: --preset gpu", "--preset", "gpu", "--rotate-threads", "2");
+    PLAN(1, "--video: the output tasks must share a rank", "--preset", "gpu", "--video",
+         "x.y4m", "--place", "output=0,1");
+
+    /* --stage-alone */
+    PLAN(1, NULL, "--preset", "gpu", "--stage-alone", "rotate");
+    CU_ASSERT(o.stage_alone == RYR_STAGE_ROTATE && p.resident);
+    PLAN(1, NULL, "--preset", "gpu", "--stage-alone", "raytrace");
+    CU_ASSERT_EQUAL(o.stage_alone, RYR_STAGE_RAYTRACE);
+    PLAN(1, NULL, "--preset", "gpu", "--stage-alone=yuv");
+    CU_ASSERT_EQUAL(o.stage_alone, RYR_STAGE_YUV);
+    PLAN(1, NULL, "--preset", "gpu");
+    CU_ASSERT_EQUAL(o.stage_alone, -1);
+    PLAN(1, "--stage-alone runs the kernels of a stage of --preset gpu alone: give --preset "
+            "gpu too", "--stage-alone", "yuv");
+    PLAN(1, "--stage-alone runs the kernels", "--preset", "v5", "--stage-alone", "yuv");
+    PLAN(1, "--verify does not apply", "--preset", "gpu", "--stage-alone", "yuv", "--verify");
+    PLAN(0, "--preset gpu needs a GPU", "--preset", "gpu", "--stage-alone", "raytrace");
+}
+
 static void test_presets(void)
 {
     ryr_options_t o;
@@ -183,11 +256,11 @@ static void test_presets(void)
         const char *preset;
         ryr_plan_t want;
     } table[] = {
-        {"v1", {RYR_PRESET_V1, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}},
-        {"v2", {RYR_PRESET_V2, 0, 10, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0}},
-        {"v3", {RYR_PRESET_V3, 0, 10, 1, 3, 1, 3, 1, 0, 0, 0, 0, 0}},
-        {"v4", {RYR_PRESET_V4, 1, 1, 1, 3, 1, 3, 1, 0, 0, 0, 0, 0}},
-        {"v5", {RYR_PRESET_V5, 1, 1, 3, 3, 3, 3, 1, 0, 0, 0, 0, 0}},
+        {"v1", {RYR_PRESET_V1, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0}},
+        {"v2", {RYR_PRESET_V2, 0, 10, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0}},
+        {"v3", {RYR_PRESET_V3, 0, 10, 1, 3, 1, 3, 1, 0, 0, 0, 0, 0, 0}},
+        {"v4", {RYR_PRESET_V4, 1, 1, 1, 3, 1, 3, 1, 0, 0, 0, 0, 0, 0}},
+        {"v5", {RYR_PRESET_V5, 1, 1, 3, 3, 3, 3, 1, 0, 0, 0, 0, 0, 0}},
     };
     for (int i = 0; i < 5; i++) {
         UTC_ASSERT_OK(PARSE(&o, &err, "--preset", table[i].preset));
@@ -379,6 +452,7 @@ int main(int argc, char **argv)
         {"bad arguments", test_bad_arguments},
         {"--place", test_place},
         {"presets (table 4.6)", test_presets},
+        {"--preset gpu, --stage-alone", test_preset_gpu},
         {"--video, --fps", test_video},
         {"--farm, --slow-rank", test_farm},
         {"--mixed", test_mixed},

@@ -22,7 +22,7 @@ import json, os, sys
 r = json.loads(sys.argv[1])
 args = sys.argv[2].split()
 assert r["verified"] is True, "not verified"
-gpu_preset = "--gpu" in args or "--mixed" in args or any(args[i:i + 2] in (["--preset", "v4"], ["--preset", "v5"])
+gpu_preset = "--gpu" in args or "--mixed" in args or any(args[i:i + 2] in (["--preset", "v4"], ["--preset", "v5"], ["--preset", "gpu"])
                                     for i in range(len(args)))
 if gpu_preset or (os.environ.get("UTC_REQUIRE_GPU") == "1" and "auto" in args):
     assert r["gpu"] is True, "raytrace did not run on the GPU: %s" % r
@@ -48,5 +48,18 @@ if "--farm" in args:
 # the first rows of each frame are kept for it, so its first frame has rows of both kinds)
 if "--mixed" in args:
     assert r["members"][0]["rows_gpu"] > 0 and r["members"][0]["rows_cpu"] > 0, r["members"]
+# --preset gpu: every stage a GPU task, a busy time for each and the pace named; the device
+# conduits took the paths RYR_PATHS lists (comma-separated; "-" before a path: not that one)
+if arg("--preset", "auto") == "gpu":
+    assert r["preset"] == "gpu" and r["gpu"] is True, r
+    for s, st in r["stages"].items():
+        assert st["gpu"] is True and st["busy_s"] > 0, (s, st)
+    assert r["pace"] == max(r["stages"], key=lambda s: r["stages"][s]["busy_s"]), r
+    paths = set(r["device_paths"])
+    for p in filter(None, os.environ.get("RYR_PATHS", "").split(",")):
+        if p.startswith("-"):
+            assert p[1:] not in paths, "device path %s taken: %s" % (p[1:], r["device_paths"])
+        else:
+            assert p in paths, "device path %s not taken: %s" % (p, r["device_paths"])
 print("1 passed, 0 failed")
 PY
