@@ -230,6 +230,7 @@ static utc_task_t *gpu_task(const utc_task_ops_t *ops, int rank, size_t max_byte
     o.kind = UTC_TASK_GPU;
     o.devices = dev0;
     o.devices_len = 1;
+    o.window_size = 0; /* no global shared data here */
     utc_task_t *t;
     if (utc_task_create(ops, &rank, 1, &o, &t) != UTC_OK)
         die("creating a GPU task");
