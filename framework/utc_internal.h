@@ -17,6 +17,7 @@
 #include "base/text.h"
 #include "base/wait_hook.h"
 #include "context/context_internal.h"
+#include "context/dev_alloc.h"
 #include "tasks/task_internal.h"
 
 #endif /* UTC_FRAMEWORK_INTERNAL_H */

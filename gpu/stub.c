@@ -161,3 +161,16 @@ const utc__task_ext_t utc__gpu_ext = {
     .thread_start = stub_thread_start,
     .thread_stop = stub_thread_stop,
 };
+
+utc_status_t utc_gpu_malloc(size_t size, void **out)
+{
+    (void)size;
+    (void)out;
+    return no_gpu("utc_gpu_malloc");
+}
+
+utc_status_t utc_gpu_free(void *ptr)
+{
+    (void)ptr;
+    return no_gpu("utc_gpu_free");
+}

@@ -88,6 +88,11 @@ struct utc__thread {
     struct utc__task *task;
     int bind_slot;         /* binding-cursor slot of this thread */
     void *ext[UTC__EXT_COUNT];  /* per-extension, per-thread state */
+    /* a GPU task thread's device and stream (a cudaStream_t), set by the gpu module when
+     * the thread starts (gpu_stream NULL on any other thread): what modules that may not
+     * include the gpu module's headers (the conduits' device layer) need of it */
+    int gpu_device;
+    void *gpu_stream;
     /* the object whose call this thread is in (utc__call_enter), or NULL: written by this
      * thread only, so a call costs no shared write */
     _Atomic(const void *) in_call;
@@ -96,6 +101,17 @@ struct utc__thread {
     uint64_t cur_seq;
     _Atomic uint64_t done_seq;
 };
+
+/* The device and stream of `ctx` when it is a GPU task thread (true); false, with nothing
+ * set, for any other thread (a CPU thread, or no task thread: ctx NULL). */
+static inline bool utc__ctx_gpu(const utc_ctx_t *ctx, int *device, void **stream)
+{
+    if (!ctx || !ctx->impl || !ctx->impl->gpu_stream)
+        return false;
+    *device = ctx->impl->gpu_device;
+    *stream = ctx->impl->gpu_stream;
+    return true;
+}
 
 /* Whether a sibling of the calling thread (another local thread of its task) has already
  * finished the command the caller is running, so cannot join an all-threads call any

@@ -289,6 +289,8 @@ static utc_status_t gpu_thread_start(utc_ctx_t *ctx)
     self->ctx = ctx;
     self->device = device;
     ctx->impl->ext[UTC__EXT_GPU] = self;
+    ctx->impl->gpu_device = device; /* for the conduits' device layer (utc__ctx_gpu) */
+    ctx->impl->gpu_stream = (void *)self->stream;
     gpu_self = self;
     return UTC_OK;
 }
@@ -314,6 +316,7 @@ static void gpu_thread_stop(utc_ctx_t *ctx)
                 utc_task_name(ctx->task), ctx->local_id, cudaGetErrorString(err));
     (void)cudaGetLastError();
     ctx->impl->ext[UTC__EXT_GPU] = NULL;
+    ctx->impl->gpu_stream = NULL;
     if (gpu_self == self)
         gpu_self = NULL;
     free(self);
