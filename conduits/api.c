@@ -21,6 +21,37 @@ utc_conduit_transport_t utc_conduit_transport(const utc_conduit_t *handle)
     return c->entry_transport;
 }
 
+utc_status_t utc_conduit_device_path(const utc_conduit_t *handle, const char **name)
+{
+    static const char fn[] = "utc_conduit_device_path";
+    utc_conduit_t *c;
+    utc_status_t rc = utc__conduit_get(handle, fn, &c);
+    if (rc != UTC_OK)
+        return rc;
+    if (!name)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: name (the output) is NULL", fn);
+    if (c->shared || c->opts.memory != UTC_CONDUIT_MEM_DEVICE)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: conduit %d is a host-memory conduit: it has "
+                          "no device path (create it with .memory = UTC_CONDUIT_MEM_DEVICE)",
+                          fn, c->id);
+    /* this rank's end (the source's first), toward the other task's entry rank */
+    int me = utc_rank(), end = utc__conduit_in_group(&c->end[0], me) ? 0
+                              : utc__conduit_in_group(&c->end[1], me) ? 1 : -1;
+    if (end < 0 || (c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY && c->end[end].entry_rank != me &&
+                    (end == 1 || c->end[1].entry_rank != me)))
+        return utc__error(UTC_ERR_NOT_MEMBER, "%s: rank %d transfers on neither end of conduit "
+                          "%d", fn, me, c->id);
+    if (c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY && c->end[end].entry_rank != me)
+        end = 1;
+    int peer = c->end[1 - end].entry_rank;
+    utc__transport_t *tp = utc__conduit_tp(c, me, peer);
+    if (!tp)
+        return utc__error(UTC_ERR_INTERNAL, "%s: conduit %d has no transport from rank %d to %d",
+                          fn, c->id, me, peer);
+    *name = utc__device_path(tp, peer);
+    return UTC_OK;
+}
+
 utc_status_t utc_conduit_write(utc_conduit_t *conduit, const void *buf, size_t size, int tag)
 {
     utc_status_t rc;

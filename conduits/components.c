@@ -133,5 +133,6 @@ void utc__transport_components_finalize(void)
     for (int i = 0; i < utc__transport_ncomponents; i++)
         if (utc__transport_components[i]->finalize)
             utc__transport_components[i]->finalize();
+    utc__device_finalize(); /* the device layer's caches, wrapped around the above */
     atomic_store_explicit(&comp_off, 0, memory_order_relaxed); /* no conduit is left */
 }

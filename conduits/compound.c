@@ -10,6 +10,7 @@
 #include <utc/conduit.h>
 
 #include "utc_internal.h"
+#include "conduit_internal.h" /* (only for sendrecv's refusal on a device conduit) */
 #include "service/wait.h"
 
 /* The first failure in a set: its status, its entry and its message. */
@@ -35,6 +36,14 @@ utc_status_t utc_conduit_sendrecv(utc_conduit_t *conduit, int dest, const void *
                                   size_t rcapacity, int rtag, size_t *received)
 {
     static const char fn[] = "utc_conduit_sendrecv";
+    utc_conduit_t *c;
+    utc_status_t grc = utc__conduit_get(conduit, fn, &c);
+    if (grc != UTC_OK)
+        return grc;
+    if (c->opts.memory != UTC_CONDUIT_MEM_HOST)
+        return utc__error(UTC_ERR_UNSUPPORTED, "%s: conduit %d is a device conduit, which does "
+                          "not take sendrecv: start utc_conduit_iread_from, then "
+                          "utc_conduit_iwrite_to, and wait for both", fn, c->id);
     if (overlap(sbuf, ssize, rbuf, rcapacity))
         return utc__error(UTC_ERR_INVALID_ARG, "%s: the send and receive buffers overlap "
                           "(the message read may land on the one being written)", fn);

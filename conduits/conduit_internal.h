@@ -30,6 +30,10 @@
 #include "base/wait_hook.h"
 #include "observe/trace.h"
 
+/* A host conduit's buffers of this many bytes or more are checked for device memory once
+ * the process uses CUDA (utc__dev_in_use): a smaller one costs no look. */
+#define UTC__DEVCHECK_MIN 4096
+
 /* The slot of a shared conduit's transport in utc_conduit_t.tp. */
 #define UTC__CONDUIT_SHARED_TP UTC__TRANSPORT_MAX
 

@@ -29,6 +29,9 @@ static utc_status_t check_options(const utc_conduit_options_t *o)
         return utc__error(UTC_ERR_INVALID_ARG,
                           "utc_conduit_create: ring_slots * inline_max = %zu bytes per direction "
                           "is above the 256 MiB limit", (size_t)n * o->inline_max);
+    if (o->memory != UTC_CONDUIT_MEM_HOST && o->memory != UTC_CONDUIT_MEM_DEVICE)
+        return utc__error(UTC_ERR_INVALID_ARG, "utc_conduit_create: memory %d is neither "
+                          "UTC_CONDUIT_MEM_HOST nor UTC_CONDUIT_MEM_DEVICE", (int)o->memory);
     if (o->credits < 0 || o->credits > UTC_CONDUIT_CREDITS_MAX)
         return utc__error(UTC_ERR_INVALID_ARG,
                           "utc_conduit_create: credits %d is outside 0..%d (0: the default)",
@@ -105,6 +108,7 @@ static void describe_create(utc__coll_desc_t *d, utc_task_t *src, utc_task_t *ds
     h = utc__digest_u64(UTC__DIGEST_INIT, (uint64_t)o->mode);
     h = utc__digest_u64(h, o->inline_max);
     h = utc__digest_u64(h, (uint64_t)o->transport); /* resolved: UTC_TRANSPORT counts */
+    h = utc__digest_u64(h, (uint64_t)o->memory);
     d->part[1] = utc__digest_u64(h, o->ring_slots);
 }
 
@@ -191,6 +195,55 @@ out:
     return rc;
 }
 
+/*
+ * A device conduit (opts.memory = UTC_CONDUIT_MEM_DEVICE) needs CUDA and a device on every
+ * rank that holds threads of its tasks: each of those checks, and every rank returns the
+ * first refusal (of the lowest rank), so all of them fail alike. Collective.
+ */
+static utc_status_t device_agree(utc_task_t *src, utc_task_t *dst)
+{
+    struct utc__task *ts = src->impl, *td = dst->impl;
+    int me = utc_rank();
+    bool part = false;
+    for (int i = 0; i < ts->ngroup; i++)
+        part |= ts->group_ranks[i] == me;
+    for (int i = 0; i < td->ngroup; i++)
+        part |= td->group_ranks[i] == me;
+    utc_status_t mine = part ? utc__device_available() : UTC_OK;
+    char why[256] = "";
+    if (mine != UTC_OK)
+        utc__text_copy(why, sizeof why, utc_last_error());
+    struct { int status, rank; } in = {(int)mine, me}, out;
+    int err = MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, utc__world_comm());
+    if (err != MPI_SUCCESS)
+        return utc__error(UTC_ERR_MPI, "utc_conduit_create: agreeing on the device conduit's "
+                          "GPUs failed (MPI error %d)", err);
+    if (out.status == UTC_OK)
+        return UTC_OK;
+    if (out.rank == me)
+        return utc__error((utc_status_t)out.status, "%s", why);
+    return utc__error((utc_status_t)out.status, "utc_conduit_create: a device conduit needs "
+                      "CUDA and a device on every rank of its tasks, and rank %d has none "
+                      "usable (%s; its error says why)", out.rank,
+                      utc_status_string((utc_status_t)out.status));
+}
+
+/* A device conduit: each of c's host transports wrapped in a device transport. */
+static utc_status_t wrap_device(utc_conduit_t *c)
+{
+    for (int k = 0; k < utc__transport_ncomponents; k++) {
+        if (!c->tp[k])
+            continue;
+        utc__transport_args_t args = {.conduit_id = c->id, .opts = &c->opts};
+        utc__transport_t *dev = NULL;
+        utc_status_t rc = utc__device_transport_create(c->tp[k], &args, &dev);
+        if (rc != UTC_OK)
+            return rc; /* c->tp[k] is still the host one: freed with c */
+        c->tp[k] = dev;
+    }
+    return UTC_OK;
+}
+
 /* The names of c's transports on this rank ("inproc,mpi"; "none"), for the log, the trace
  * and the statistics. */
 static void transports_here(const utc_conduit_t *c, char *buf, size_t size)
@@ -223,6 +276,8 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
         return rc;
     if (args_rc != UTC_OK)
         return args_rc;
+    if (o.memory == UTC_CONDUIT_MEM_DEVICE && (rc = device_agree(src, dst)) != UTC_OK)
+        return rc;
 
     utc_conduit_t *c = utc__conduit_alloc();
     if (!c)
@@ -234,7 +289,8 @@ utc_status_t utc_conduit_create(utc_task_t *src, utc_task_t *dst,
     if ((rc = end_init(&c->end[0], src)) != UTC_OK || (rc = end_init(&c->end[1], dst)) != UTC_OK)
         goto fail;
 
-    if ((rc = create_transports(c)) != UTC_OK)
+    if ((rc = create_transports(c)) != UTC_OK ||
+        (o.memory == UTC_CONDUIT_MEM_DEVICE && (rc = wrap_device(c)) != UTC_OK))
         goto fail;
     int entry = utc__transport_pick(c->end[0].entry_rank, c->end[1].entry_rank, &c->opts);
     c->entry_transport = utc__transport_components[entry]->kind;
@@ -278,6 +334,9 @@ static utc_status_t check_shared_args(utc_task_t *const *w, int nw, utc_task_t *
     int credits;
     if (rc != UTC_OK || (rc = utc__shared_credits(o, mode, &credits)) != UTC_OK)
         return rc;
+    if (o->memory == UTC_CONDUIT_MEM_DEVICE)
+        return utc__error(UTC_ERR_UNSUPPORTED, "%s: a shared conduit carries host memory only "
+                          "(memory = UTC_CONDUIT_MEM_DEVICE is for utc_conduit_create)", fn);
     if (o->mode != UTC_CONDUIT_SINGLE_ENTRY)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: a shared conduit is in single-entry mode "
                           "(each member transfers on its entry rank); free mode is not "

@@ -88,8 +88,11 @@ static void clear_failed(utc_conduit_t *c, void *task)
         utc__transport_t *tp = c->tp[i];
         utc__fail_info_t f;
         if (tp && utc__fail_record_get(&tp->fail, &f) &&
-            utc__conduit_end_at(c, f.end)->task == task)
+            utc__conduit_end_at(c, f.end)->task == task) {
             utc__fail_record_clear(&tp->fail); /* the failed task runs again */
+            if (tp->inner) /* a device transport's host transport: its mark follows */
+                utc__fail_record_clear(&tp->inner->fail);
+        }
     }
 }
 

@@ -80,6 +80,49 @@ static utc_status_t check_args(const xfer_t *x)
     return UTC_OK;
 }
 
+/* The checks of an operation on device conduit c (opts.memory = UTC_CONDUIT_MEM_DEVICE):
+ * the calls it refuses, its tags, its buffers (conduits/device/). */
+static utc_status_t check_device_args(const utc_conduit_t *c, const xfer_t *x)
+{
+    if (x->probe || x->any_tag)
+        return utc__error(UTC_ERR_UNSUPPORTED, "%s: conduit %d is a device conduit, which "
+                          "takes no probes and no any-tag reads: read a tag", x->fn, c->id);
+    if (x->tag > UTC_CONDUIT_DEVICE_TAG_MAX)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is above UTC_CONDUIT_DEVICE_TAG_MAX "
+                          "(%d): the top two tags of a device conduit are the device layer's",
+                          x->fn, x->tag, UTC_CONDUIT_DEVICE_TAG_MAX);
+    if (x->close)
+        return UTC_OK;
+    bool send = x->op == UTC__OP_SEND;
+    if (x->owned && !send)
+        return UTC_OK;
+    return utc__device_check_buffer(x->fn, c->id, send ? x->sbuf : x->rbuf, x->size, send,
+                                    x->owned);
+}
+
+/* A host conduit's buffer of UTC__DEVCHECK_MIN bytes or more, in a process that uses CUDA:
+ * device memory there is refused, with the fix. */
+static utc_status_t check_host_buffer(const utc_conduit_t *c, const xfer_t *x)
+{
+    const void *buf = x->op == UTC__OP_SEND ? x->sbuf : x->rbuf;
+    if (x->owned || !utc__device_pointer(buf))
+        return UTC_OK;
+    return utc__error(UTC_ERR_INVALID_ARG, "%s: buffer %p is device memory, and conduit %d is "
+                      "a host-memory conduit: create it with .memory = UTC_CONDUIT_MEM_DEVICE",
+                      x->fn, buf, c->id);
+}
+
+/* The checks of an operation's buffers by the conduit's memory: one predictable branch for
+ * a host conduit's small message. */
+static inline utc_status_t check_memory(const utc_conduit_t *c, const xfer_t *x)
+{
+    if (c->opts.memory != UTC_CONDUIT_MEM_HOST)
+        return check_device_args(c, x);
+    if (x->size >= UTC__DEVCHECK_MIN && utc__dev_in_use())
+        return check_host_buffer(c, x);
+    return UTC_OK;
+}
+
 _Thread_local route_memo_t utc__conduit_route_memo[2]; /* [x->op == UTC__OP_SEND] */
 
 static bool route_memo_find(const utc_conduit_t *h, const xfer_t *x, route_t *r)
@@ -101,8 +144,8 @@ static bool route_memo_find(const utc_conduit_t *h, const xfer_t *x, route_t *r)
 static void route_memo_keep(const utc_conduit_t *h, const utc_conduit_t *c, const xfer_t *x,
                             unsigned epoch, const route_t *r)
 {
-    if (x->by || x->named_peer || c->shared)
-        return;
+    if (x->by || x->named_peer || c->shared || c->opts.memory != UTC_CONDUIT_MEM_HOST)
+        return; /* (device conduits: never the express path, which skips their checks) */
     route_memo_t *m = &utc__conduit_route_memo[x->op == UTC__OP_SEND];
     m->h = h;
     m->epoch = epoch;
@@ -130,7 +173,8 @@ utc_status_t utc__conduit_route(const utc_conduit_t *h, const xfer_t *x, route_t
                           "or never created)", x->fn, (void *)c);
     if (memo) {
         r->skip = false;
-        return check_args(x);
+        rc = check_args(x);
+        return rc == UTC_OK ? check_memory(c, x) : rc;
     }
     utc_ctx_t *ctx = utc_ctx_self();
     int end, member = -1;
@@ -151,7 +195,7 @@ utc_status_t utc__conduit_route(const utc_conduit_t *h, const xfer_t *x, route_t
                               utc__conduit_label(&c->end[1]), c->id);
         member = end;
     }
-    if ((rc = check_args(x)) != UTC_OK)
+    if ((rc = check_args(x)) != UTC_OK || (rc = check_memory(c, x)) != UTC_OK)
         return rc;
     /* before a _by form's other threads leave: a misuse every caller hears of */
     if (x->named_peer && !c->shared && c->opts.mode == UTC_CONDUIT_SINGLE_ENTRY)

@@ -64,6 +64,13 @@ utc_status_t utc__conduit_req_result(const char *fn, const utc_request_t *req,
                                                   "operation in flight",
                           req->tag);
     default:
+        if (req->conduit->opts.memory != UTC_CONDUIT_MEM_HOST) {
+            /* the device layer's error (a CUDA call, a protocol error) was set by the thread
+             * that moved the request, in the usual case this one: keep its detail */
+            char why[256];
+            utc__text_copy(why, sizeof why, utc_last_error());
+            return utc__error(req->status, "%s: %s", fn, why);
+        }
         return utc__error(req->status, "%s: %s", fn, utc_status_string(req->status));
     }
 }
@@ -207,7 +214,9 @@ utc_status_t utc__conduit_perform(utc_conduit_t *c, const xfer_t *x, const route
     /* only the thread that transfers looks at an owned buffer: when all local threads call,
      * the others may arrive after thread 0 has handed it over (and the reader freed it);
      * they get thread 0's status through the barrier */
-    if (x->owned && x->op == UTC__OP_SEND) {
+    /* (a device conduit's owned buffers are utc_gpu_malloc's: the device layer takes them) */
+    bool host_owned = x->owned && c->opts.memory == UTC_CONDUIT_MEM_HOST;
+    if (host_owned && x->op == UTC__OP_SEND) {
         utc_status_t brc = owned_hand_over(x);
         if (brc != UTC_OK)
             return brc;
@@ -230,9 +239,9 @@ utc_status_t utc__conduit_perform(utc_conduit_t *c, const xfer_t *x, const route
         rc = utc__conduit_req_result(x->fn, &req, received, obuf);
     if (x->info && (rc == UTC_OK || rc == UTC_ERR_TRUNCATE))
         *x->info = (utc_msg_info_t){.size = req.received, .tag = req.tag, .peer = req.peer};
-    if (x->owned && x->op == UTC__OP_SEND && rc != UTC_OK)
+    if (host_owned && x->op == UTC__OP_SEND && rc != UTC_OK)
         utc__buf_hand_back(x->sbuf); /* still the caller's (unless the transport freed it) */
-    else if (x->owned && rc == UTC_OK && obuf && *obuf)
+    else if (host_owned && rc == UTC_OK && obuf && *obuf)
         utc__buf_received(*obuf); /* in-process: the writer's very buffer, now the reader's */
     UTC__PROF_END(utc__conduit_prof_event(&req, rc), t0, c->id, utc__conduit_prof_bytes(&req, rc),
                   x->tag, r->peer);
@@ -263,7 +272,8 @@ static const route_t *express_enter(utc_conduit_t *h, utc__op_t op, const void *
 {
     const route_memo_t *m = &utc__conduit_route_memo[op == UTC__OP_SEND];
     if (m->h != h || tag < 0 || tag > UTC_CONDUIT_TAG_MAX || size > (size_t)PTRDIFF_MAX ||
-        (size && !(op == UTC__OP_SEND ? sbuf : rbuf)))
+        (size && !(op == UTC__OP_SEND ? sbuf : rbuf)) ||
+        (size >= UTC__DEVCHECK_MIN && utc__dev_in_use())) /* the general path looks */
         return NULL;
     /* acquire: as in route_memo_find */
     if (m->epoch != atomic_load_explicit(&utc__conduit_epoch, memory_order_acquire))

@@ -27,6 +27,7 @@ LAYERS = [
     ("conduits/node/", "conduits", 1),
     ("conduits/components.c", "conduits", 2),  # the component table: names each transport
     ("conduits/shared/", "conduits", 2),  # a transport made of the two above
+    ("conduits/device/", "conduits", 2),  # device memory over a pair's host transport
     ("conduits/", "conduits", 3),
     ("gshared/core/", "gshared", 0),
     ("gshared/data/", "gshared", 1),

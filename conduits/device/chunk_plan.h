@@ -76,7 +76,6 @@ static inline unsigned utc__chunk_plan_slot(const utc__chunk_plan_t *p, uint64_t
 }
 
 /* The byte offset and length of chunk `index` (< nchunks) in the message. */
-void utc__chunk_plan_span(const utc__chunk_plan_t *p, uint64_t index, size_t *offset,
-                          size_t *len);
+void utc__chunk_plan_span(const utc__chunk_plan_t *p, uint64_t index, size_t *offset, size_t *len);
 
 #endif /* UTC_CONDUITS_DEVICE_CHUNK_PLAN_H */

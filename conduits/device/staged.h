@@ -43,7 +43,9 @@
  * data tag). isend/irecv start a transfer of n bytes and give a handle; wait blocks until
  * that transfer completes and releases the handle (also when it fails: then it returns the
  * error). After an error the pipeline still waits for every handle it started before it
- * returns, so no buffer is freed under a transfer.
+ * returns, so no buffer is freed under a transfer; but the pair's stream of chunks is then
+ * out of step (chunks of this message may still come, or never): the caller fails the
+ * pair (its control tag tells the other end) rather than send another message.
  */
 typedef struct utc__staged_io {
     void *arg;
@@ -69,9 +71,8 @@ utc_status_t utc__staged_send(const utc__staged_io_t *io, const void *src, bool 
  * (until every chunk arrived).
  * @return as utc__staged_send.
  */
-utc_status_t utc__staged_recv(const utc__staged_io_t *io, void *dst, bool dst_device,
-                              size_t size, size_t chunk, cudaStream_t s)
-    __attribute__((warn_unused_result));
+utc_status_t utc__staged_recv(const utc__staged_io_t *io, void *dst, bool dst_device, size_t size,
+                              size_t chunk, cudaStream_t s) __attribute__((warn_unused_result));
 
 /*
  * The chunk size: env UTC_DEVICE_CHUNK (bytes, UTC__DEVICE_CHUNK_MIN .. _MAX), else

@@ -146,6 +146,10 @@ struct utc__transport {
      * pairs): operations end with it too, and messages name it, but it is no mark (a
      * failure here still marks the transport and tells the other ranks). Never cleared. */
     utc__fail_record_t seen;
+    /* A transport that wraps another (the device layer, conduits/device/): the wrapped
+     * one, whose failure mark follows this one's (set by this one's `fail`, cleared with
+     * it: failures.c); NULL for every other transport. */
+    utc__transport_t *inner;
 };
 
 /* Mark `tp` failed: end `end`'s task on world rank `rank` failed with `rc` (why =
@@ -261,6 +265,48 @@ void utc__transport_components_finalize(void);
  * variable and their values, for anything else. */
 utc_status_t utc__transport_choice(const utc_conduit_options_t *opts, const char *fn,
                                    utc_conduit_transport_t *out);
+
+/* ---- the device layer (conduits/device/; without CUDA a small file that refuses) ---- */
+
+/* The device layer's own tags on a device conduit's host transports: the reader's acks
+ * and "go" to the writer, and the staged path's chunks. Users' tags stay below them
+ * (UTC_CONDUIT_DEVICE_TAG_MAX). */
+#define UTC__DEVICE_TAG_CTL (UTC_CONDUIT_TAG_MAX - 1)
+#define UTC__DEVICE_TAG_DATA UTC_CONDUIT_TAG_MAX
+
+/* Whether a device conduit can be made on this rank: UTC_OK, or UTC_ERR_NO_GPU_SUPPORT
+ * with the reason (a build without CUDA, no usable device) in the last error. Starts
+ * CUDA. Not collective (the caller agrees with the other ranks). */
+utc_status_t utc__device_available(void);
+
+/* Wrap `inner`, the transport that carries the pair's host messages (created by its
+ * component for `args`), into a device transport: every message becomes a device message
+ * (a descriptor on the inner transport with the user's tag, then the data by the path
+ * between the two ranks: handover in-process, CUDA IPC on one host, staged otherwise).
+ * On success *out owns inner (its destroy destroys inner); on failure inner is the
+ * caller's still. */
+utc_status_t utc__device_transport_create(utc__transport_t *inner,
+                                          const utc__transport_args_t *args,
+                                          utc__transport_t **out);
+
+/* The path device transport `tp` uses toward world rank `peer`: "handover", "ipc",
+ * "staged". */
+const char *utc__device_path(utc__transport_t *tp, int peer);
+
+/* The checks of a buffer that call `fn` passes to device conduit `conduit_id`: a device
+ * pointer on another device than the calling GPU thread's, a pointer that is no device
+ * pointer for an owned write (not from utc_gpu_malloc), a size larger than such a buffer:
+ * UTC_ERR_INVALID_ARG with the message. UTC_OK for everything else. */
+utc_status_t utc__device_check_buffer(const char *fn, int conduit_id, const void *buf,
+                                      size_t size, bool send, bool owned);
+
+/* True when `p` is device memory (a CUDA device or managed allocation). Asks CUDA only
+ * once the process uses it (utc__dev_in_use), so a host-only program never starts it. */
+bool utc__device_pointer(const void *p);
+
+/* At utc_finalize, once every conduit is gone: the device layer's cached handles, pooled
+ * events, pinned slots and streams go. */
+void utc__device_finalize(void);
 
 /* ---- transports ---- */
 

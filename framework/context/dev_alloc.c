@@ -97,3 +97,17 @@ void utc__dev_alloc_freeing(const void *ptr)
     if (fn)
         fn(ptr);
 }
+
+/* set once, read by any thread; it orders nothing else: relaxed */
+static atomic_bool in_use;
+
+void utc__dev_mark_in_use(void)
+{
+    if (!atomic_load_explicit(&in_use, memory_order_relaxed))
+        atomic_store_explicit(&in_use, true, memory_order_relaxed); /* see in_use */
+}
+
+bool utc__dev_in_use(void)
+{
+    return atomic_load_explicit(&in_use, memory_order_relaxed); /* see in_use */
+}

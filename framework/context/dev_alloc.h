@@ -35,6 +35,11 @@ void utc__dev_alloc_on_free(void (*fn)(const void *ptr));
 /* The owner of `ptr` frees it now: the function of utc__dev_alloc_on_free, if any. */
 void utc__dev_alloc_freeing(const void *ptr);
 
+/* The process uses CUDA (a GPU task thread started, utc_gpu_malloc, a device conduit):
+ * from then on, host conduits may ask CUDA whether a large buffer is device memory. */
+void utc__dev_mark_in_use(void);
+bool utc__dev_in_use(void);
+
 /* How many allocations are recorded (tests). */
 size_t utc__dev_alloc_count(void);
 

@@ -290,6 +290,7 @@ static utc_status_t gpu_thread_start(utc_ctx_t *ctx)
     self->device = device;
     ctx->impl->ext[UTC__EXT_GPU] = self;
     ctx->impl->gpu_device = device; /* for the conduits' device layer (utc__ctx_gpu) */
+    utc__dev_mark_in_use();
     ctx->impl->gpu_stream = (void *)self->stream;
     gpu_self = self;
     return UTC_OK;

@@ -23,8 +23,8 @@ static utc_status_t caller_stream(const char *fn, cudaStream_t *s, int *device, 
     cudaError_t err = cudaGetDevice(device);
     if (err != cudaSuccess)
         return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver
-                   ? utc__error(UTC_ERR_NO_DEVICE, "%s: no CUDA device is usable here: %s",
-                                fn, cudaGetErrorString(err))
+                   ? utc__error(UTC_ERR_NO_DEVICE, "%s: no CUDA device is usable here: %s", fn,
+                                cudaGetErrorString(err))
                    : utc__gpu_error(err, fn, "cudaGetDevice");
     *s = cudaStreamPerThread;
     *sync = true;
@@ -46,12 +46,13 @@ utc_status_t utc_gpu_malloc(size_t size, void **out)
     utc_status_t rc = caller_stream(fn, &s, &device, &sync);
     if (rc != UTC_OK)
         return rc;
+    utc__dev_mark_in_use();
     void *p = NULL;
     cudaError_t err = cudaMallocAsync(&p, size, s);
     if (err == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();
-        return utc__error(UTC_ERR_NO_MEMORY, "%s: device %d is out of memory for %zu bytes",
-                          fn, device, size);
+        return utc__error(UTC_ERR_NO_MEMORY, "%s: device %d is out of memory for %zu bytes", fn,
+                          device, size);
     }
     if (err != cudaSuccess)
         return utc__gpu_error(err, fn, "cudaMallocAsync");
@@ -72,6 +73,12 @@ utc_status_t utc_gpu_free(void *ptr)
     static const char fn[] = "utc_gpu_free";
     if (!ptr)
         return UTC_OK;
+    if (!utc__dev_alloc_find(ptr, NULL, NULL))
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "%s: %p is not a buffer of utc_gpu_malloc or "
+                          "of utc_conduit_read_owned on a device conduit (or it was freed or "
+                          "handed over already)",
+                          fn, ptr);
     cudaStream_t s;
     int device;
     bool sync;
@@ -79,9 +86,8 @@ utc_status_t utc_gpu_free(void *ptr)
     if (rc != UTC_OK)
         return rc;
     if (!utc__dev_alloc_take(ptr, NULL, NULL))
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: %p is not a buffer of utc_gpu_malloc or "
-                          "of utc_conduit_read_owned on a device conduit (or it was freed or "
-                          "handed over already)", fn, ptr);
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: %p was freed or handed over meanwhile", fn,
+                          ptr);
     utc__dev_alloc_freeing(ptr);
     cudaError_t err = cudaFreeAsync(ptr, s);
     if (err == cudaSuccess && sync)

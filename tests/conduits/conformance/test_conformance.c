@@ -42,13 +42,19 @@ typedef struct cf_transport {
     utc_conduit_transport_t kind; /* what utc_conduit_transport reports for it */
     cf_place_t place;
     const char *env; /* the UTC_TRANSPORT that selects it; NULL: whatever is set */
+    bool device;     /* a device conduit over it (issue 35), with host buffers: needs a GPU,
+                      * and runs the cases of device_cases only */
 } cf_transport_t;
 
 /* To test a new transport: a row here, and its name in UTC_CONFORMANCE_TRANSPORTS. */
 static const cf_transport_t transports[] = {
-    {"inproc", UTC_CONDUIT_INPROC, CF_ONE_RANK, NULL},
-    {"node", UTC_CONDUIT_NODE, CF_TWO_RANKS, "auto"},
-    {"mpi", UTC_CONDUIT_MPI, CF_TWO_RANKS, "mpi"},
+    {"inproc", UTC_CONDUIT_INPROC, CF_ONE_RANK, NULL, false},
+    {"node", UTC_CONDUIT_NODE, CF_TWO_RANKS, "auto", false},
+    {"mpi", UTC_CONDUIT_MPI, CF_TWO_RANKS, "mpi", false},
+    /* device conduits (utc_conduit_options_t.memory = UTC_CONDUIT_MEM_DEVICE) over each */
+    {"device-inproc", UTC_CONDUIT_INPROC, CF_ONE_RANK, NULL, true},
+    {"device-node", UTC_CONDUIT_NODE, CF_TWO_RANKS, "auto", true},
+    {"device-mpi", UTC_CONDUIT_MPI, CF_TWO_RANKS, "mpi", true},
 };
 #define NTRANSPORTS ((int)(sizeof transports / sizeof transports[0]))
 
@@ -79,6 +85,8 @@ static void cf_check_transport(utc_conduit_t *c)
  * failure count. */
 static void cf_begin(void)
 {
+    if (tp->device)
+        (void)utc_test_need_gpu(); /* exits 77 on every rank without a GPU */
     int n = utc_test_nranks();
     if (tp->place == CF_TWO_RANKS) {
         if (n < 2)
@@ -94,7 +102,10 @@ static void cf_begin(void)
  * the transport under test. Collective. */
 static ct_pair_t cf_open(int na, int nb)
 {
-    ct_pair_t p = ct_pair_open(ra, na, rb, nb, NULL);
+    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
+    if (tp->device)
+        o.memory = UTC_CONDUIT_MEM_DEVICE;
+    ct_pair_t p = ct_pair_open(ra, na, rb, nb, &o);
     cf_check_transport(p.c);
     return p;
 }
@@ -1645,6 +1656,17 @@ static const utc_test_case_t cases[] = {
     {"10,000 conduits", test_many},
     UTC_TEST_END};
 
+/* The cases a device conduit runs: a device write between ranks is a rendezvous (it
+ * returns once the reader has its data, as MPI_Ssend), so the cases whose writer runs
+ * ahead of its reader with blocking writes (tags read out of order, both ends writing
+ * first) are not for it, nor the calls it refuses (probes, any-tag reads, shared
+ * conduits, sendrecv), nor owned buffers (utc_buf_alloc's: a device conduit hands over
+ * utc_gpu_malloc's; test_conduit_device covers them). */
+static const utc_test_case_t device_cases[] = {
+    {"sizes 0 B to 8 MiB, both directions, contents", test_sizes},
+    {"sizes as requests, reads posted first", test_sizes_async},
+    UTC_TEST_END};
+
 static void usage(void)
 {
     fprintf(stderr, "usage: test_conformance [--transport NAME] [kill FILE]\n"
@@ -1682,7 +1704,7 @@ int main(int argc, char **argv)
     char suite[64];
     snprintf(suite, sizeof suite, "conduit conformance: %s", tp->name);
     if (kill_file) {
-        if (tp->place != CF_TWO_RANKS) {
+        if (tp->place != CF_TWO_RANKS || tp->device) {
             fprintf(stderr, "test_conformance kill: '%s' is not a transport between ranks\n",
                     tp->name);
             return 2;
@@ -1697,5 +1719,5 @@ int main(int argc, char **argv)
         }
         return mode_kill(kill_file);
     }
-    return utc_test_main(argc, argv, suite, cases);
+    return utc_test_main(argc, argv, suite, tp->device ? device_cases : cases);
 }

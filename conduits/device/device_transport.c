@@ -1,0 +1,1307 @@
+/*
+ * Device conduits (utc_conduit_options_t.memory = UTC_CONDUIT_MEM_DEVICE): the device
+ * transport, one per host transport of the conduit on this rank, wrapping it (as the
+ * shared transport wraps its pairs). The conduit drives it like any transport, so the
+ * every-thread protocol, _by, requests, timeouts, close and the lifetime rules are the
+ * conduit's; it drives the host transport ("inner") through its ops table.
+ *
+ * Every message is a descriptor (desc_t) sent on the inner transport with the user's tag
+ * (so tags, order, end of stream, failures and timeouts are the host transport's), then
+ * the data, by the path between the two ranks, chosen by the writer per message:
+ * - handover (inner in-process): the writer copies its buffer into one it allocates on
+ *   its stream (cudaMallocAsync), records an event and hands both over; an owned write
+ *   hands the utc_gpu_malloc buffer itself. The reader waits the event on its stream,
+ *   copies (or, reading owned, keeps the buffer) and frees it on its stream. The handed
+ *   buffers are listed here until read, so a destroy frees the unread ones.
+ * - ipc (inner between ranks of one host): the writer exports the allocation holding its
+ *   buffer (ipc_cache.h), records an interprocess event and sends both; the reader waits
+ *   the event on its stream, copies from the mapped range, records its own "copied" event
+ *   and acks with its handle on the control tag; the writer's stream waits on it and the
+ *   write returns (a rendezvous). A reader that cannot open the handles answers "go"
+ *   with ipc_refused instead, and the message (and the pair's later ones) go staged.
+ *   A host source, and a buffer from a stream-ordered pool (not IPC capable), go staged.
+ * - staged (other host, or UTC_DEVICE_IPC=0): the reader answers "go" on the control tag
+ *   and both run the pinned-chunk pipeline (staged.h) on the data tag. One staged receive
+ *   at a time per (peer, direction) holds the data tag, so chunks never interleave.
+ *
+ * The caller's stream: a GPU task thread's own (utc__ctx_gpu); a CPU thread works on a
+ * stream of the device layer's own (per device) and waits for it before it returns.
+ *
+ * Control messages from a reader come back in the other direction on the control tag,
+ * naming the write by its sequence number: a writer waiting for one reads the next
+ * control message of its (peer, direction) and hands it to the write it names.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "utc_internal.h"
+#include "service/request.h"
+#include "service/transport.h"
+#include "service/wait.h"
+#include "ipc_cache.h"
+#include "staged.h"
+
+/* ---- what travels ---- */
+
+enum { K_HANDOVER = 1, K_IPC = 2, K_STAGED = 3 };
+static const char *const kind_name[] = {"none", "handover", "ipc", "staged"};
+
+#define DESC_MAGIC 0x55444556u /* "UDEV" */
+#define CTL_MAGIC  0x5544434cu /* "UDCL" */
+
+/* A device message's descriptor, on the inner transport with the user's tag. */
+typedef struct desc {
+    uint32_t magic, kind;
+    uint64_t seq; /* the writer's number of the write (its control messages) */
+    uint64_t size;
+    uint64_t chunk;          /* staged: the chunk size */
+    uint64_t hid;            /* handover: the handed buffer's id in the transport */
+    utc__ipc_ref_t ref;      /* ipc: the writer's range */
+    cudaIpcEventHandle_t ev; /* ipc: the writer's event, recorded after its data */
+} desc_t;
+
+enum { CTL_ACK = 1, CTL_GO = 2 };
+
+/* A reader's answer, on the control tag in the other direction. */
+typedef struct ctl {
+    uint32_t magic, kind;
+    uint64_t seq;                /* the write it answers */
+    uint32_t ipc_refused;        /* go: the reader could not open the IPC handles */
+    cudaIpcEventHandle_t copied; /* ack: the reader's event, recorded after its copy */
+} ctl_t;
+
+/* ---- the transport ---- */
+
+/* A buffer handed over in-process and not yet read. */
+typedef struct handed {
+    uint64_t id;
+    void *ptr;
+    int device;
+    cudaEvent_t ev;
+    struct handed *next;
+} handed_t;
+
+/* A descriptor a read took but could not use (its buffer was too small): the next read of
+ * its (direction, peer, tag) gets it. */
+typedef struct stash {
+    int dir, peer, tag;
+    desc_t d;
+    struct stash *next;
+} stash_t;
+
+struct dev_op;
+
+/* The traffic with one peer in one direction of the messages: on the writer's side the
+ * writes waiting for a control message, on the reader's side the staged receive that
+ * holds the data tag. */
+typedef struct chan {
+    int peer, dir;
+    struct dev_op *waiting; /* writes waiting for their ack or go */
+    utc_request_t *ctl_rx;  /* the inner read of the next control message, or NULL */
+    ctl_t ctl_buf;
+    bool rx_busy; /* a staged receive holds the data tag */
+    bool ipc_off; /* the reader refused IPC: staged from now on */
+    struct chan *next;
+} chan_t;
+
+typedef struct dev_tp {
+    utc__transport_t base;
+    utc__transport_t *in; /* the host transport (base.inner) */
+    pthread_mutex_t lock; /* handed, stash, chans */
+    atomic_int down;      /* the shutdown's status; 0 while up */
+    atomic_uint_fast64_t seq;
+    uint64_t next_hid;
+    handed_t *handed;
+    stash_t *stash;
+    chan_t *chans;
+    bool ipc; /* UTC_DEVICE_IPC is not 0 */
+} dev_tp_t;
+
+/* Where an operation stands. */
+enum { PH_DESC, PH_GOT, PH_CTL };
+
+/* One operation's state (the request's private part holds a pointer to it). */
+typedef struct dev_op {
+    utc_request_t q; /* the inner request: the descriptor's send or receive */
+    desc_t d;
+    int phase;
+    bool gpu;       /* the caller is a GPU task thread (its stream) */
+    int device;     /* the device the operation works on */
+    cudaStream_t s; /* the caller's stream, or the layer's own (CPU thread) */
+    bool dev_buf;   /* the user's buffer is device memory */
+    /* a write */
+    chan_t *ch;
+    struct dev_op *next_wait;
+    bool ctl_got;
+    utc_status_t ctl_err;
+    ctl_t ctl;
+    utc__ipc_event_t ev; /* ipc: the writer's event, held until the ack */
+    bool ev_held;
+    size_t owned_cap;   /* an owned write: its buffer's size (given back on failure) */
+    utc_request_t *req; /* the request it is the state of */
+    bool claimed;       /* a write with its control message: a thread finishes it */
+} dev_op_t;
+
+typedef struct dev_priv {
+    dev_op_t *op;
+} dev_priv_t;
+UTC__REQ_PRIV_FITS(dev_priv_t);
+
+static dev_tp_t *dt_of(utc__transport_t *tp)
+{
+    return (dev_tp_t *)tp;
+}
+static dev_op_t *op_of(utc_request_t *req)
+{
+    return UTC__REQ_PRIV(req, dev_priv_t)->op;
+}
+
+static utc_status_t cuda_error(int conduit, cudaError_t err, const char *call)
+{
+    (void)cudaGetLastError();
+    return utc__error(UTC_ERR_GPU, "conduit %d (device): %s: %s (%s)", conduit, call,
+                      cudaGetErrorString(err), cudaGetErrorName(err));
+}
+
+#define CUDA_TRY(t, call)                                                                          \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            return cuda_error((t)->base.conduit_id, e_, #call);                                    \
+    } while (0)
+
+/* ---- the layer's streams and events (process-wide, per device) ---- */
+
+#define MAX_DEV 64
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static cudaStream_t own_stream[MAX_DEV];
+typedef struct ev_node {
+    cudaEvent_t ev;
+    int device;
+    struct ev_node *next;
+} ev_node_t;
+static ev_node_t *ev_free;  /* events to reuse */
+static ev_node_t *ev_nodes; /* spare nodes */
+
+/* The layer's own stream on `device` (a CPU thread's operations run there). */
+static cudaError_t own_stream_get(int device, cudaStream_t *out)
+{
+    if (device < 0 || device >= MAX_DEV)
+        return cudaErrorInvalidDevice;
+    pthread_mutex_lock(&pool_lock);
+    cudaError_t err = cudaSuccess;
+    if (!own_stream[device])
+        err = cudaStreamCreateWithFlags(&own_stream[device], cudaStreamNonBlocking);
+    *out = own_stream[device];
+    pthread_mutex_unlock(&pool_lock);
+    return err;
+}
+
+/* A plain event of the current device `device`, from the pool. */
+static cudaError_t ev_get(int device, cudaEvent_t *out)
+{
+    pthread_mutex_lock(&pool_lock);
+    for (ev_node_t **p = &ev_free; *p; p = &(*p)->next)
+        if ((*p)->device == device) {
+            ev_node_t *n = *p;
+            *p = n->next;
+            *out = n->ev;
+            n->next = ev_nodes;
+            ev_nodes = n;
+            pthread_mutex_unlock(&pool_lock);
+            return cudaSuccess;
+        }
+    pthread_mutex_unlock(&pool_lock);
+    return cudaEventCreateWithFlags(out, cudaEventDisableTiming);
+}
+
+static void ev_put(int device, cudaEvent_t ev)
+{
+    pthread_mutex_lock(&pool_lock);
+    ev_node_t *n = ev_nodes;
+    if (n)
+        ev_nodes = n->next;
+    else
+        n = malloc(sizeof *n);
+    if (n) {
+        n->ev = ev;
+        n->device = device;
+        n->next = ev_free;
+        ev_free = n;
+    }
+    pthread_mutex_unlock(&pool_lock);
+    if (!n)
+        (void)cudaEventDestroy(ev);
+}
+
+/* Wait, on the host, until the work queued on s so far is done: poll with UTC's back-off
+ * (a waiting thread must not hold a core), not cudaStreamSynchronize's spin. */
+static utc_status_t stream_drain(dev_tp_t *t, int device, cudaStream_t s)
+{
+    cudaEvent_t ev;
+    CUDA_TRY(t, ev_get(device, &ev));
+    cudaError_t err = cudaEventRecord(ev, s);
+    utc__poll_t p = UTC__POLL_INIT;
+    while (err == cudaSuccess && (err = cudaEventQuery(ev)) == cudaErrorNotReady)
+        utc__poll_step(&p);
+    ev_put(device, ev);
+    return err == cudaSuccess ? UTC_OK : cuda_error(t->base.conduit_id, err, "waiting for the GPU");
+}
+
+/* Make `device` the calling thread's current one (a request may be driven by a thread
+ * other than the one that started it). */
+static cudaError_t use_device(int device)
+{
+    int cur = -1;
+    cudaError_t err = cudaGetDevice(&cur);
+    if (err == cudaSuccess && cur != device)
+        err = cudaSetDevice(device);
+    return err;
+}
+
+/* Whether p is device memory (a device or managed allocation); its device in *device. */
+static bool is_device(const void *p, int *device)
+{
+    if (!p)
+        return false;
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError(); /* a host pointer in old runtimes */
+        return false;
+    }
+    if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
+        return false;
+    if (device)
+        *device = a.device;
+    return true;
+}
+
+/* ---- checks the conduit makes before it starts an operation ---- */
+
+bool utc__device_pointer(const void *p)
+{
+    return utc__dev_in_use() && is_device(p, NULL);
+}
+
+utc_status_t utc__device_check_buffer(const char *fn, int conduit_id, const void *buf, size_t size,
+                                      bool send, bool owned)
+{
+    int bdev = -1, tdev;
+    void *s;
+    bool dev = is_device(buf, &bdev);
+    if (owned && send) {
+        size_t cap;
+        if (!utc__dev_alloc_find(buf, &cap, NULL))
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "%s: buffer %p is not a buffer of "
+                              "utc_gpu_malloc (or of utc_conduit_read_owned on a device "
+                              "conduit), or it was handed over or freed already: device "
+                              "conduit %d hands over only those",
+                              fn, buf, conduit_id);
+        if (size > cap)
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "%s: size %zu is larger than the buffer "
+                              "(%zu bytes from utc_gpu_malloc)",
+                              fn, size, cap);
+    }
+    if (dev && utc__ctx_gpu(utc_ctx_self(), &tdev, &s) && bdev != tdev)
+        return utc__error(UTC_ERR_INVALID_ARG,
+                          "%s: buffer %p is on device %d, and the calling "
+                          "GPU thread's device is %d: pass a buffer of the thread's device",
+                          fn, buf, bdev, tdev);
+    return UTC_OK;
+}
+
+/* ---- channels and control messages ---- */
+
+/* The channel of (peer, dir), made when first needed; under t->lock. */
+static chan_t *chan_at(dev_tp_t *t, int peer, int dir)
+{
+    for (chan_t *c = t->chans; c; c = c->next)
+        if (c->peer == peer && c->dir == dir)
+            return c;
+    chan_t *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->peer = peer;
+    c->dir = dir;
+    c->next = t->chans;
+    t->chans = c;
+    return c;
+}
+
+/* Send control message m to world rank `peer` in direction `dir` (the reverse of the
+ * message it answers). Blocks until sent (a small message). */
+static utc_status_t ctl_send(dev_tp_t *t, int dir, int peer, const ctl_t *m)
+{
+    utc_request_t q;
+    utc__req_prepare(&q, UTC__OP_SEND, dir, UTC__DEVICE_TAG_CTL, peer, t->in);
+    q.sbuf = m;
+    q.size = sizeof *m;
+    utc_status_t rc = t->in->ops->start(t->in, &q);
+    if (rc != UTC_OK)
+        return rc;
+    if (utc__req_state(&q) != UTC__REQ_DONE)
+        (void)t->in->ops->wait(t->in, &q, -1);
+    return q.status;
+}
+
+/* Unlink op from its channel's waiting writes; under t->lock. */
+static void ctl_unwait(dev_op_t *op)
+{
+    for (dev_op_t **p = &op->ch->waiting; *p; p = &(*p)->next_wait)
+        if (*p == op) {
+            *p = op->next_wait;
+            return;
+        }
+}
+
+static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op);
+
+/* One step of a write waiting for its control message: read the channel's next one (one
+ * inner read at a time per channel) and hand it to the write it names. A write other than
+ * op is finished here and now: the reader may wait for its chunks (or hold back its next
+ * reads) while op's owner waits only for op. CTL_MINE once op has its message (or the
+ * channel's error in op->ctl_err) and the caller is to finish it; CTL_OTHERS when another
+ * thread finishes it (op may be gone when this returns); CTL_WAIT. */
+enum { CTL_WAIT, CTL_MINE, CTL_OTHERS };
+
+static int ctl_poll(dev_tp_t *t, utc_request_t *req, utc_status_t stop)
+{
+    dev_op_t *other = NULL;
+    pthread_mutex_lock(&t->lock);
+    dev_op_t *op = op_of(req);
+    if (!op || op->claimed) { /* another thread finishes it (op may be gone) */
+        pthread_mutex_unlock(&t->lock);
+        return CTL_OTHERS;
+    }
+    if (stop != UTC_OK && !op->ctl_got) { /* the shutdown or a failure: no answer comes */
+        ctl_unwait(op);
+        op->ctl_got = true;
+        op->ctl_err = stop;
+    }
+    chan_t *ch = op->ch;
+    if (!op->ctl_got && !ch->ctl_rx) {
+        utc_request_t *q = malloc(sizeof *q);
+        utc_status_t rc = UTC_ERR_NO_MEMORY;
+        if (q) {
+            utc__req_prepare(q, UTC__OP_RECV, 1 - ch->dir, UTC__DEVICE_TAG_CTL, ch->peer, t->in);
+            q->rbuf = &ch->ctl_buf;
+            q->size = sizeof ch->ctl_buf;
+            rc = t->in->ops->start(t->in, q);
+        }
+        if (rc != UTC_OK) {
+            free(q);
+            op->ctl_got = true;
+            op->ctl_err = rc;
+            ctl_unwait(op);
+        } else {
+            ch->ctl_rx = q;
+        }
+    }
+    utc_request_t *q = ch->ctl_rx;
+    if (!op->ctl_got && q &&
+        (utc__req_state(q) == UTC__REQ_DONE || t->in->ops->progress(t->in, q))) {
+        utc_status_t st = q->status;
+        if (st == UTC_OK && (q->received != sizeof(ctl_t) || ch->ctl_buf.magic != CTL_MAGIC))
+            st = utc__error(UTC_ERR_INTERNAL,
+                            "conduit %d (device): a control message from "
+                            "rank %d is not one (%zu bytes)",
+                            t->base.conduit_id, ch->peer, q->received);
+        ch->ctl_rx = NULL;
+        free(q);
+        if (st != UTC_OK) { /* every waiting write ends with it */
+            for (dev_op_t *w = ch->waiting; w; w = w->next_wait) {
+                w->ctl_got = true;
+                w->ctl_err = st;
+            }
+            ch->waiting = NULL;
+        } else {
+            dev_op_t **p = &ch->waiting;
+            while (*p && (*p)->d.seq != ch->ctl_buf.seq)
+                p = &(*p)->next_wait;
+            if (*p) {
+                dev_op_t *w = *p;
+                *p = w->next_wait;
+                w->ctl = ch->ctl_buf;
+                w->ctl_got = true;
+                w->ctl_err = UTC_OK;
+                if (w != op && w->phase == PH_CTL) { /* finished by this thread, below */
+                    w->claimed = true;
+                    other = w;
+                } /* (one still sending its descriptor: its owner goes on, and finds it) */
+            } else {
+                utc_log(UTC_LOG_WARN,
+                        "conduit %d (device): a control message from rank %d "
+                        "names write %llu, which no write here waits for; dropped",
+                        t->base.conduit_id, ch->peer, (unsigned long long)ch->ctl_buf.seq);
+            }
+        }
+    }
+    /* op is claimed here, under the lock: once another thread claimed it, that thread may
+     * free it as soon as the lock is let go */
+    int got = !op->ctl_got ? CTL_WAIT : op->claimed ? CTL_OTHERS : CTL_MINE;
+    if (got == CTL_MINE)
+        op->claimed = true;
+    pthread_mutex_unlock(&t->lock);
+    if (other)
+        send_ctl_done(t, other->req, other);
+    return got;
+}
+
+/* ---- the staged path's io: chunks on the inner transport's data tag ---- */
+
+typedef struct io_arg {
+    dev_tp_t *t;
+    int dir, peer;
+} io_arg_t;
+
+static utc_status_t io_start(void *arg, utc__op_t op, const void *sbuf, void *rbuf, size_t n,
+                             void **h)
+{
+    io_arg_t *a = arg;
+    utc_request_t *q = malloc(sizeof *q);
+    if (!q)
+        return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
+                          a->t->base.conduit_id);
+    utc__req_prepare(q, op, a->dir, UTC__DEVICE_TAG_DATA, a->peer, a->t->in);
+    q->sbuf = sbuf;
+    q->rbuf = rbuf;
+    q->size = n;
+    utc_status_t rc = a->t->in->ops->start(a->t->in, q);
+    if (rc != UTC_OK) {
+        free(q);
+        return rc;
+    }
+    *h = q;
+    return UTC_OK;
+}
+
+static utc_status_t io_isend(void *arg, const void *buf, size_t n, void **h)
+{
+    return io_start(arg, UTC__OP_SEND, buf, NULL, n, h);
+}
+
+static utc_status_t io_irecv(void *arg, void *buf, size_t n, void **h)
+{
+    return io_start(arg, UTC__OP_RECV, NULL, buf, n, h);
+}
+
+static utc_status_t io_wait(void *arg, void *h)
+{
+    io_arg_t *a = arg;
+    utc_request_t *q = h;
+    if (utc__req_state(q) != UTC__REQ_DONE)
+        (void)a->t->in->ops->wait(a->t->in, q, -1);
+    utc_status_t st = q->status;
+    if (st == UTC_OK && q->op == UTC__OP_RECV && q->received != q->size)
+        st = utc__error(UTC_ERR_INTERNAL,
+                        "conduit %d (device): a staged chunk from rank %d "
+                        "has %zu bytes, not %zu",
+                        a->t->base.conduit_id, a->peer, q->received, q->size);
+    else if (st != UTC_OK)
+        st = utc__error(st, "conduit %d (device): a staged chunk %s rank %d: %s",
+                        a->t->base.conduit_id, q->op == UTC__OP_SEND ? "to" : "from", a->peer,
+                        utc_status_string(st));
+    free(q);
+    return st;
+}
+
+static utc__staged_io_t io_of(io_arg_t *a)
+{
+    return (utc__staged_io_t){.arg = a, .isend = io_isend, .irecv = io_irecv, .wait = io_wait};
+}
+
+/* ---- operations ---- */
+
+/* Why operations end now without a transfer: the shutdown, a failure marked here or seen
+ * by the inner transport (then marked here too, so messages name it and a run queued
+ * again clears both); 0. */
+static utc_status_t stopped(dev_tp_t *t)
+{
+    int d = atomic_load(&t->down);
+    if (d)
+        return (utc_status_t)d;
+    utc__fail_info_t f;
+    if (!utc__transport_marked(&t->base) && utc__fail_record_get(&t->in->fail, &f))
+        (void)utc__transport_mark_failed(&t->base, f.end, f.rank, f.rc, f.why);
+    return utc__transport_fail_status(&t->base);
+}
+
+/* End req with `st` (its state freed first: the owner may reuse req once it is DONE). */
+static void op_end(utc_request_t *req, utc_status_t st)
+{
+    dev_op_t *op = op_of(req);
+    if (op) {
+        if (st == UTC_ERR_MPI)
+            req->tp_err = op->q.tp_err;
+        /* unhooked under the lock: a thread looking at it (advance) sees it or nothing */
+        dev_tp_t *t = dt_of(req->tp);
+        pthread_mutex_lock(&t->lock);
+        UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+        pthread_mutex_unlock(&t->lock);
+        free(op);
+    }
+    utc__req_finish(req, st);
+}
+
+/* The caller's device and stream for an operation on `buf` (is_dev: device memory on
+ * bdev): a GPU task thread's own; a CPU thread gets the layer's stream of the buffer's
+ * device (else of its current device) and synchronous semantics. */
+static utc_status_t op_caller(dev_tp_t *t, dev_op_t *op, bool is_dev, int bdev)
+{
+    void *s;
+    int dev;
+    if (utc__ctx_gpu(utc_ctx_self(), &dev, &s)) {
+        op->gpu = true;
+        op->device = dev;
+        op->s = (cudaStream_t)s;
+        return UTC_OK;
+    }
+    op->gpu = false;
+    if (is_dev)
+        dev = bdev;
+    else
+        CUDA_TRY(t, cudaGetDevice(&dev));
+    op->device = dev;
+    CUDA_TRY(t, use_device(dev));
+    CUDA_TRY(t, own_stream_get(dev, &op->s));
+    return UTC_OK;
+}
+
+/* The path of a write to `peer`, for a source in device memory or not. */
+static int write_kind(dev_tp_t *t, int peer, int dir, bool dev_src, size_t size)
+{
+    if (t->in->kind == UTC_CONDUIT_INPROC)
+        return K_HANDOVER;
+    if (!t->ipc || !dev_src || size == 0 || !utc__same_host(utc_rank(), peer))
+        return K_STAGED;
+    pthread_mutex_lock(&t->lock);
+    chan_t *ch = chan_at(t, peer, dir);
+    bool off = ch && ch->ipc_off;
+    pthread_mutex_unlock(&t->lock);
+    return off ? K_STAGED : K_IPC;
+}
+
+const char *utc__device_path(utc__transport_t *tp, int peer)
+{
+    dev_tp_t *t = dt_of(tp);
+    return kind_name[write_kind(t, peer, UTC__DIR_FWD, true, 1)];
+}
+
+/* Handover, writer: the buffer to hand over (a copy made on the writer's stream, or the
+ * owned buffer itself) and its event, listed until read. */
+static utc_status_t handover_send(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    void *p = NULL;
+    size_t size = req->size;
+    if (req->owned) {
+        p = (void *)req->sbuf;
+    } else if (size) {
+        CUDA_TRY(t, cudaMallocAsync(&p, size, op->s));
+        cudaError_t err = cudaMemcpyAsync(p, req->sbuf, size, cudaMemcpyDefault, op->s);
+        if (err != cudaSuccess) {
+            (void)cudaFreeAsync(p, op->s);
+            return cuda_error(t->base.conduit_id, err, "cudaMemcpyAsync");
+        }
+    }
+    handed_t *h = malloc(sizeof *h);
+    cudaEvent_t ev;
+    cudaError_t err = h ? ev_get(op->device, &ev) : cudaErrorMemoryAllocation;
+    if (err == cudaSuccess && (err = cudaEventRecord(ev, op->s)) != cudaSuccess)
+        ev_put(op->device, ev);
+    if (err != cudaSuccess) {
+        free(h);
+        if (!req->owned && p)
+            (void)cudaFreeAsync(p, op->s);
+        return cuda_error(t->base.conduit_id, err, "cudaEventRecord");
+    }
+    *h = (handed_t){.ptr = p, .device = op->device, .ev = ev};
+    pthread_mutex_lock(&t->lock);
+    h->id = ++t->next_hid;
+    h->next = t->handed;
+    t->handed = h;
+    pthread_mutex_unlock(&t->lock);
+    op->d.hid = h->id;
+    return UTC_OK;
+}
+
+/* The handed buffer `id`, unlisted (NULL if none). */
+static handed_t *handed_take(dev_tp_t *t, uint64_t id)
+{
+    pthread_mutex_lock(&t->lock);
+    handed_t **p = &t->handed;
+    while (*p && (*p)->id != id)
+        p = &(*p)->next;
+    handed_t *h = *p;
+    if (h)
+        *p = h->next;
+    pthread_mutex_unlock(&t->lock);
+    return h;
+}
+
+/* Give a handed buffer back to nobody: freed on the layer's stream once the writer's copy
+ * into it is done. */
+static void handed_drop(handed_t *h)
+{
+    cudaStream_t s;
+    if (use_device(h->device) == cudaSuccess && own_stream_get(h->device, &s) == cudaSuccess) {
+        (void)cudaStreamWaitEvent(s, h->ev, 0);
+        if (h->ptr)
+            (void)cudaFreeAsync(h->ptr, s);
+    }
+    (void)cudaGetLastError();
+    ev_put(h->device, h->ev);
+    free(h);
+}
+
+/* A write failed after its owned buffer was taken from the registry: the caller's again. */
+static void owned_back(utc_request_t *req, dev_op_t *op)
+{
+    if (req->owned && req->sbuf &&
+        utc__dev_alloc_add((void *)req->sbuf, op->owned_cap, op->device) != UTC_OK)
+        utc_log(UTC_LOG_WARN,
+                "device conduit: owned buffer %p could not be given back to the "
+                "caller's records (out of memory): utc_gpu_free will refuse it",
+                req->sbuf);
+}
+
+static utc_status_t send_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    int bdev = -1;
+    op->dev_buf = is_device(req->sbuf, &bdev);
+    utc_status_t rc = op_caller(t, op, op->dev_buf, bdev);
+    if (rc != UTC_OK)
+        return rc;
+    if (req->owned) {
+        int odev;
+        if (!utc__dev_alloc_take(req->sbuf, &op->owned_cap, &odev))
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "conduit %d: buffer %p is not (any more) a "
+                              "buffer of utc_gpu_malloc: an owned write on a device conduit "
+                              "hands over only those",
+                              t->base.conduit_id, req->sbuf);
+        if (req->size > op->owned_cap) {
+            op->device = odev;
+            owned_back(req, op);
+            return utc__error(UTC_ERR_INVALID_ARG,
+                              "conduit %d: size %zu is larger than the "
+                              "buffer (%zu bytes)",
+                              t->base.conduit_id, req->size, op->owned_cap);
+        }
+    }
+    op->d =
+        (desc_t){.magic = DESC_MAGIC, .size = req->size, .seq = atomic_fetch_add(&t->seq, 1) + 1};
+    op->d.kind = (uint32_t)write_kind(t, req->peer, req->dir, op->dev_buf, req->size);
+    if (op->d.kind == K_HANDOVER) {
+        rc = handover_send(t, req, op);
+    } else if (op->d.kind == K_IPC) {
+        rc = utc__ipc_export(req->sbuf, req->size, &op->d.ref);
+        if (rc == UTC_ERR_UNSUPPORTED) { /* a pool's buffer: this message goes staged */
+            op->d.kind = K_STAGED;
+            rc = UTC_OK;
+        } else if (rc == UTC_OK && (rc = utc__ipc_event_get(&op->ev)) == UTC_OK) {
+            op->ev_held = true;
+            op->d.ev = op->ev.handle;
+            cudaError_t err = cudaEventRecord(op->ev.event, op->s);
+            if (err != cudaSuccess)
+                rc = cuda_error(t->base.conduit_id, err, "cudaEventRecord");
+        }
+    }
+    if (rc == UTC_OK && op->d.kind == K_STAGED)
+        rc = utc__device_chunk_size(&op->d.chunk);
+    if (rc == UTC_OK && op->d.kind == K_HANDOVER && !op->gpu) /* the copy done on return */
+        rc = stream_drain(t, op->device, op->s);
+    if (rc == UTC_OK && op->d.kind != K_HANDOVER) {
+        /* waiting for the reader's answer before the descriptor leaves: the answer may
+         * come before this thread sees its send complete */
+        pthread_mutex_lock(&t->lock);
+        if ((op->ch = chan_at(t, req->peer, req->dir))) {
+            op->next_wait = op->ch->waiting;
+            op->ch->waiting = op;
+        }
+        pthread_mutex_unlock(&t->lock);
+        if (!op->ch)
+            rc = utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
+                            t->base.conduit_id);
+    }
+    if (rc == UTC_OK) {
+        utc__req_prepare(&op->q, UTC__OP_SEND, req->dir, req->tag, req->peer, t->in);
+        op->q.sbuf = &op->d;
+        op->q.size = sizeof op->d;
+        rc = t->in->ops->start(t->in, &op->q);
+    }
+    if (rc != UTC_OK && op->ch) {
+        pthread_mutex_lock(&t->lock);
+        if (!op->ctl_got)
+            ctl_unwait(op);
+        pthread_mutex_unlock(&t->lock);
+    }
+    if (rc != UTC_OK) {
+        if (op->d.kind == K_HANDOVER && op->d.hid) {
+            handed_t *h = handed_take(t, op->d.hid);
+            if (h && req->owned)
+                h->ptr = NULL; /* the caller's again */
+            if (h)
+                handed_drop(h);
+        }
+        if (op->ev_held)
+            utc__ipc_event_put(&op->ev);
+        owned_back(req, op);
+    }
+    return rc;
+}
+
+/* Where a read puts the data: the caller's buffer, or for an owned read a new one. */
+static utc_status_t recv_dst(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void **dst)
+{
+    *dst = req->rbuf;
+    if (!req->owned)
+        return UTC_OK;
+    *dst = NULL;
+    op->dev_buf = true;
+    if (op->d.size)
+        CUDA_TRY(t, cudaMallocAsync(dst, op->d.size, op->s));
+    return UTC_OK;
+}
+
+/* An owned read's buffer is the reader's: recorded for utc_gpu_free. */
+static utc_status_t recv_owned_give(utc_request_t *req, dev_op_t *op, void *p)
+{
+    req->owned_buf = p;
+    return p ? utc__dev_alloc_add(p, op->d.size, op->device) : UTC_OK;
+}
+
+static utc_status_t handover_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    handed_t *h = handed_take(t, op->d.hid);
+    if (!h)
+        return utc__error(UTC_ERR_INTERNAL,
+                          "conduit %d (device): handed buffer %llu is not "
+                          "listed",
+                          t->base.conduit_id, (unsigned long long)op->d.hid);
+    cudaError_t err = cudaStreamWaitEvent(op->s, h->ev, 0);
+    utc_status_t rc = UTC_OK;
+    if (err != cudaSuccess) {
+        rc = cuda_error(t->base.conduit_id, err, "cudaStreamWaitEvent");
+    } else if (req->owned) {
+        rc = recv_owned_give(req, op, h->ptr);
+        h->ptr = NULL;
+    } else if (op->d.size) {
+        err = cudaMemcpyAsync(req->rbuf, h->ptr, op->d.size, cudaMemcpyDefault, op->s);
+        if (err != cudaSuccess)
+            rc = cuda_error(t->base.conduit_id, err, "cudaMemcpyAsync");
+    }
+    if (h->ptr && err == cudaSuccess) {
+        (void)cudaFreeAsync(h->ptr, op->s);
+        h->ptr = NULL;
+    }
+    if (h->ptr) {
+        handed_drop(h);
+    } else {
+        ev_put(h->device, h->ev);
+        free(h);
+    }
+    return rc;
+}
+
+/* IPC, reader: the copy from the writer's range after its event, then the ack with the
+ * reader's event. UTC_ERR_UNSUPPORTED when the handles cannot be opened (the caller
+ * answers "go" instead: the message goes staged). */
+static utc_status_t ipc_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void *dst)
+{
+    int writer = req->peer;
+    utc_status_t rc = utc__ipc_event_wait(writer, &op->d.ev, op->s);
+    if (rc == UTC_OK && op->d.size)
+        rc = utc__ipc_copy_from(writer, &op->d.ref, dst, op->d.size, op->s);
+    if (rc == UTC_ERR_GPU) {
+        utc_log(UTC_LOG_INFO,
+                "conduit %d (device): CUDA IPC from rank %d refused (%s); its "
+                "messages go staged",
+                t->base.conduit_id, writer, utc_last_error());
+        return UTC_ERR_UNSUPPORTED;
+    }
+    if (rc != UTC_OK)
+        return rc;
+    utc__ipc_event_t cev;
+    if ((rc = utc__ipc_event_get(&cev)) != UTC_OK)
+        return rc;
+    cudaError_t err = cudaEventRecord(cev.event, op->s);
+    ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_ACK, .seq = op->d.seq, .copied = cev.handle};
+    rc = err != cudaSuccess ? cuda_error(t->base.conduit_id, err, "cudaEventRecord")
+                            : ctl_send(t, 1 - req->dir, writer, &m);
+    /* back to the pool at once: a later record moves the writer's wait to a later point
+     * of this stream, which never waits on work queued after it */
+    utc__ipc_event_put(&cev);
+    return rc;
+}
+
+/* Staged, reader: hold the data tag of (writer, dir), say "go", run the pipeline. */
+static utc_status_t staged_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void *dst,
+                                bool ipc_refused)
+{
+    chan_t *ch;
+    utc__poll_t p = UTC__POLL_INIT;
+    for (;;) {
+        utc_status_t st = stopped(t);
+        if (st != UTC_OK)
+            return st;
+        pthread_mutex_lock(&t->lock);
+        ch = chan_at(t, req->peer, req->dir);
+        bool got = ch && !ch->rx_busy;
+        if (got)
+            ch->rx_busy = true;
+        pthread_mutex_unlock(&t->lock);
+        if (!ch)
+            return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
+                              t->base.conduit_id);
+        if (got)
+            break;
+        utc__poll_step(&p);
+    }
+    ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_GO, .seq = op->d.seq, .ipc_refused = ipc_refused};
+    utc_status_t rc = ctl_send(t, 1 - req->dir, req->peer, &m);
+    if (rc == UTC_OK) {
+        io_arg_t a = {t, req->dir, req->peer};
+        utc__staged_io_t io = io_of(&a);
+        rc = utc__staged_recv(&io, dst, op->dev_buf, op->d.size, op->d.chunk,
+                              op->gpu ? op->s : NULL);
+    }
+    pthread_mutex_lock(&t->lock);
+    ch->rx_busy = false;
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+/* A read has its descriptor: the data, by the writer's path. */
+static void recv_got(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    if (!req->owned && op->d.size > req->size) { /* stays for the next read of its tag */
+        stash_t *s = malloc(sizeof *s);
+        if (!s) {
+            op_end(req, utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
+                                   t->base.conduit_id));
+            return;
+        }
+        *s = (stash_t){.dir = req->dir, .peer = req->peer, .tag = req->tag, .d = op->d};
+        pthread_mutex_lock(&t->lock);
+        s->next = t->stash;
+        t->stash = s;
+        pthread_mutex_unlock(&t->lock);
+        req->received = op->d.size;
+        op_end(req, UTC_ERR_TRUNCATE);
+        return;
+    }
+    req->received = op->d.size;
+    void *dst = NULL;
+    utc_status_t rc = use_device(op->device) == cudaSuccess ? UTC_OK : UTC_ERR_GPU;
+    if (rc == UTC_OK && op->d.kind == K_HANDOVER) {
+        rc = handover_recv(t, req, op);
+    } else if (rc == UTC_OK && (rc = recv_dst(t, req, op, &dst)) == UTC_OK) {
+        bool refused = false;
+        if (op->d.kind == K_IPC && (rc = ipc_recv(t, req, op, dst)) == UTC_ERR_UNSUPPORTED)
+            refused = true;
+        if (op->d.kind == K_STAGED || refused)
+            rc = staged_recv(t, req, op, dst, refused);
+        if (req->owned && rc == UTC_OK)
+            rc = recv_owned_give(req, op, dst);
+        else if (req->owned && dst)
+            (void)cudaFreeAsync(dst, op->s);
+    }
+    if (rc == UTC_OK && !op->gpu) /* a CPU thread: the data in place on return */
+        rc = stream_drain(t, op->device, op->s);
+    op_end(req, rc);
+}
+
+static utc_status_t recv_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    int bdev = -1;
+    op->dev_buf = !req->owned && is_device(req->rbuf, &bdev);
+    utc_status_t rc = op_caller(t, op, op->dev_buf, bdev);
+    if (rc != UTC_OK)
+        return rc;
+    pthread_mutex_lock(&t->lock);
+    stash_t **p = &t->stash, *s = NULL;
+    while (*p && !((*p)->dir == req->dir && (*p)->peer == req->peer && (*p)->tag == req->tag))
+        p = &(*p)->next;
+    if ((s = *p))
+        *p = s->next;
+    pthread_mutex_unlock(&t->lock);
+    if (s) {
+        op->d = s->d;
+        free(s);
+        op->phase = PH_GOT;
+        return UTC_OK;
+    }
+    utc__req_prepare(&op->q, UTC__OP_RECV, req->dir, req->tag, req->peer, t->in);
+    op->q.rbuf = &op->d;
+    op->q.size = sizeof op->d;
+    return t->in->ops->start(t->in, &op->q);
+}
+
+static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
+{
+    dev_tp_t *t = dt_of(tp);
+    UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+    utc_status_t st = stopped(t);
+    if (st != UTC_OK) {
+        utc__req_finish(req, st);
+        return UTC_OK;
+    }
+    dev_op_t *op = calloc(1, sizeof *op);
+    if (!op)
+        return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory", tp->conduit_id);
+    op->phase = PH_DESC;
+    op->req = req;
+    utc_status_t rc = req->op == UTC__OP_SEND ? send_start(t, req, op) : recv_start(t, req, op);
+    if (rc != UTC_OK) {
+        free(op);
+        return rc;
+    }
+    UTC__REQ_PRIV(req, dev_priv_t)->op = op;
+    return UTC_OK;
+}
+
+/* A write whose control message came: finish it by its path. */
+static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    utc_status_t rc = op->ctl_err;
+    cudaError_t err = use_device(op->device);
+    if (rc == UTC_OK && err != cudaSuccess)
+        rc = cuda_error(t->base.conduit_id, err, "cudaSetDevice");
+    if (rc == UTC_OK && op->ctl.kind == CTL_ACK && op->d.kind == K_IPC) {
+        /* the writer's stream waits for the reader's copy: the buffer is reusable in
+         * stream order */
+        rc = utc__ipc_event_wait(req->peer, &op->ctl.copied, op->s);
+    } else if (rc == UTC_OK && op->ctl.kind == CTL_GO) {
+        if (op->ctl.ipc_refused) {
+            pthread_mutex_lock(&t->lock);
+            op->ch->ipc_off = true;
+            pthread_mutex_unlock(&t->lock);
+            if (!op->d.chunk)
+                rc = utc__device_chunk_size(&op->d.chunk);
+        }
+        io_arg_t a = {t, req->dir, req->peer};
+        utc__staged_io_t io = io_of(&a);
+        if (rc == UTC_OK)
+            rc = utc__staged_send(&io, req->sbuf, op->dev_buf, req->size, op->d.chunk,
+                                  op->gpu ? op->s : NULL);
+    } else if (rc == UTC_OK) {
+        rc = utc__error(UTC_ERR_INTERNAL,
+                        "conduit %d (device): rank %d answered a %s write "
+                        "with control message %u",
+                        t->base.conduit_id, req->peer, kind_name[op->d.kind], op->ctl.kind);
+    }
+    if (op->ev_held) {
+        utc__ipc_event_put(&op->ev);
+        op->ev_held = false;
+    }
+    if (rc == UTC_OK && !op->gpu)
+        rc = stream_drain(t, op->device, op->s);
+    if (req->owned && rc == UTC_OK) /* sent: the buffer goes, after the transfer */
+        (void)cudaFreeAsync((void *)req->sbuf, op->s);
+    else if (rc != UTC_OK)
+        owned_back(req, op);
+    op_end(req, rc);
+}
+
+/* The descriptor's send or receive completed (q DONE): next phase. */
+static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    utc_status_t st = op->q.status;
+    if (req->op == UTC__OP_RECV) {
+        if (st == UTC_OK && (op->q.received != sizeof(desc_t) || op->d.magic != DESC_MAGIC))
+            st = utc__error(UTC_ERR_INTERNAL,
+                            "conduit %d (device): message of tag %d from "
+                            "rank %d is no device descriptor (%zu bytes)",
+                            t->base.conduit_id, req->tag, req->peer, op->q.received);
+        if (st != UTC_OK) {
+            op_end(req, st);
+            return;
+        }
+        op->phase = PH_GOT;
+        return;
+    }
+    if (st != UTC_OK) {
+        if (op->ch) {
+            pthread_mutex_lock(&t->lock);
+            if (!op->ctl_got)
+                ctl_unwait(op);
+            pthread_mutex_unlock(&t->lock);
+        }
+        if (op->d.kind == K_HANDOVER) {
+            handed_t *h = handed_take(t, op->d.hid);
+            if (h && req->owned)
+                h->ptr = NULL;
+            if (h)
+                handed_drop(h);
+        }
+        if (op->ev_held)
+            utc__ipc_event_put(&op->ev);
+        owned_back(req, op);
+        op_end(req, st);
+        return;
+    }
+    if (op->d.kind == K_HANDOVER) { /* handed over: the reader takes it from here */
+        op_end(req, UTC_OK);
+        return;
+    }
+    pthread_mutex_lock(&t->lock); /* from now on another thread may finish it */
+    op->phase = PH_CTL;
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* Move req on as far as it goes without waiting (a staged transfer runs to its end once its
+ * "go" is there). True once DONE. */
+static bool advance(dev_tp_t *t, utc_request_t *req)
+{
+    for (;;) {
+        if (utc__req_state(req) == UTC__REQ_DONE)
+            return true;
+        /* under the lock: a write claimed by another thread is that thread's to finish (and
+         * free) */
+        pthread_mutex_lock(&t->lock);
+        dev_op_t *op = op_of(req);
+        bool others = !op || op->claimed;
+        int phase = others ? -1 : op->phase; /* only PH_CTL ops are claimed by others */
+        pthread_mutex_unlock(&t->lock);
+        if (others)
+            return utc__req_state(req) == UTC__REQ_DONE;
+        switch (phase) {
+        case PH_DESC:
+            if (utc__req_state(&op->q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, &op->q))
+                return false;
+            desc_done(t, req, op);
+            break;
+        case PH_GOT:
+            recv_got(t, req, op);
+            break;
+        case PH_CTL: {
+            int got = ctl_poll(t, req, stopped(t));
+            if (got == CTL_WAIT)
+                return false;
+            if (got == CTL_OTHERS) /* another thread finishes it; op may be gone */
+                return utc__req_state(req) == UTC__REQ_DONE;
+            send_ctl_done(t, req, op);
+            break;
+        }
+        }
+    }
+}
+
+static bool dev_progress(utc__transport_t *tp, utc_request_t *req)
+{
+    return advance(dt_of(tp), req);
+}
+
+static bool dev_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
+{
+    dev_tp_t *t = dt_of(tp);
+    double deadline = utc__deadline(timeout_s);
+    utc__poll_t p = UTC__POLL_INIT;
+    for (;;) {
+        if (advance(t, req))
+            return true;
+        pthread_mutex_lock(&t->lock);
+        dev_op_t *op = op_of(req);
+        int phase = op && !op->claimed ? op->phase : -1;
+        pthread_mutex_unlock(&t->lock);
+        double left = deadline < 0 ? -1 : deadline - utc_wtime();
+        if (deadline >= 0 && left <= 0)
+            return false;
+        if (phase == PH_DESC) /* one inner request (no other thread's): sleep in its wait */
+            (void)t->in->ops->wait(t->in, &op->q, left);
+        else
+            utc__poll_step(&p);
+    }
+}
+
+static bool dev_cancel(utc__transport_t *tp, utc_request_t *req)
+{
+    dev_tp_t *t = dt_of(tp);
+    dev_op_t *op = op_of(req);
+    if (req->op != UTC__OP_RECV || !op || op->phase != PH_DESC ||
+        !t->in->ops->cancel(t->in, &op->q))
+        return false;
+    free(op);
+    UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+    return true;
+}
+
+static utc_status_t dev_probe(utc__transport_t *tp, utc_request_t *req)
+{
+    (void)req;
+    return utc__error(UTC_ERR_UNSUPPORTED,
+                      "conduit %d: probes are not supported on a device "
+                      "conduit",
+                      tp->conduit_id);
+}
+
+static utc_status_t dev_close(utc__transport_t *tp, int dir, int peer)
+{
+    dev_tp_t *t = dt_of(tp);
+    return t->in->ops->close(t->in, dir, peer);
+}
+
+static void dev_shutdown(utc__transport_t *tp, utc_status_t status)
+{
+    dev_tp_t *t = dt_of(tp);
+    atomic_store(&t->down, (int)status);
+    t->in->ops->shutdown(t->in, status);
+}
+
+static void dev_fail(utc__transport_t *tp, utc_status_t status)
+{
+    dev_tp_t *t = dt_of(tp);
+    utc__fail_info_t f;
+    /* the inner transport's reads end too; its mark follows this one's (cleared with it) */
+    if (utc__fail_record_get(&tp->fail, &f))
+        (void)utc__transport_mark_failed(t->in, f.end, f.rank, f.rc, f.why);
+    t->in->ops->fail(t->in, status);
+}
+
+static void dev_notify_failed(utc__transport_t *tp, int end, int rank, utc_status_t rc)
+{
+    dev_tp_t *t = dt_of(tp);
+    t->in->ops->notify_failed(t->in, end, rank, rc);
+}
+
+static void dev_destroy(utc__transport_t *tp)
+{
+    dev_tp_t *t = dt_of(tp);
+    /* unread handed buffers (their descriptors go with the inner transport) */
+    while (t->handed) {
+        handed_t *h = t->handed;
+        t->handed = h->next;
+        handed_drop(h);
+    }
+    while (t->stash) {
+        stash_t *s = t->stash;
+        t->stash = s->next;
+        free(s); /* a handover's buffer is in `handed`, dropped above */
+    }
+    while (t->chans) {
+        chan_t *c = t->chans;
+        t->chans = c->next;
+        free(c->ctl_rx); /* ended by the shutdown */
+        free(c);
+    }
+    t->in->ops->destroy(t->in);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+static const utc__transport_ops_t dev_ops = {
+    .name = "device",
+    .start = dev_start,
+    .send_now = utc__transport_no_send_now,
+    .progress = dev_progress,
+    .wait = dev_wait,
+    .cancel = dev_cancel,
+    .probe = dev_probe,
+    .close = dev_close,
+    .shutdown = dev_shutdown,
+    .fail = dev_fail,
+    .notify_failed = dev_notify_failed,
+    .destroy = dev_destroy,
+};
+
+/* UTC_DEVICE_IPC: unset or 1 on, 0 off; anything else is refused. */
+static utc_status_t ipc_choice(bool *on)
+{
+    const char *v = getenv("UTC_DEVICE_IPC");
+    if (!v || !*v || !strcmp(v, "1")) {
+        *on = true;
+        return UTC_OK;
+    }
+    if (!strcmp(v, "0")) {
+        *on = false;
+        return UTC_OK;
+    }
+    return utc__error(UTC_ERR_INVALID_ARG,
+                      "utc_conduit_create: UTC_DEVICE_IPC='%.40s' is "
+                      "neither 0 (device messages between ranks of one host go staged) nor 1 "
+                      "(CUDA IPC, the default)",
+                      v);
+}
+
+utc_status_t utc__device_available(void)
+{
+    bool ipc;
+    size_t chunk;
+    utc_status_t rc = ipc_choice(&ipc);
+    if (rc != UTC_OK || (rc = utc__device_chunk_size(&chunk)) != UTC_OK)
+        return rc;
+    int n = 0;
+    cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess || n == 0) {
+        (void)cudaGetLastError();
+        return utc__error(UTC_ERR_NO_GPU_SUPPORT,
+                          "utc_conduit_create: a device conduit needs "
+                          "a CUDA device, and rank %d has none usable (%s)",
+                          utc_rank(), err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+    }
+    return UTC_OK;
+}
+
+static pthread_once_t forget_once = PTHREAD_ONCE_INIT;
+static void forget_hook(void)
+{
+    utc__dev_alloc_on_free(utc__ipc_forget);
+}
+
+utc_status_t utc__device_transport_create(utc__transport_t *inner,
+                                          const utc__transport_args_t *args, utc__transport_t **out)
+{
+    bool ipc;
+    utc_status_t rc = ipc_choice(&ipc);
+    if (rc != UTC_OK)
+        return rc;
+    dev_tp_t *t = calloc(1, sizeof *t);
+    if (!t)
+        return utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
+    t->base.ops = &dev_ops;
+    t->base.conduit_id = args->conduit_id;
+    t->base.kind = inner->kind;
+    t->base.inner = inner;
+    t->in = inner;
+    t->ipc = ipc;
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_once(&forget_once, forget_hook);
+    utc__dev_mark_in_use();
+    *out = &t->base;
+    return UTC_OK;
+}
+
+void utc__device_finalize(void)
+{
+    utc__ipc_cache_clear();
+    utc__staged_cache_clear();
+    pthread_mutex_lock(&pool_lock);
+    while (ev_free) {
+        ev_node_t *n = ev_free;
+        ev_free = n->next;
+        (void)cudaEventDestroy(n->ev);
+        free(n);
+    }
+    while (ev_nodes) {
+        ev_node_t *n = ev_nodes;
+        ev_nodes = n->next;
+        free(n);
+    }
+    for (int d = 0; d < MAX_DEV; d++)
+        if (own_stream[d]) {
+            (void)cudaStreamDestroy(own_stream[d]);
+            own_stream[d] = NULL;
+        }
+    pthread_mutex_unlock(&pool_lock);
+    (void)cudaGetLastError();
+}

@@ -1,0 +1,532 @@
+/*
+ * Device conduits on a GPU (label `gpu`; exits 77 without a device, fails under
+ * UTC_REQUIRE_GPU=1): every case runs with both tasks in one rank (the handover path) and,
+ * at 2-3 ranks, on two ranks (CUDA IPC; with UTC_DEVICE_IPC=0 the staged path, which ctest
+ * runs as conduit_device_staged_*). The path each placement takes is checked.
+ *
+ * - sizes 0 B to 64 MiB, contents checked, with the stream rules: the writer's data is
+ *   made on its stream just before the write (no synchronisation), and overwritten on its
+ *   stream just after (the write returned: the buffer is reusable in stream order); the
+ *   reader, on another stream, copies the message out on its own stream after the read;
+ * - tags and order: requests of three tags read in another order than written;
+ * - host and device memory mixed, GPU and CPU threads at either end;
+ * - owned buffers (utc_gpu_malloc): handed over in-process (the very pointer), copied
+ *   between ranks; the refusals of owned writes;
+ * - the refusals of a device conduit: tags above UTC_CONDUIT_DEVICE_TAG_MAX, probes,
+ *   any-tag reads, sendrecv; a device pointer on a host conduit;
+ * - destroy with device transfers pending: the operations end, no hang, and the device
+ *   memory the layer allocated is back (the default pool's used bytes);
+ * - a failed peer task: the reads and writes blocked on it end with UTC_ERR_PEER_FAILED.
+ */
+#include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include "conduit_test_util.h"
+
+#define MIB ((size_t)1 << 20)
+#define BIG (64 * MIB)
+
+#define CUDA_OK(call)                                                                              \
+    ({                                                                                             \
+        cudaError_t e_ = (call);                                                                   \
+        CT_CHECK(e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));                      \
+        e_ == cudaSuccess;                                                                         \
+    })
+
+static const char *expected_path(int ra, int rb)
+{
+    if (ra == rb)
+        return "handover";
+    const char *v = getenv("UTC_DEVICE_IPC");
+    return v && !strcmp(v, "0") ? "staged" : "ipc";
+}
+
+/* Tasks of one thread each on ra and rb, GPU or CPU, and a device conduit. Collective. */
+static ct_pair_t dev_pair(int ra, bool gpu_a, int rb, bool gpu_b, utc_conduit_mode_t mode)
+{
+    utc_task_options_t oa = UTC_TASK_OPTIONS_INIT, ob = UTC_TASK_OPTIONS_INIT;
+    oa.kind = gpu_a ? UTC_TASK_GPU : UTC_TASK_CPU;
+    ob.kind = gpu_b ? UTC_TASK_GPU : UTC_TASK_CPU;
+    ct_pair_t p = {NULL, NULL, NULL};
+    UTC_ASSERT_OK(utc_task_create(&ct_ops_a, &ra, 1, &oa, &p.a));
+    UTC_ASSERT_OK(utc_task_create(&ct_ops_b, &rb, 1, &ob, &p.b));
+    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
+    o.memory = UTC_CONDUIT_MEM_DEVICE;
+    o.mode = mode;
+    UTC_ASSERT_OK(utc_conduit_create(p.a, p.b, &o, &p.c));
+    return p;
+}
+
+/* The calling thread's stream: its own on a GPU thread, else the legacy one (CPU). */
+static cudaStream_t my_stream(utc_ctx_t *ctx)
+{
+    return ctx->kind == UTC_TASK_GPU ? (cudaStream_t)utc_gpu_stream() : 0;
+}
+
+static void my_sync(utc_ctx_t *ctx)
+{
+    if (ctx->kind == UTC_TASK_GPU)
+        CT_OK(utc_gpu_synchronize());
+    else
+        CUDA_OK(cudaDeviceSynchronize());
+}
+
+static int case_ra, case_rb; /* the placement of the running case */
+
+/* ---- sizes, with the stream rules ---- */
+
+static const size_t sizes[] = {0, 1, 4095, 4097, MIB + 3, 4 * MIB, 9 * MIB + 1, BIG};
+#define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
+
+static int sizes_writer(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    const char *path = NULL;
+    if (CT_OK(utc_conduit_device_path(c, &path)))
+        CT_CHECK(!strcmp(path, expected_path(case_ra, case_rb)), "path %s, expected %s", path,
+                 expected_path(case_ra, case_rb));
+    cudaStream_t s = my_stream(ctx);
+    unsigned char *h = malloc(BIG), *d = NULL;
+    if (!h || !CUDA_OK(cudaMalloc((void **)&d, BIG)))
+        return 1;
+    for (int i = 0; i < NSIZES; i++) {
+        ct_fill(h, sizes[i], 100 + (uint64_t)i);
+        /* made on the stream just before the write, overwritten just after */
+        CUDA_OK(cudaMemcpyAsync(d, h, sizes[i], cudaMemcpyHostToDevice, s));
+        CT_OK(utc_conduit_write(c, d, sizes[i], i % 3));
+        CUDA_OK(cudaMemsetAsync(d, 0xEE, sizes[i] ? sizes[i] : 1, s));
+    }
+    my_sync(ctx);
+    cudaFree(d);
+    free(h);
+    return 0;
+}
+
+static int sizes_reader(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    cudaStream_t s = my_stream(ctx);
+    unsigned char *h = malloc(BIG), *d = NULL;
+    if (!h || !CUDA_OK(cudaMalloc((void **)&d, BIG)))
+        return 1;
+    for (int i = 0; i < NSIZES; i++) {
+        size_t got = 12345;
+        if (!CT_OK(utc_conduit_read(c, d, BIG, i % 3, &got)))
+            continue;
+        CT_CHECK(got == sizes[i], "size %zu, got %zu", sizes[i], got);
+        CUDA_OK(cudaMemcpyAsync(h, d, sizes[i], cudaMemcpyDeviceToHost, s));
+        my_sync(ctx);
+        CT_CHECK(ct_verify(h, sizes[i], 100 + (uint64_t)i), "contents of %zu bytes", sizes[i]);
+    }
+    cudaFree(d);
+    free(h);
+    return 0;
+}
+
+static void sizes_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    case_ra = ra;
+    case_rb = rb;
+    ct_pair_t p = dev_pair(ra, true, rb, true, UTC_CONDUIT_SINGLE_ENTRY);
+    ct_run2(p.a, sizes_writer, p.c, p.b, sizes_reader, p.c);
+    ct_pair_close(&p);
+}
+
+static void test_sizes(void)
+{
+    ct_begin();
+    ct_each_placement(true, sizes_at, NULL);
+    CT_END();
+}
+
+/* ---- tags and order ---- */
+
+#define PER_TAG   4
+#define TAG_BYTES (64 << 10)
+
+static int tags_writer(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    (void)ctx;
+    unsigned char *h = malloc(TAG_BYTES), *d = NULL;
+    utc_request_t *req[3 * PER_TAG];
+    if (!h || !CUDA_OK(cudaMalloc((void **)&d, 3 * PER_TAG * TAG_BYTES)))
+        return 1;
+    for (int k = 0; k < 3 * PER_TAG; k++) {
+        ct_fill(h, TAG_BYTES, 1000 + (uint64_t)k);
+        CUDA_OK(cudaMemcpy(d + (size_t)k * TAG_BYTES, h, TAG_BYTES, cudaMemcpyHostToDevice));
+    }
+    for (int k = 0; k < 3 * PER_TAG; k++) /* tags 0,1,2,0,1,2,... */
+        CT_OK(utc_conduit_iwrite(c, d + (size_t)k * TAG_BYTES, TAG_BYTES, k % 3, &req[k]));
+    for (int k = 0; k < 3 * PER_TAG; k++)
+        CT_OK(utc_request_wait(&req[k], NULL));
+    /* the device layer's own tags are not the user's */
+    CT_EXPECT(utc_conduit_write(c, d, 8, UTC_CONDUIT_DEVICE_TAG_MAX + 1), UTC_ERR_INVALID_ARG);
+    CT_OK(utc_conduit_write(c, d, 8, UTC_CONDUIT_DEVICE_TAG_MAX));
+    cudaFree(d);
+    free(h);
+    return 0;
+}
+
+static int tags_reader(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    (void)ctx;
+    unsigned char *h = malloc(TAG_BYTES), *d = NULL;
+    if (!h || !CUDA_OK(cudaMalloc((void **)&d, TAG_BYTES)))
+        return 1;
+    /* calls a device conduit refuses */
+    utc_msg_info_t info;
+    int found;
+    CT_EXPECT(utc_conduit_probe(c, 0, &info), UTC_ERR_UNSUPPORTED);
+    CT_EXPECT(utc_conduit_iprobe(c, UTC_ANY_TAG, &found, &info), UTC_ERR_UNSUPPORTED);
+    CT_EXPECT(utc_conduit_read_any(c, d, TAG_BYTES, &info), UTC_ERR_UNSUPPORTED);
+    CT_EXPECT(utc_conduit_read(c, d, 8, UTC_CONDUIT_DEVICE_TAG_MAX + 1, NULL), UTC_ERR_INVALID_ARG);
+    static const int order[3] = {2, 0, 1};
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < PER_TAG; i++) {
+            int tag = order[j], k = i * 3 + tag;
+            size_t got = 0;
+            if (i == 0) { /* too small: the message stays first */
+                CT_EXPECT(utc_conduit_read(c, d, TAG_BYTES - 1, tag, &got), UTC_ERR_TRUNCATE);
+                CT_CHECK(got == TAG_BYTES, "truncated read: size %zu", got);
+            }
+            if (!CT_OK(utc_conduit_read(c, d, TAG_BYTES, tag, &got)))
+                continue;
+            CUDA_OK(cudaMemcpy(h, d, TAG_BYTES, cudaMemcpyDeviceToHost));
+            CT_CHECK(got == TAG_BYTES && ct_verify(h, TAG_BYTES, 1000 + (uint64_t)k),
+                     "tag %d message %d out of order or wrong", tag, i);
+        }
+    size_t got = 0;
+    CT_OK(utc_conduit_read(c, d, 8, UTC_CONDUIT_DEVICE_TAG_MAX, &got));
+    cudaFree(d);
+    free(h);
+    return 0;
+}
+
+static void tags_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    ct_pair_t p = dev_pair(ra, true, rb, true, UTC_CONDUIT_SINGLE_ENTRY);
+    ct_run2(p.a, tags_writer, p.c, p.b, tags_reader, p.c);
+    ct_pair_close(&p);
+}
+
+static void test_tags(void)
+{
+    ct_begin();
+    ct_each_placement(true, tags_at, NULL);
+    CT_END();
+}
+
+/* ---- host and device memory, GPU and CPU threads ---- */
+
+#define MIX_BYTES (9 * MIB + 5)
+
+static int mix_writer(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    cudaStream_t s = my_stream(ctx);
+    unsigned char *h = malloc(MIX_BYTES), *d = NULL;
+    if (!h || !CUDA_OK(cudaMalloc((void **)&d, MIX_BYTES)))
+        return 1;
+    for (int k = 0; k < 4; k++) { /* k & 1: device source; k & 2: device destination */
+        ct_fill(h, MIX_BYTES, 500 + (uint64_t)k);
+        if (k & 1) {
+            CUDA_OK(cudaMemcpyAsync(d, h, MIX_BYTES, cudaMemcpyHostToDevice, s));
+            CT_OK(utc_conduit_write(c, d, MIX_BYTES, k));
+            CUDA_OK(cudaMemsetAsync(d, 0xEE, MIX_BYTES, s));
+        } else {
+            my_sync(ctx); /* the host copy: nothing queued reads it */
+            CT_OK(utc_conduit_write(c, h, MIX_BYTES, k));
+        }
+        my_sync(ctx);
+    }
+    cudaFree(d);
+    free(h);
+    return 0;
+}
+
+static int mix_reader(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    cudaStream_t s = my_stream(ctx);
+    unsigned char *h = malloc(MIX_BYTES), *d = NULL;
+    if (!h || !CUDA_OK(cudaMalloc((void **)&d, MIX_BYTES)))
+        return 1;
+    for (int k = 0; k < 4; k++) {
+        size_t got = 0;
+        memset(h, 0, MIX_BYTES);
+        if (k & 2) {
+            if (CT_OK(utc_conduit_read(c, d, MIX_BYTES, k, &got)))
+                CUDA_OK(cudaMemcpyAsync(h, d, MIX_BYTES, cudaMemcpyDeviceToHost, s));
+            my_sync(ctx);
+        } else {
+            CT_OK(utc_conduit_read(c, h, MIX_BYTES, k, &got));
+            my_sync(ctx); /* a GPU thread: the copy into h is queued on its stream */
+        }
+        CT_CHECK(got == MIX_BYTES && ct_verify(h, MIX_BYTES, 500 + (uint64_t)k),
+                 "%s source to %s destination, %s reader: wrong data", k & 1 ? "device" : "host",
+                 k & 2 ? "device" : "host", ctx->kind == UTC_TASK_GPU ? "GPU" : "CPU");
+    }
+    cudaFree(d);
+    free(h);
+    return 0;
+}
+
+static void mix_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    for (int kinds = 0; kinds < 4; kinds++) { /* GPU or CPU writer and reader */
+        ct_pair_t p = dev_pair(ra, kinds & 1, rb, kinds & 2, UTC_CONDUIT_SINGLE_ENTRY);
+        ct_run2(p.a, mix_writer, p.c, p.b, mix_reader, p.c);
+        ct_pair_close(&p);
+    }
+}
+
+static void test_mixed(void)
+{
+    ct_begin();
+    ct_each_placement(true, mix_at, NULL);
+    CT_END();
+}
+
+/* ---- owned buffers ---- */
+
+#define OWN_BYTES (3 * MIB + 1)
+static void *volatile own_sent; /* the writer's pointer, for the in-process check */
+
+static int owned_writer(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    cudaStream_t s = my_stream(ctx);
+    unsigned char *h = malloc(OWN_BYTES), *p = NULL;
+    if (!h || !CT_OK(utc_gpu_malloc(OWN_BYTES, (void **)&p)))
+        return 1;
+    ct_fill(h, OWN_BYTES, 77);
+    CUDA_OK(cudaMemcpyAsync(p, h, OWN_BYTES, cudaMemcpyHostToDevice, s));
+    CT_EXPECT(utc_conduit_write_owned(c, p, OWN_BYTES + 1, 1), UTC_ERR_INVALID_ARG);
+    CT_EXPECT(utc_conduit_write_owned(c, h, 8, 1), UTC_ERR_INVALID_ARG); /* host memory */
+    own_sent = p;
+    CT_OK(utc_conduit_write_owned(c, p, OWN_BYTES, 1));
+    CT_EXPECT(utc_conduit_write_owned(c, p, OWN_BYTES, 1), UTC_ERR_INVALID_ARG); /* gone */
+    /* a plain write, read as owned */
+    ct_fill(h, OWN_BYTES, 78);
+    unsigned char *d = NULL;
+    if (CUDA_OK(cudaMalloc((void **)&d, OWN_BYTES))) {
+        CUDA_OK(cudaMemcpyAsync(d, h, OWN_BYTES, cudaMemcpyHostToDevice, s));
+        CT_OK(utc_conduit_write(c, d, OWN_BYTES, 2));
+        my_sync(ctx);
+        cudaFree(d);
+    }
+    free(h);
+    return 0;
+}
+
+static int owned_reader(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    cudaStream_t s = my_stream(ctx);
+    unsigned char *h = malloc(OWN_BYTES);
+    for (int tag = 1; tag <= 2 && h; tag++) {
+        void *q = NULL;
+        size_t size = 0;
+        if (!CT_OK(utc_conduit_read_owned(c, tag, &q, &size)))
+            continue;
+        if (tag == 1 && case_ra == case_rb)
+            CT_CHECK(q == own_sent, "in-process: the very buffer (%p), got %p", own_sent, q);
+        CT_CHECK(size == OWN_BYTES, "size %zu", size);
+        CUDA_OK(cudaMemcpyAsync(h, q, OWN_BYTES, cudaMemcpyDeviceToHost, s));
+        my_sync(ctx);
+        CT_CHECK(ct_verify(h, OWN_BYTES, 76 + (uint64_t)tag), "owned contents, tag %d", tag);
+        CT_OK(utc_gpu_free(q));
+    }
+    free(h);
+    return 0;
+}
+
+static void owned_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    case_ra = ra;
+    case_rb = rb;
+    ct_pair_t p = dev_pair(ra, true, rb, true, UTC_CONDUIT_SINGLE_ENTRY);
+    ct_run2(p.a, owned_writer, p.c, p.b, owned_reader, p.c);
+    ct_pair_close(&p);
+}
+
+static void test_owned(void)
+{
+    ct_begin();
+    ct_each_placement(true, owned_at, NULL);
+    CT_END();
+}
+
+/* ---- refusals: sendrecv; a device pointer on a host conduit ---- */
+
+static int refuse_job(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t **cs = data; /* [0] device conduit (free mode), [1] host conduit */
+    void *d = NULL;
+    if (!CUDA_OK(cudaMalloc(&d, 1 << 16)))
+        return 1;
+    int me = ctx->world_rank;
+    CT_EXPECT(utc_conduit_sendrecv(cs[0], me, d, 8, 0, me, (char *)d + 64, 8, 0, NULL),
+              UTC_ERR_UNSUPPORTED);
+    CT_EXPECT(utc_conduit_write(cs[1], d, 1 << 16, 0), UTC_ERR_INVALID_ARG);
+    CT_CHECK(strstr(utc_last_error(), "UTC_CONDUIT_MEM_DEVICE") != NULL, "message: %s",
+             utc_last_error());
+    cudaFree(d);
+    return 0;
+}
+
+static void test_refusals(void)
+{
+    ct_begin();
+    utc_task_options_t o = UTC_TASK_OPTIONS_INIT;
+    o.kind = UTC_TASK_GPU;
+    int r0 = 0;
+    utc_task_t *t = NULL, *u = NULL;
+    UTC_ASSERT_OK(utc_task_create(&ct_ops_a, &r0, 1, &o, &t));
+    UTC_ASSERT_OK(utc_task_create(&ct_ops_b, &r0, 1, NULL, &u));
+    utc_conduit_options_t co = UTC_CONDUIT_OPTIONS_INIT;
+    co.memory = UTC_CONDUIT_MEM_DEVICE;
+    co.mode = UTC_CONDUIT_FREE;
+    utc_conduit_t *cs[2];
+    UTC_ASSERT_OK(utc_conduit_create(t, t, &co, &cs[0]));
+    UTC_ASSERT_OK(utc_conduit_create(t, u, NULL, &cs[1]));
+    ct_run1(t, refuse_job, cs);
+    UTC_ASSERT_OK(utc_conduit_destroy(cs[0]));
+    UTC_ASSERT_OK(utc_conduit_destroy(cs[1]));
+    UTC_ASSERT_OK(utc_task_destroy(t));
+    UTC_ASSERT_OK(utc_task_destroy(u));
+    CT_END();
+}
+
+/* ---- destroy with transfers pending ---- */
+
+static size_t pool_used(void)
+{
+    cudaMemPool_t pool;
+    uint64_t used = 0;
+    if (cudaDeviceSynchronize() != cudaSuccess ||
+        cudaDeviceGetDefaultMemPool(&pool, 0) != cudaSuccess ||
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess)
+        return (size_t)-1;
+    return (size_t)used;
+}
+
+static int pending_writer(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    (void)ctx;
+    void *d = NULL;
+    utc_request_t *req[4];
+    if (!CUDA_OK(cudaMalloc(&d, 4 * MIB)))
+        return 1;
+    for (int k = 0; k < 4; k++)
+        CT_OK(utc_conduit_iwrite(c, (char *)d + (size_t)k * MIB, MIB, k, &req[k]));
+    /* in-process they are handed over at once; between ranks they wait for the reader,
+     * which never reads: the destroy ends them */
+    for (int k = 0; k < 4; k++) {
+        utc_status_t rc = utc_request_wait(&req[k], NULL);
+        CT_CHECK(rc == UTC_OK || rc == UTC_ERR_CANCELED, "write %d: %s", k, utc_status_string(rc));
+    }
+    my_sync(ctx);
+    cudaFree(d);
+    return 0;
+}
+
+static void pending_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    size_t before = pool_used();
+    ct_pair_t p = dev_pair(ra, true, rb, true, UTC_CONDUIT_SINGLE_ENTRY);
+    static ct_job_t jw;
+    jw = (ct_job_t){pending_writer, p.c};
+    UTC_ASSERT_OK(utc_task_run(p.a, &jw));
+    usleep(300 * 1000);
+    UTC_ASSERT_OK(utc_barrier());
+    UTC_ASSERT_OK(utc_conduit_destroy(p.c)); /* with the messages unread */
+    UTC_ASSERT_OK(utc_task_wait(p.a));       /* no hang */
+    UTC_ASSERT_OK(utc_task_destroy(p.a));
+    UTC_ASSERT_OK(utc_task_destroy(p.b));
+    size_t after = pool_used();
+    CU_ASSERT_EQUAL(after, before); /* the handed buffers went back */
+    if (after != before)
+        fprintf(stderr, "[rank %d] pool used %zu bytes before, %zu after\n", utc_rank(), before,
+                after);
+}
+
+static void test_destroy_pending(void)
+{
+    ct_begin();
+    ct_each_placement(true, pending_at, NULL);
+    CT_END();
+}
+
+/* ---- a failed peer ---- */
+
+static int fail_at_once(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    (void)data;
+    usleep(100 * 1000);
+    return 5;
+}
+
+/* Task b: reads from a (which fails without writing), then writes to it until a write
+ * fails: both end with UTC_ERR_PEER_FAILED, none hangs. */
+static int survivor(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    (void)ctx;
+    void *d = NULL;
+    if (!CUDA_OK(cudaMalloc(&d, MIB)))
+        return 1;
+    CT_EXPECT(utc_conduit_read(c, d, MIB, 0, NULL), UTC_ERR_PEER_FAILED);
+    utc_status_t rc = UTC_OK;
+    for (int i = 0; i < 200 && rc == UTC_OK; i++)
+        if ((rc = utc_conduit_write(c, d, MIB, 0)) == UTC_OK)
+            usleep(10 * 1000);
+    CT_CHECK(rc == UTC_ERR_PEER_FAILED, "write after the peer failed: %s", utc_status_string(rc));
+    my_sync(ctx);
+    cudaFree(d);
+    return 0;
+}
+
+static void failed_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    ct_pair_t p = dev_pair(ra, true, rb, true, UTC_CONDUIT_SINGLE_ENTRY);
+    ct_pair_run_failing(&p, fail_at_once, 5, survivor);
+    ct_pair_close(&p);
+}
+
+static void test_peer_failed(void)
+{
+    ct_begin();
+    ct_each_placement(true, failed_at, NULL);
+    CT_END();
+}
+
+static void test_need_a_gpu(void)
+{
+    CU_ASSERT(utc_test_need_gpu() > 0);
+}
+
+int main(int argc, char **argv)
+{
+    static const utc_test_case_t cases[] = {
+        {"a GPU on every rank (else skip)", test_need_a_gpu},
+        {"sizes 0 B to 64 MiB, stream order, the path", test_sizes},
+        {"tags in order, requests, truncation, refused calls", test_tags},
+        {"host and device memory, GPU and CPU threads", test_mixed},
+        {"owned buffers", test_owned},
+        {"sendrecv and device memory on a host conduit refused", test_refusals},
+        {"destroy with device transfers pending", test_destroy_pending},
+        {"a failed peer task", test_peer_failed},
+        UTC_TEST_END};
+    return utc_test_main(argc, argv, "device conduits", cases);
+}

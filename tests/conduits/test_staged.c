@@ -1,0 +1,294 @@
+/*
+ * The device conduits' staged pipeline (conduits/device/staged.h) with host buffers on
+ * both sides, over a real conduit between two task threads (in-process, and between ranks
+ * where there are several): every size from 0 bytes to 13 MiB across the chunk edges, in
+ * chunks of 4 KiB, 64 KiB and the default, arrives whole and in order, and nothing beyond
+ * the message is written; a transport error midway is returned after every transfer the
+ * pipeline started was waited for; bad arguments and a bad UTC_DEVICE_CHUNK are refused
+ * with a message. Host buffers need no CUDA call, so this runs without a device (the
+ * device sides are tested by the GPU suites).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "conduit_test_util.h"
+#include "base/errors.h"
+#include "device/staged.h"
+
+#define TAG    3
+#define GUARD  64
+#define MAX_SZ ((size_t)13 << 20) /* beyond 3 default chunks */
+
+/* The io: the conduit's iwrite/iread and utc_request_wait; fail_after >= 0 makes the
+ * isend of that chunk (counting from 0) fail, as a transport error would. */
+typedef struct conduit_io {
+    utc_conduit_t *c;
+    int fail_after;
+    int sends;
+    int outstanding; /* handles started and not waited for */
+} conduit_io_t;
+
+typedef struct handle {
+    utc_request_t *req;
+    size_t n;
+    bool recv;
+} handle_t;
+
+static utc_status_t start(conduit_io_t *io, void *buf, size_t n, bool recv, void **h)
+{
+    handle_t *x = malloc(sizeof *x);
+    if (!x)
+        return UTC_ERR_NO_MEMORY;
+    *x = (handle_t){.n = n, .recv = recv};
+    utc_status_t st = recv ? utc_conduit_iread(io->c, buf, n, TAG, &x->req)
+                           : utc_conduit_iwrite(io->c, buf, n, TAG, &x->req);
+    if (st != UTC_OK) {
+        free(x);
+        return st;
+    }
+    io->outstanding++;
+    *h = x;
+    return UTC_OK;
+}
+
+static utc_status_t io_isend(void *arg, const void *buf, size_t n, void **h)
+{
+    conduit_io_t *io = arg;
+    if (io->fail_after >= 0 && io->sends == io->fail_after)
+        return utc__error(UTC_ERR_CANCELED, "test: a transport error injected");
+    io->sends++;
+    return start(io, (void *)buf, n, false, h);
+}
+
+static utc_status_t io_irecv(void *arg, void *buf, size_t n, void **h)
+{
+    return start(arg, buf, n, true, h);
+}
+
+static utc_status_t io_wait(void *arg, void *h)
+{
+    conduit_io_t *io = arg;
+    handle_t *x = h;
+    size_t got = 0;
+    utc_status_t st = utc_request_wait(&x->req, &got);
+    /* a chunk is received whole: its size is the agreed one */
+    if (st == UTC_OK && x->recv && got != x->n)
+        st = UTC_ERR_TRUNCATE;
+    io->outstanding--;
+    free(x);
+    return st;
+}
+
+static utc__staged_io_t make_io(conduit_io_t *io)
+{
+    return (utc__staged_io_t){.arg = io, .isend = io_isend, .irecv = io_irecv, .wait = io_wait};
+}
+
+/* ---- every size, three chunk sizes ---- */
+
+static const size_t chunks[] = {4096, 64 << 10, 0 /* the default, 4 MiB */};
+
+/* The sizes for chunk c (cc: its real value): 0, 1, the edges of 1 and 3 chunks, 13 MiB,
+ * and a few random ones (the same on both ends: seeded alike). */
+static size_t case_size(size_t cc, int i, unsigned *seed)
+{
+    static const long pick[] = {0, 1, -1, 0, 1, -3, 0, 3};
+    switch (i) {
+    case 0:
+        return 0;
+    case 1:
+        return 1;
+    case 2 ... 7:
+        return (size_t)((long)cc * (i < 5 ? 1 : 3) + pick[i]); /* chunk-1, chunk, chunk+1; 3x */
+    case 8:
+        return MAX_SZ;
+    default:
+        return (size_t)rand_r(seed) % MAX_SZ;
+    }
+}
+#define NCASES 14
+
+static int all_w(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    conduit_io_t io = {.c = data, .fail_after = -1};
+    utc__staged_io_t sio = make_io(&io);
+    char *buf = malloc(MAX_SZ);
+    CT_CHECK(buf != NULL, "malloc");
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        size_t cc = chunks[k] ? chunks[k] : UTC__DEVICE_CHUNK_DEFAULT;
+        unsigned seed = 7;
+        for (int i = 0; i < NCASES; i++) {
+            size_t size = case_size(cc, i, &seed);
+            ct_fill(buf, size, 1000 * k + (unsigned)i);
+            CT_OK(utc__staged_send(&sio, buf, false, size, chunks[k], NULL));
+            CT_CHECK(io.outstanding == 0, "%d transfers left after the send", io.outstanding);
+        }
+    }
+    free(buf);
+    return 0;
+}
+
+static int all_r(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    conduit_io_t io = {.c = data, .fail_after = -1};
+    utc__staged_io_t sio = make_io(&io);
+    unsigned char *buf = malloc(MAX_SZ + 2 * GUARD);
+    CT_CHECK(buf != NULL, "malloc");
+    for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
+        size_t cc = chunks[k] ? chunks[k] : UTC__DEVICE_CHUNK_DEFAULT;
+        unsigned seed = 7;
+        for (int i = 0; i < NCASES; i++) {
+            size_t size = case_size(cc, i, &seed);
+            memset(buf, 0xEE, size + 2 * GUARD);
+            CT_OK(utc__staged_recv(&sio, buf + GUARD, false, size, chunks[k], NULL));
+            CT_CHECK(ct_verify(buf + GUARD, size, 1000 * k + (unsigned)i),
+                     "%zu bytes in chunks of %zu: contents differ", size, cc);
+            bool guards = true;
+            for (size_t g = 0; g < GUARD; g++)
+                guards &= buf[g] == 0xEE && buf[GUARD + size + g] == 0xEE;
+            CT_CHECK(guards, "%zu bytes in chunks of %zu: written outside the buffer", size, cc);
+            CT_CHECK(io.outstanding == 0, "%d transfers left after the receive", io.outstanding);
+        }
+    }
+    free(buf);
+    return 0;
+}
+
+static void pair_case(int ra, int rb, void *arg)
+{
+    ct_fn_t *fns = arg;
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 1, NULL);
+    ct_pair_run(&p, fns[0], fns[1]);
+    ct_pair_close(&p);
+}
+
+static void test_sizes_and_chunks(void)
+{
+    ct_begin();
+    ct_each_placement(true, pair_case, (ct_fn_t[]){all_w, all_r});
+    CT_END();
+}
+
+/* ---- a transport error midway ---- */
+
+#define FAIL_CHUNK 4096
+
+static int fail_w(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    conduit_io_t io = {.c = data, .fail_after = 5};
+    utc__staged_io_t sio = make_io(&io);
+    size_t size = 9 * FAIL_CHUNK;
+    char *buf = malloc(size);
+    ct_fill(buf, size, 42);
+    CT_EXPECT(utc__staged_send(&sio, buf, false, size, FAIL_CHUNK, NULL), UTC_ERR_CANCELED);
+    CT_CHECK(io.sends == 5, "%d chunks sent before the error, expected 5", io.sends);
+    /* every isend it started was waited for: the buffer may go */
+    CT_CHECK(io.outstanding == 0, "%d transfers left after the error", io.outstanding);
+    free(buf);
+    return 0;
+}
+
+static int fail_r(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    conduit_io_t io = {.c = data, .fail_after = -1};
+    utc__staged_io_t sio = make_io(&io);
+    /* the 5 chunks that went: what a receiver that learns of the failure has */
+    size_t size = 5 * FAIL_CHUNK;
+    char *buf = malloc(size);
+    CT_OK(utc__staged_recv(&sio, buf, false, size, FAIL_CHUNK, NULL));
+    CT_CHECK(ct_verify(buf, size, 42), "the chunks before the error differ");
+    free(buf);
+    return 0;
+}
+
+static void test_transport_error(void)
+{
+    ct_begin();
+    ct_each_placement(true, pair_case, (ct_fn_t[]){fail_w, fail_r});
+    CT_END();
+}
+
+/* ---- bad arguments, the chunk size setting ---- */
+
+static utc_status_t never_start(void *arg, const void *buf, size_t n, void **h)
+{
+    (void)arg, (void)buf, (void)n, (void)h;
+    return UTC_ERR_INTERNAL; /* a bad argument must be refused before any transfer */
+}
+
+static utc_status_t never_recv(void *arg, void *buf, size_t n, void **h)
+{
+    return never_start(arg, buf, n, h);
+}
+
+static utc_status_t never_wait(void *arg, void *h)
+{
+    (void)arg, (void)h;
+    return UTC_ERR_INTERNAL;
+}
+
+static void test_bad_arguments(void)
+{
+    utc__staged_io_t io = {.isend = never_start, .irecv = never_recv, .wait = never_wait};
+    char b[8] = {0};
+    CU_ASSERT_EQUAL(utc__staged_send(NULL, b, false, 8, 4, NULL), UTC_ERR_INVALID_ARG);
+    CU_ASSERT(strstr(utc_last_error(), "io") != NULL);
+    utc__staged_io_t half = io;
+    half.wait = NULL;
+    CU_ASSERT_EQUAL(utc__staged_recv(&half, b, false, 8, 4, NULL), UTC_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(utc__staged_send(&io, NULL, false, 8, 4, NULL), UTC_ERR_INVALID_ARG);
+    CU_ASSERT(strstr(utc_last_error(), "NULL buffer") != NULL);
+    CU_ASSERT_EQUAL(utc__staged_recv(&io, NULL, false, 8, 4, NULL), UTC_ERR_INVALID_ARG);
+    /* nothing to move: no transfer, whatever the buffer */
+    UTC_ASSERT_OK(utc__staged_send(&io, NULL, false, 0, 4, NULL));
+    UTC_ASSERT_OK(utc__staged_recv(&io, NULL, true, 0, 4, NULL));
+}
+
+static void test_chunk_setting(void)
+{
+    size_t c = 0;
+    unsetenv("UTC_DEVICE_CHUNK");
+    UTC_ASSERT_OK(utc__device_chunk_size(&c));
+    CU_ASSERT_EQUAL(c, (size_t)4 << 20);
+    setenv("UTC_DEVICE_CHUNK", "1M", 1);
+    UTC_ASSERT_OK(utc__device_chunk_size(&c));
+    CU_ASSERT_EQUAL(c, (size_t)1 << 20);
+    setenv("UTC_DEVICE_CHUNK", "65536", 1);
+    UTC_ASSERT_OK(utc__device_chunk_size(&c));
+    CU_ASSERT_EQUAL(c, (size_t)64 << 10);
+    setenv("UTC_DEVICE_CHUNK", "256M", 1);
+    UTC_ASSERT_OK(utc__device_chunk_size(&c));
+    CU_ASSERT_EQUAL(c, (size_t)256 << 20);
+    static const char *bad[] = {"65535", "257M", "-1", "abc", "4MB", "1G", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("UTC_DEVICE_CHUNK", bad[i], 1);
+        c = 123;
+        CU_ASSERT_EQUAL(utc__device_chunk_size(&c), UTC_ERR_INVALID_ARG);
+        CU_ASSERT_EQUAL(c, 123); /* output set only on success */
+        CU_ASSERT(strstr(utc_last_error(), "UTC_DEVICE_CHUNK") != NULL);
+        CU_ASSERT(strstr(utc_last_error(), bad[i]) != NULL);
+    }
+    /* chunk 0 takes the setting: a bad one fails the transfer before it starts */
+    utc__staged_io_t io = {.isend = never_start, .irecv = never_recv, .wait = never_wait};
+    char b[8] = {0};
+    CU_ASSERT_EQUAL(utc__staged_send(&io, b, false, 8, 0, NULL), UTC_ERR_INVALID_ARG);
+    CU_ASSERT(strstr(utc_last_error(), "UTC_DEVICE_CHUNK") != NULL);
+    unsetenv("UTC_DEVICE_CHUNK");
+    CU_ASSERT_EQUAL(utc__device_chunk_size(NULL), UTC_ERR_INVALID_ARG);
+}
+
+int main(int argc, char **argv)
+{
+    static const utc_test_case_t cases[] = {
+        {"host to host, sizes 0 B to 13 MiB, three chunk sizes", test_sizes_and_chunks},
+        {"a transport error midway", test_transport_error},
+        {"bad arguments", test_bad_arguments},
+        {"UTC_DEVICE_CHUNK", test_chunk_setting},
+        UTC_TEST_END,
+    };
+    return utc_test_main(argc, argv, "staged", cases);
+}
