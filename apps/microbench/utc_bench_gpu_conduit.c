@@ -46,16 +46,16 @@ static const size_t min_bytes = 4096;
 /* What is timed. The first four are conduit messages (writer and reader); the others are
  * the baselines. */
 typedef enum {
-    M_OWNED,   /* hand-over, write_owned / read_owned */
-    M_COPY,    /* hand-over, write / read */
-    M_IPC,     /* 2 ranks, write / read on the default device conduit */
-    M_STAGED,  /* 2 ranks, write / read on the conduit made with UTC_DEVICE_IPC=0 */
-    M_D2D,     /* cudaMemcpyAsync device to device on W's stream */
-    M_D2H,     /* cudaMemcpyAsync device to pinned host on W's stream */
-    M_MPI,     /* MPI_Send / MPI_Recv of pinned host buffers, main threads of ranks 0, 1 */
+    M_OWNED,  /* hand-over, write_owned / read_owned */
+    M_COPY,   /* hand-over, write / read */
+    M_IPC,    /* 2 ranks, write / read on the default device conduit */
+    M_STAGED, /* 2 ranks, write / read on the conduit made with UTC_DEVICE_IPC=0 */
+    M_D2D,    /* cudaMemcpyAsync device to device on W's stream */
+    M_D2H,    /* cudaMemcpyAsync device to pinned host on W's stream */
+    M_MPI,    /* MPI_Send / MPI_Recv of pinned host buffers, main threads of ranks 0, 1 */
     NMETHODS
 } method_t;
-static const char *const mnames[NMETHODS] = {"owned",   "copy", "ipc", "staged",
+static const char *const mnames[NMETHODS] = {"owned",    "copy",       "ipc",    "staged",
                                              "cuda_d2d", "pinned_d2h", "raw_mpi"};
 
 enum { TAG_DATA = 0, TAG_GO = 1 };
@@ -74,8 +74,8 @@ typedef struct {
 /* Each task's buffers, made by its init on its own thread (device 0 current there). */
 typedef struct {
     utc_task_t base;
-    void *src, *dst;  /* device, max_bytes each (writer: src and a D2D target; readers: dst) */
-    void *pinned;     /* writer: the D2H baseline's target */
+    void *src, *dst; /* device, max_bytes each (writer: src and a D2D target; readers: dst) */
+    void *pinned;    /* writer: the D2H baseline's target */
     size_t max_bytes;
 } gpu_task_t;
 
@@ -205,10 +205,10 @@ static int reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 }
 
 static const utc_task_ops_t writer_ops = {.name = "device-writer",
-                                         .size = sizeof(gpu_task_t),
-                                         .init = task_init,
-                                         .run = writer_run,
-                                         .fini = task_fini};
+                                          .size = sizeof(gpu_task_t),
+                                          .init = task_init,
+                                          .run = writer_run,
+                                          .fini = task_fini};
 static const utc_task_ops_t reader_ops = {.name = "device-reader",
                                           .size = sizeof(gpu_task_t),
                                           .init = task_init,
@@ -217,8 +217,7 @@ static const utc_task_ops_t reader_ops = {.name = "device-reader",
 
 static void die(const char *what)
 {
-    fprintf(stderr, "utc_bench_gpu_conduit: rank %d: %s: %s\n", utc_rank(), what,
-            utc_last_error());
+    fprintf(stderr, "utc_bench_gpu_conduit: rank %d: %s: %s\n", utc_rank(), what, utc_last_error());
     MPI_Abort(MPI_COMM_WORLD, 1);
     exit(1);
 }
@@ -298,8 +297,8 @@ static long long parse_count(const char *opt, const char *text, long long lo, lo
     long long v = strtoll(text, &end, 10);
     if (errno || end == text || *end != '\0' || v < lo || v > hi) {
         fprintf(stderr,
-                "utc_bench_gpu_conduit: %s needs a whole number from %lld to %lld, got '%s'\n",
-                opt, lo, hi, text);
+                "utc_bench_gpu_conduit: %s needs a whole number from %lld to %lld, got '%s'\n", opt,
+                lo, hi, text);
         return -1;
     }
     return v;
@@ -313,7 +312,10 @@ static void json_num(const char *key, double v, int last)
         printf("\"%s\": null%s", key, last ? "" : ", ");
 }
 
-static double gbps(size_t bytes, double s) { return s > 0 ? (double)bytes / s / 1e9 : NAN; }
+static double gbps(size_t bytes, double s)
+{
+    return s > 0 ? (double)bytes / s / 1e9 : NAN;
+}
 
 /* The path a device conduit uses here, or why it cannot say. */
 static const char *path_of(utc_conduit_t *c, char *buf, size_t len)
@@ -323,6 +325,9 @@ static const char *path_of(utc_conduit_t *c, char *buf, size_t len)
         snprintf(buf, len, "unknown (%s)", utc_last_error());
     else
         snprintf(buf, len, "%s", name);
+    for (char *q = buf; *q; q++) /* it goes into the JSON as a string */
+        if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20)
+            *q = '\'';
     return buf;
 }
 
@@ -370,8 +375,10 @@ int main(int argc, char **argv)
     int me = utc_rank(), nranks = utc_nranks();
     if (nranks > 2) {
         if (me == 0)
-            fprintf(stderr, "utc_bench_gpu_conduit: run with 1 or 2 ranks (got %d): rank 1 is "
-                            "the other end of the IPC and staged paths\n", nranks);
+            fprintf(stderr,
+                    "utc_bench_gpu_conduit: run with 1 or 2 ranks (got %d): rank 1 is "
+                    "the other end of the IPC and staged paths\n",
+                    nranks);
         utc_finalize();
         return 2;
     }
@@ -429,7 +436,8 @@ int main(int argc, char **argv)
     double *t0 = calloc(nt, sizeof *t0), *t1 = calloc(nt, sizeof *t1);
     if (!t0 || !t1)
         die("out of memory");
-#define AT(m, s, r) ((((size_t)(m) * (size_t)nsizes) + (size_t)(s)) * (size_t)(reps + 1) + (size_t)(r))
+#define AT(m, s, r)                                                                                \
+    ((((size_t)(m) * (size_t)nsizes) + (size_t)(s)) * (size_t)(reps + 1) + (size_t)(r))
     /* repetition 0 warms up (handles opened, pools grown) and is not counted */
     for (int s = 0; s < nsizes; s++)
         for (int r = 0; r <= reps; r++)
@@ -493,12 +501,14 @@ int main(int argc, char **argv)
         struct cudaDeviceProp prop;
         if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess)
             snprintf(prop.name, sizeof prop.name, "device 0");
-        fprintf(table, "utc_bench_gpu_conduit: %s, %d rank(s), best of %d, load %.2f\n"
-                       "paths: hand-over %s, ipc %s, staged %s\n",
+        fprintf(table,
+                "utc_bench_gpu_conduit: %s, %d rank(s), best of %d, load %.2f\n"
+                "paths: hand-over %s, ipc %s, staged %s\n",
                 prop.name, nranks, reps, load[0], paths[0], paths[1] ? paths[1] : "-",
                 paths[2] ? paths[2] : "-");
-        fprintf(table, "\n1. hand-over in-process (us per message; target: owned at most 10 at "
-                       "every size)\n%10s %10s %10s %10s %10s\n",
+        fprintf(table,
+                "\n1. hand-over in-process (us per message; target: owned at most 10 at "
+                "every size)\n%10s %10s %10s %10s %10s\n",
                 "bytes", "owned us", "copy us", "cuda d2d", "copy/cuda");
         double owned_max = 0, owned_min = INFINITY;
         for (int s = 0; s < nsizes; s++) {
@@ -513,16 +523,18 @@ int main(int argc, char **argv)
                 at64 = s;
         double ipc_ratio = NAN, staged_ratio = NAN, staged_base = NAN;
         if (r1) {
-            fprintf(table, "\n2. IPC between 2 ranks on one GPU (GB/s; target at 64 MiB: at "
-                           "least 0.8x cuda d2d)\n%10s %10s %10s %10s %10s\n",
+            fprintf(table,
+                    "\n2. IPC between 2 ranks on one GPU (GB/s; target at 64 MiB: at "
+                    "least 0.8x cuda d2d)\n%10s %10s %10s %10s %10s\n",
                     "bytes", "ipc us", "ipc GB/s", "cuda d2d", "ratio");
             for (int s = 0; s < nsizes; s++)
                 fprintf(table, "%10zu %10.2f %10.2f %10.2f %10.2f\n", sizes[s],
                         best[M_IPC][s] * 1e6, gbps(sizes[s], best[M_IPC][s]),
                         gbps(sizes[s], best[M_D2D][s]), best[M_D2D][s] / best[M_IPC][s]);
-            fprintf(table, "\n3. staged between 2 ranks, IPC off (GB/s; target at 64 MiB: at "
-                           "least 0.8x the slower of pinned d2h and raw MPI)\n"
-                           "%10s %10s %10s %10s %10s %10s\n",
+            fprintf(table,
+                    "\n3. staged between 2 ranks, IPC off (GB/s; target at 64 MiB: at "
+                    "least 0.8x the slower of pinned d2h and raw MPI)\n"
+                    "%10s %10s %10s %10s %10s %10s\n",
                     "bytes", "staged us", "GB/s", "pinned d2h", "raw MPI", "ratio");
             for (int s = 0; s < nsizes; s++) {
                 double base = fmin(gbps(sizes[s], best[M_D2H][s]), gbps(sizes[s], best[M_MPI][s]));
@@ -544,8 +556,9 @@ int main(int argc, char **argv)
             fprintf(table, "IPC and staged at 64 MiB: not measured (%s)\n",
                     r1 ? "--max-bytes below 64 MiB" : "1 rank");
         else
-            fprintf(table, "IPC 64 MiB %.2fx cuda d2d (>= 0.8: %s); staged 64 MiB %.2fx the "
-                           "slower baseline (>= 0.8: %s)\n",
+            fprintf(table,
+                    "IPC 64 MiB %.2fx cuda d2d (>= 0.8: %s); staged 64 MiB %.2fx the "
+                    "slower baseline (>= 0.8: %s)\n",
                     ipc_ratio, ipc_ratio >= 0.8 ? "met" : "MISSED", staged_ratio,
                     staged_ratio >= 0.8 ? "met" : "MISSED");
         fflush(table);
@@ -581,12 +594,14 @@ int main(int argc, char **argv)
             printf("\"target\": \"<= 10\", \"met\": %s}, ", owned_max <= 10e-6 ? "true" : "false");
             printf("\"ipc_64MiB_over_cuda_d2d\": {");
             json_num("value", ipc_ratio, 0);
-            printf("\"target\": \">= 0.8\", \"met\": %s}, ",
-                   isnan(ipc_ratio) ? "null" : ipc_ratio >= 0.8 ? "true" : "false");
+            printf("\"target\": \">= 0.8\", \"met\": %s}, ", isnan(ipc_ratio)   ? "null"
+                                                             : ipc_ratio >= 0.8 ? "true"
+                                                                                : "false");
             printf("\"staged_64MiB_over_slower_of_pinned_d2h_and_raw_mpi\": {");
             json_num("value", staged_ratio, 0);
-            printf("\"target\": \">= 0.8\", \"met\": %s}}}\n",
-                   isnan(staged_ratio) ? "null" : staged_ratio >= 0.8 ? "true" : "false");
+            printf("\"target\": \">= 0.8\", \"met\": %s}}}\n", isnan(staged_ratio)   ? "null"
+                                                               : staged_ratio >= 0.8 ? "true"
+                                                                                     : "false");
         }
         fflush(stdout);
     }
