@@ -25,14 +25,15 @@
 #    with CPU threads only, one GPU thread only, and --mixed, in one run: the mixed one's
 #    frames/s against the better of the two and their sum), utc_bench_gpu (bandwidth per
 #    memory kind with copy counts, concurrent kernels), and utc_bench_gpu_overlap (200
-#    items through an overlapped pipeline at depth 1, 2, 3 beside each stage alone), and
-#    utc_bench_gpu_conduit at 2 ranks, --quick (device conduits: the in-process hand-over
-#    beside cudaMemcpy D2D, IPC beside the same copy, staged beside pinned D2H and raw MPI;
-#    the targets' ratios in its JSON).
+#    items through an overlapped pipeline at depth 1, 2, 3 beside each stage alone).
 # Results: DIR (--out; default $OUT/gpu-check when $OUT is set, else gpu-check-results):
 # gpu-check.log (everything printed), summary.json, ctest-gpu-*.xml, bench-gpu.json,
-# bench-gpu-overlap.json, bench-gpu-conduit.json, ryr.jsonl, farm-mixed.jsonl. Exit 0 when every step passed, 1
+# bench-gpu-overlap.json, ryr.jsonl, farm-mixed.jsonl. Exit 0 when every step passed, 1
 # when one failed, 2 on a usage error.
+#
+# Device conduits (issue 35): step 4 also runs utc_bench_gpu_conduit at 2 ranks, --quick
+# (the in-process hand-over beside cudaMemcpy D2D, IPC beside the same copy, staged beside
+# pinned D2H and raw MPI; the targets' ratios in its JSON): bench-gpu-conduit.json.
 #
 # --prepare  on a machine with apt and the network: fetch the bundle into gpu-bundle/ (git
 #            ignores it; carry it to the GPU machine with the tree) and stop.
@@ -72,7 +73,8 @@ fi
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
 rm -f "$out"/ctest-gpu-*.xml "$out"/bench-gpu.json "$out"/bench-gpu-overlap.json "$out"/ryr.jsonl \
-    "$out"/summary.json "$out"/farm-mixed.jsonl "$out"/bench-gpu-conduit.json
+    "$out"/summary.json "$out"/farm-mixed.jsonl
+rm -f "$out"/bench-gpu-conduit.json
 exec > >(tee "$out/gpu-check.log") 2>&1
 tee_pid=$!
 t_start=$(date +%s)
@@ -125,6 +127,7 @@ def bench_json(key, name):
         except ValueError:
             s[key] = "unreadable: see gpu-check.log"
 bench_json("utc_bench_gpu_overlap", "bench-gpu-overlap.json")
+bench_json("utc_bench_gpu_conduit", "bench-gpu-conduit.json")
 farm = {}
 if os.path.exists(os.path.join(out, "farm-mixed.jsonl")):
     for line in open(os.path.join(out, "farm-mixed.jsonl")):
@@ -140,7 +143,6 @@ if {"cpu", "gpu", "mixed"} <= set(farm):
     farm["target"] = "mixed_over_best >= 1 and mixed_over_sum >= 0.9 (issue 36)"
 s["ryr_farm_mixed"] = farm or None
 bench_json("utc_bench_gpu", "bench-gpu.json")
-bench_json("utc_bench_gpu_conduit", "bench-gpu-conduit.json")
 json.dump(s, open(os.path.join(out, "summary.json"), "w"), indent=1)
 t = s["tests"]
 print("gpu-check: %s in %s s: tests %d passed, %d failed, %d skipped; summary %s"
