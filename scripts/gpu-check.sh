@@ -72,9 +72,9 @@ fi
 
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
+rm -f "$out"/bench-gpu-conduit.json
 rm -f "$out"/ctest-gpu-*.xml "$out"/bench-gpu.json "$out"/bench-gpu-overlap.json "$out"/ryr.jsonl \
     "$out"/summary.json "$out"/farm-mixed.jsonl
-rm -f "$out"/bench-gpu-conduit.json
 exec > >(tee "$out/gpu-check.log") 2>&1
 tee_pid=$!
 t_start=$(date +%s)
