@@ -9,6 +9,8 @@
  * about to read on a host conduit first, so the time holds no waiting for the reader. Both
  * ends read CLOCK_MONOTONIC (utc_wtime), one clock for the ranks of a host. For each size
  * the methods take turns, repetition after repetition; each figure is the best of --reps.
+ * Outside the timing, each reader checks the first, middle and last byte of every message
+ * (its buffer reset before each), so a transfer that did not happen cannot pass.
  *
  * 1. hand-over (W to R0, in-process): write_owned of a utc_gpu_malloc buffer / read_owned
  *    (target: at most 10 us at every size), and the copy form (write / read between
@@ -60,6 +62,11 @@ static const char *const mnames[NMETHODS] = {"owned",    "copy",       "ipc",   
 
 enum { TAG_DATA = 0, TAG_GO = 1 };
 
+/* The bytes every message is checked against (outside the timing): the writer's buffer
+ * holds SRC_BYTE, an owned buffer OWNED_BYTE; a reader's buffer is reset to STALE_BYTE
+ * before each message, so a transfer that did not happen cannot pass. */
+enum { SRC_BYTE = 1, STALE_BYTE = 2, OWNED_BYTE = 5 };
+
 /* One command of the writer or a reader: one message (or one baseline copy) of one size. */
 typedef struct {
     method_t m;
@@ -67,6 +74,7 @@ typedef struct {
     utc_conduit_t *data; /* the device conduit */
     utc_conduit_t *go;   /* host conduit reader -> writer: "I am about to read" */
     double t0, t1;       /* writer: start; reader (or a baseline): end */
+    int verified;        /* reader: the message's bytes were checked */
     int rc;
     char why[256];
 } cmd_t;
@@ -107,8 +115,8 @@ static int task_init(utc_task_t *self, utc_ctx_t *ctx, void *arg)
         return rc ? rc : UTC_ERR_NO_MEMORY;
     }
     /* touch every page once, outside the timing */
-    if (cudaMemset(t->src, 1, t->max_bytes) != cudaSuccess ||
-        cudaMemset(t->dst, 2, t->max_bytes) != cudaSuccess)
+    if (cudaMemset(t->src, SRC_BYTE, t->max_bytes) != cudaSuccess ||
+        cudaMemset(t->dst, STALE_BYTE, t->max_bytes) != cudaSuccess)
         return utc_gpu_check("clearing the benchmark's buffers");
     memset(t->pinned, 3, t->max_bytes);
     return utc_gpu_synchronize();
@@ -148,7 +156,8 @@ static int writer_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
         /* a fresh buffer each time, as a producer would make: allocated before the clock */
         if ((rc = utc_gpu_malloc(c->bytes, &owned)))
             return failed(c, "utc_gpu_malloc", rc);
-        if ((err = cudaStreamSynchronize(s)) != cudaSuccess)
+        if ((err = cudaMemsetAsync(owned, OWNED_BYTE, c->bytes, s)) != cudaSuccess ||
+            (err = cudaStreamSynchronize(s)) != cudaSuccess)
             return cuda_failed(c, "utc_gpu_malloc", err);
     }
     if ((rc = utc_conduit_read(c->go, &token, 1, TAG_GO, NULL))) {
@@ -168,6 +177,31 @@ static int writer_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return 0;
 }
 
+/* Outside the timing: three bytes of what arrived (first, middle, last) are `want`. */
+static void check_bytes(cmd_t *c, const void *buf, int want, cudaStream_t s)
+{
+    const size_t at[3] = {0, c->bytes / 2, c->bytes - 1};
+    unsigned char got[3] = {0, 0, 0};
+    cudaError_t err = cudaSuccess;
+    for (int k = 0; k < 3 && err == cudaSuccess; k++)
+        err = cudaMemcpyAsync(&got[k], (const unsigned char *)buf + at[k], 1,
+                              cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+    if (err != cudaSuccess) {
+        cuda_failed(c, "reading back the message", err);
+        return;
+    }
+    for (int k = 0; k < 3; k++)
+        if (got[k] != want) {
+            snprintf(c->why, sizeof c->why, "%s: byte %zu of the message is %d, not %d",
+                     mnames[c->m], at[k], got[k], want);
+            c->rc = UTC_ERR_INTERNAL;
+            return;
+        }
+    c->verified = 1;
+}
+
 /* A reader: says "go", reads, and stops the clock once its stream has the data. */
 static int reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
@@ -178,6 +212,11 @@ static int reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     char token = 1;
     void *owned = NULL;
     size_t got = 0;
+    cudaError_t err;
+    if (c->m != M_OWNED &&
+        ((err = cudaMemsetAsync(t->dst, STALE_BYTE, c->bytes, s)) != cudaSuccess ||
+         (err = cudaStreamSynchronize(s)) != cudaSuccess))
+        return cuda_failed(c, "resetting the reader's buffer", err);
     int rc = utc_conduit_write(c->go, &token, 1, TAG_GO);
     if (rc)
         return failed(c, "writing go", rc);
@@ -187,10 +226,12 @@ static int reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
         rc = utc_conduit_read(c->data, t->dst, c->bytes, TAG_DATA, &got);
     if (rc)
         return failed(c, mnames[c->m], rc);
-    cudaError_t err = cudaStreamSynchronize(s);
+    err = cudaStreamSynchronize(s);
     c->t1 = utc_wtime();
     if (err != cudaSuccess)
         return cuda_failed(c, mnames[c->m], err);
+    if (got == c->bytes) /* the first, middle and last byte arrived */
+        check_bytes(c, owned ? owned : t->dst, owned ? OWNED_BYTE : SRC_BYTE, s);
     if (owned) {
         if ((rc = utc_gpu_free(owned)))
             return failed(c, "utc_gpu_free", rc);
@@ -438,6 +479,7 @@ int main(int argc, char **argv)
         die("out of memory");
 #define AT(m, s, r)                                                                                \
     ((((size_t)(m) * (size_t)nsizes) + (size_t)(s)) * (size_t)(reps + 1) + (size_t)(r))
+    long long checked = 0, messages = 0; /* conduit messages whose bytes were checked; run */
     /* repetition 0 warms up (handles opened, pools grown) and is not counted */
     for (int s = 0; s < nsizes; s++)
         for (int r = 0; r <= reps; r++)
@@ -469,15 +511,18 @@ int main(int argc, char **argv)
                 run_pair(w, reader, &cw, &cr);
                 if (utc_task_is_local(w) == 1)
                     t0[AT(m, s, r)] = cw.t0;
-                if (reader && utc_task_is_local(reader) == 1)
+                if (reader && utc_task_is_local(reader) == 1) {
                     t1[AT(m, s, r)] = cr.t1;
-                else if (!reader && utc_task_is_local(w) == 1)
+                    checked += cr.verified;
+                } else if (!reader && utc_task_is_local(w) == 1)
                     t1[AT(m, s, r)] = cw.t1;
+                messages += reader != NULL;  /* counted alike on every rank */
                 if (utc_barrier() != UTC_OK) /* idle ranks sleep here, not in the next call */
                     die("barrier");
             }
     MPI_Allreduce(MPI_IN_PLACE, t0, (int)nt, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, t1, (int)nt, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &checked, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
 
     if (me == 0) {
         char pbuf[3][160];
@@ -503,9 +548,9 @@ int main(int argc, char **argv)
             snprintf(prop.name, sizeof prop.name, "device 0");
         fprintf(table,
                 "utc_bench_gpu_conduit: %s, %d rank(s), best of %d, load %.2f\n"
-                "paths: hand-over %s, ipc %s, staged %s\n",
+                "paths: hand-over %s, ipc %s, staged %s; %lld of %lld messages' bytes checked\n",
                 prop.name, nranks, reps, load[0], paths[0], paths[1] ? paths[1] : "-",
-                paths[2] ? paths[2] : "-");
+                paths[2] ? paths[2] : "-", checked, messages);
         fprintf(table,
                 "\n1. hand-over in-process (us per message; target: owned at most 10 at "
                 "every size)\n%10s %10s %10s %10s %10s\n",
@@ -564,8 +609,8 @@ int main(int argc, char **argv)
         fflush(table);
         if (json) {
             printf("{\"bench\": \"utc_bench_gpu_conduit\", \"device\": \"%s\", \"ranks\": %d, "
-                   "\"reps\": %d, ",
-                   prop.name, nranks, reps);
+                   "\"reps\": %d, \"messages\": %lld, \"messages_checked\": %lld, ",
+                   prop.name, nranks, reps, messages, checked);
             json_num("load", load[0], 0);
             printf("\"paths\": {\"handover\": \"%s\", \"ipc\": %s%s%s, \"staged\": %s%s%s},\n"
                    " \"points\": [",

@@ -4,8 +4,9 @@
 # errors (exit 2 with a message naming the option, no GPU needed). Then its JSON: every
 # size has the hand-over (owned, copy) and cudaMemcpy device-to-device times, and with 2
 # ranks the IPC, staged, pinned device-to-host and raw MPI ones, the conduits on the paths
-# they were made for. No figure is judged. Without a usable GPU: skipped (77), or failed
-# under UTC_REQUIRE_GPU=1 (tests/common/gpu_skip.sh).
+# they were made for, and every message's bytes checked by its reader. No figure is
+# judged. Without a usable GPU: skipped (77), or failed under UTC_REQUIRE_GPU=1
+# (tests/common/gpu_skip.sh).
 set -u
 . "$(dirname "$0")/../common/gpu_skip.sh"
 utcrun=$1 bench=$2 np=$3
@@ -46,6 +47,9 @@ assert r["ranks"] == np and r["reps"] == 2, r
 pts = r["points"]
 assert [p["bytes"] for p in pts] == [4096, 16384, 65536], pts
 assert r["paths"]["handover"] == "handover", r["paths"]
+# every conduit message (warm-up included) arrived whole: its bytes checked by the reader
+assert r["messages"] == len(pts) * (r["reps"] + 1) * (2 if np == 1 else 4), r["messages"]
+assert r["messages_checked"] == r["messages"], (r["messages_checked"], r["messages"])
 timed = ["owned", "copy", "cuda_d2d"]
 if np == 2:
     timed += ["ipc", "staged", "pinned_d2h", "raw_mpi"]
