@@ -404,7 +404,7 @@ PY
         failed "utc_bench_gpu exited $?"
     fi
     step "4. utc_bench_gpu_conduit, 2 ranks (device conduits beside cudaMemcpy D2D, pinned D2H, raw MPI)"
-    if timeout 120 scripts/utcrun -np 2 "$build/apps/microbench/utc_bench_gpu_conduit" --quick --json \
+    if timeout 90 scripts/utcrun -np 2 "$build/apps/microbench/utc_bench_gpu_conduit" --quick --json \
             </dev/null >"$out/bench-gpu-conduit.json"; then
         python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu-conduit.json" ||
             failed "utc_bench_gpu_conduit's JSON is not readable"
