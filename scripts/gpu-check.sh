@@ -16,8 +16,10 @@
 # 3. Builds with CUDA on (the targets the GPU tests need, -j N: default all cores) and runs
 #    every test labelled gpu (GPU module suites, the apps' GPU versions, the cluster apps'
 #    at 1-3 ranks, RYR v4/v5/auto, --gpu and --memtype runs, the GPU example, the
-#    micro-benchmark at a tiny size, RUNPATHs) with UTC_REQUIRE_GPU=1: a skip is a
-#    failure, and so is any test that did not pass.
+#    micro-benchmarks at a tiny size, RUNPATHs, device conduits) with UTC_REQUIRE_GPU=1: a
+#    skip is a failure, and so is any test that did not pass. What it builds: the targets
+#    below, and every target of this build whose program a gpu-labelled test runs (read
+#    from ctest), so a new GPU test is never left unbuilt.
 # 4. Benchmarks (unless --no-bench): RYR v4, v5 and auto at 1024x1024, 50 frames (frames/s
 #    beside the dissertation's table 4.7, theirs), the farm of both kinds (ryr --farm 1
 #    with CPU threads only, one GPU thread only, and --mixed, in one run: the mixed one's
@@ -32,6 +34,10 @@
 # gpu-check.log (everything printed), summary.json, ctest-gpu-*.xml, bench-gpu.json,
 # bench-gpu-overlap.json, ryr.jsonl, farm-mixed.jsonl, ryr-gpu.jsonl. Exit 0 when every step passed, 1
 # when one failed, 2 on a usage error.
+#
+# Device conduits (issue 35): step 4 also runs utc_bench_gpu_conduit at 2 ranks, --quick
+# (the in-process hand-over beside cudaMemcpy D2D, IPC beside the same copy, staged beside
+# pinned D2H and raw MPI; the targets' ratios in its JSON): bench-gpu-conduit.json.
 #
 # --prepare  on a machine with apt and the network: fetch the bundle into gpu-bundle/ (git
 #            ignores it; carry it to the GPU machine with the tree) and stop.
@@ -70,6 +76,7 @@ fi
 
 mkdir -p "$out" || exit 1
 out=$(cd "$out" && pwd)
+rm -f "$out"/bench-gpu-conduit.json
 rm -f "$out"/ctest-gpu-*.xml "$out"/bench-gpu.json "$out"/bench-gpu-overlap.json "$out"/ryr.jsonl \
     "$out"/summary.json "$out"/farm-mixed.jsonl "$out"/ryr-gpu.jsonl
 exec > >(tee "$out/gpu-check.log") 2>&1
@@ -124,6 +131,7 @@ def bench_json(key, name):
         except ValueError:
             s[key] = "unreadable: see gpu-check.log"
 bench_json("utc_bench_gpu_overlap", "bench-gpu-overlap.json")
+bench_json("utc_bench_gpu_conduit", "bench-gpu-conduit.json")
 farm = {}
 if os.path.exists(os.path.join(out, "farm-mixed.jsonl")):
     for line in open(os.path.join(out, "farm-mixed.jsonl")):
@@ -302,7 +310,7 @@ step "3. build (CUDA on) in $build"
 targets="utc test_gpu_errors test_gpu_kernels test_gpu_data test_gpu_mixed test_gpu_pipeline
 test_gpu_pipeline_errors test_gpu_pipeline_ring utc_bench_gpu utc_bench_gpu_overlap example_gpu_task
 example_mixed_task ryr
-rotate yuv raytrace md5 bfs mm heat kmeans nbody mc"
+rotate yuv raytrace md5 bfs mm heat kmeans nbody mc utc_bench_gpu_conduit"
 # the build tool: the one the folder was made with, else ninja where there is one, else make
 gen=()
 if [ ! -f "$build/CMakeCache.txt" ]; then
@@ -321,6 +329,23 @@ if ! cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUTC_
 fi
 grep -E "UTC: GPU support|CUDA compiler identification|Found MPI_C|Found hwloc" "$out/configure.log"
 rm -f "$out/configure.log"
+# every program a gpu-labelled test runs from this build that is a target of it
+test_targets=$(cd "$build" && ctest -N -L '^gpu$' --show-only=json-v1 2>/dev/null | python3 -c '
+import json, os, re, subprocess, sys
+build = sys.argv[1]
+helps = subprocess.run(["cmake", "--build", build, "--target", "help"], capture_output=True,
+                       text=True).stdout
+known = {m.group(1) for m in re.finditer(r"^(?:\.\.\. )?([A-Za-z0-9_.+-]+)(?:: \w+)?$", helps, re.M)}
+found = set()
+for t in json.load(sys.stdin)["tests"]:
+    for a in t.get("command", []):
+        if a.startswith(build + "/") and os.path.basename(a) in known:
+            found.add(os.path.basename(a))
+print(" ".join(sorted(found)))
+' "$build") || { failed "listing the GPU tests' programs (ctest --show-only=json-v1)"; finish; }
+extra=$(for t in $test_targets; do case " $(echo $targets) " in *" $t "*) ;; *) echo "$t" ;; esac; done)
+[ -z "$extra" ] || echo "gpu-check: the gpu tests also need: $(echo $extra)"
+targets="$targets $extra"
 if ! cmake --build "$build" -j "$jobs" --target $targets >"$build/gpu-check-build.log" 2>&1; then
     tail -60 "$build/gpu-check-build.log"
     failed "build (log: $build/gpu-check-build.log)"
@@ -445,6 +470,14 @@ PY
             failed "utc_bench_gpu's JSON is not readable"
     else
         failed "utc_bench_gpu exited $?"
+    fi
+    step "4. utc_bench_gpu_conduit, 2 ranks (device conduits beside cudaMemcpy D2D, pinned D2H, raw MPI)"
+    if timeout 90 scripts/utcrun -np 2 "$build/apps/microbench/utc_bench_gpu_conduit" --quick --json \
+            </dev/null >"$out/bench-gpu-conduit.json"; then
+        python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu-conduit.json" ||
+            failed "utc_bench_gpu_conduit's JSON is not readable"
+    else
+        failed "utc_bench_gpu_conduit exited $? (77: no GPU, a failure here)"
     fi
     step "4. utc_bench_gpu_overlap (200 items; depth 1, 2, 3 against each stage alone)"
     if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu_overlap" --json \
