@@ -4,7 +4,8 @@
 # machine lacks Open MPI, hwloc, CUnit or uthash, the bundle that --prepare made.
 #
 #   scripts/gpu-check.sh [--out DIR] [--build DIR] [--jobs N] [--bundle|--no-bundle]
-#                        [--no-bench] [--dry-run]
+#                        [--no-bench] [--skip BENCH,...] [--test-timeout S]
+#                        [--dry-run]
 #   scripts/gpu-check.sh --prepare
 #
 # 1. Prints what it found: nvidia-smi, the driver's and the runtime's CUDA versions, each
@@ -41,6 +42,9 @@
 #
 # --prepare  on a machine with apt and the network: fetch the bundle into gpu-bundle/ (git
 #            ignores it; carry it to the GPU machine with the tree) and stop.
+# --skip     leave out these benchmarks of step 4 (comma-separated): ryr (v4, v5, auto),
+#            farm, ryr-gpu, bandwidth (utc_bench_gpu), conduit, overlap; the tests all run.
+# --test-timeout  each GPU test's time limit in seconds (default 300).
 # --dry-run  no GPU needed: steps 1-3 without stopping for a missing GPU and without
 #            running the tests (it lists them), to check the build where there is no GPU.
 set -uo pipefail
@@ -52,7 +56,7 @@ out=${OUT:+$OUT/gpu-check}
 out=${out:-$root/gpu-check-results}
 build=$root/build-gpucheck
 jobs=$(nproc)
-use_bundle=auto bench=1 dry=0 prepare=0
+use_bundle=auto bench=1 dry=0 prepare=0 skip=, test_timeout=300
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) out=$2; shift 2 ;;
@@ -61,13 +65,16 @@ while [ $# -gt 0 ]; do
         --bundle) use_bundle=yes; shift ;;
         --no-bundle) use_bundle=no; shift ;;
         --no-bench) bench=0; shift ;;
+        --skip) skip=",$2,"; shift 2 ;;
+        --test-timeout) test_timeout=$2; shift 2 ;;
         --dry-run) dry=1; shift ;;
         --prepare) prepare=1; shift ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "gpu-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
-[ "$out" = "${out#-}" ] && [ "$jobs" -gt 0 ] 2>/dev/null || { echo "gpu-check: bad --out or --jobs" >&2; exit 2; }
+[ "$out" = "${out#-}" ] && [ "$jobs" -gt 0 ] 2>/dev/null && [ "$test_timeout" -gt 0 ] 2>/dev/null ||
+    { echo "gpu-check: bad --out, --jobs or --test-timeout" >&2; exit 2; }
 
 if [ "$prepare" = 1 ]; then
     bundle_prepare "$root/gpu-bundle"
@@ -86,6 +93,7 @@ result=pass
 failures=()
 step() { echo; echo "==== gpu-check: $* ($(($(date +%s) - t_start)) s)"; }
 failed() { echo "gpu-check: FAILED: $*"; failures+=("$*"); result=fail; }
+want() { [[ "$skip" != *",$1,"* ]]; } # a benchmark of step 4 not left out with --skip
 
 # summary: summary.json from what the steps left in $out and the variables below.
 gpu_info='{}'
@@ -362,11 +370,11 @@ if [ "$dry" = 1 ]; then
 else
     # The GPU module's suites first, alone (one of them checks that two threads' kernels
     # overlap on the device: other processes' kernels would time-slice it); then the rest.
-    (cd "$build" && ctest -L '^gpu$' -R '^gpu_(kernels|data|pipeline)_np' -j 1 --timeout 300 \
+    (cd "$build" && ctest -L '^gpu$' -R '^gpu_(kernels|data|pipeline)_np' -j 1 --timeout "$test_timeout" \
         --output-on-failure --output-junit "$out/ctest-gpu-module.xml")
     rc1=$?
     (cd "$build" && ctest -L '^gpu$' -E '^gpu_(kernels|data|pipeline)_np' -j "$(( jobs > 8 ? 8 : jobs ))" \
-        --timeout 300 --output-on-failure --output-junit "$out/ctest-gpu-apps.xml")
+        --timeout "$test_timeout" --output-on-failure --output-junit "$out/ctest-gpu-apps.xml")
     rc2=$?
     [ "$rc1" = 0 ] && [ "$rc2" = 0 ] || failed "GPU tests (ctest exited $rc1, $rc2)"
     skipped=$(cat "$out"/ctest-gpu-*.xml 2>/dev/null | grep -c '<skipped' || true)
@@ -375,46 +383,49 @@ fi
 
 # ---- 4. benchmarks ----
 if [ "$bench" = 1 ] && [ "$dry" = 0 ]; then
-    step "4. RYR at 1024x1024, 50 frames (frames/s; the dissertation's table 4.7 is theirs)"
-    printf '%-6s %10s %10s   %s\n' preset "fps (ours)" "theirs" "(table 4.7: 50 rounds at 1024x1024)"
-    for p in v4 v5 auto; do
-        line=$(timeout 180 scripts/utcrun -np 1 "$build/apps/ryr/ryr" --preset "$p" \
-            --size 1024x1024 --frames 50 --orbit 10 --no-output --json </dev/null 2>"$probe_dir/ryr.err" |
-            tail -n 1)
-        if ! grep -q '"fps": ' <<<"$line"; then
-            cat "$probe_dir/ryr.err"
-            failed "ryr --preset $p at 1024x1024"
-            continue
-        fi
-        echo "$line" >>"$out/ryr.jsonl"
-        fps=$(sed -n 's/.*"fps": \([0-9.]*\).*/\1/p' <<<"$line")
-        theirs=$(case $p in v4) echo 4.048 ;; v5) echo 5.475 ;; *) echo - ;; esac)
-        printf '%-6s %10s %10s\n' "$p" "$fps" "$theirs"
-    done
-    step "4. the farm of both kinds: CPU threads, a GPU thread, and both (--mixed), 1024x1024"
-    # one farm task beside the pipeline's other stages: all the cores' CPU threads, one GPU
-    # thread, or --mixed (the GPU thread and a CPU thread on each core it leaves)
-    ncores=$(nproc)
-    for farm in cpu gpu mixed; do
-        case $farm in
-            cpu) args=(--ray-threads "$ncores") ;;
-            gpu) args=(--gpu) ;;
-            mixed) args=(--mixed --verify) ;;
-        esac
-        line=$(timeout 300 scripts/utcrun -np 1 "$build/apps/ryr/ryr" --preset v3 --farm 1 \
-            "${args[@]}" --size 1024x1024 --frames 50 --orbit 10 --no-output --json </dev/null \
-            2>"$probe_dir/ryr.err" | tail -n 1)
-        if ! grep -q '"fps": ' <<<"$line"; then
-            cat "$probe_dir/ryr.err"
-            failed "ryr --farm 1 ($farm) at 1024x1024"
-            continue
-        fi
-        echo "{\"farm\": \"$farm\", ${line#\{}" >>"$out/farm-mixed.jsonl"
-        printf '%-6s %10s fps  %s\n' "$farm" "$(sed -n 's/.*"fps": \([0-9.]*\).*/\1/p' <<<"$line")" \
-            "$(grep -o '"rows_cpu": [0-9]*, "rows_gpu": [0-9]*' <<<"$line")"
-    done
-    if [ "$(grep -c . "$out/farm-mixed.jsonl" 2>/dev/null)" = 3 ]; then
-        python3 - "$out/farm-mixed.jsonl" <<'PY' || failed "the mixed farm's --verify"
+    if want ryr; then
+        step "4. RYR at 1024x1024, 50 frames (frames/s; the dissertation's table 4.7 is theirs)"
+        printf '%-6s %10s %10s   %s\n' preset "fps (ours)" "theirs" "(table 4.7: 50 rounds at 1024x1024)"
+        for p in v4 v5 auto; do
+            line=$(timeout 180 scripts/utcrun -np 1 "$build/apps/ryr/ryr" --preset "$p" \
+                --size 1024x1024 --frames 50 --orbit 10 --no-output --json </dev/null 2>"$probe_dir/ryr.err" |
+                tail -n 1)
+            if ! grep -q '"fps": ' <<<"$line"; then
+                cat "$probe_dir/ryr.err"
+                failed "ryr --preset $p at 1024x1024"
+                continue
+            fi
+            echo "$line" >>"$out/ryr.jsonl"
+            fps=$(sed -n 's/.*"fps": \([0-9.]*\).*/\1/p' <<<"$line")
+            theirs=$(case $p in v4) echo 4.048 ;; v5) echo 5.475 ;; *) echo - ;; esac)
+            printf '%-6s %10s %10s\n' "$p" "$fps" "$theirs"
+        done
+    fi
+    if want farm; then
+        step "4. the farm of both kinds: CPU threads, a GPU thread, and both (--mixed), 1024x1024"
+        # one farm task beside the pipeline's other stages: all the cores' CPU threads, one GPU
+        # thread, or --mixed (the GPU thread and a CPU thread on each core it leaves)
+        ncores=$(nproc)
+        for farm in cpu gpu mixed; do
+            case $farm in
+                cpu) args=(--ray-threads "$ncores") ;;
+                gpu) args=(--gpu) ;;
+                mixed) args=(--mixed --verify) ;;
+            esac
+            line=$(timeout 300 scripts/utcrun -np 1 "$build/apps/ryr/ryr" --preset v3 --farm 1 \
+                "${args[@]}" --size 1024x1024 --frames 50 --orbit 10 --no-output --json </dev/null \
+                2>"$probe_dir/ryr.err" | tail -n 1)
+            if ! grep -q '"fps": ' <<<"$line"; then
+                cat "$probe_dir/ryr.err"
+                failed "ryr --farm 1 ($farm) at 1024x1024"
+                continue
+            fi
+            echo "{\"farm\": \"$farm\", ${line#\{}" >>"$out/farm-mixed.jsonl"
+            printf '%-6s %10s fps  %s\n' "$farm" "$(sed -n 's/.*"fps": \([0-9.]*\).*/\1/p' <<<"$line")" \
+                "$(grep -o '"rows_cpu": [0-9]*, "rows_gpu": [0-9]*' <<<"$line")"
+        done
+        if [ "$(grep -c . "$out/farm-mixed.jsonl" 2>/dev/null)" = 3 ]; then
+            python3 - "$out/farm-mixed.jsonl" <<'PY' || failed "the mixed farm's --verify"
 import json, sys
 r = {j["farm"]: j for j in map(json.loads, open(sys.argv[1]))}
 c, g, m = r["cpu"]["fps"], r["gpu"]["fps"], r["mixed"]["fps"]
@@ -422,33 +433,35 @@ print("mixed / better of the two: %.2f (target >= 1); mixed / sum: %.2f (target 
       % (m / max(c, g), m / (c + g)))
 sys.exit(0 if r["mixed"]["verified"] else 1)
 PY
+        fi
     fi
     # ---- 4. RYR --preset gpu (issue 35): a block of its own ----
-    step "4. RYR --preset gpu against v5 and auto, and each GPU stage's kernels alone, 1024x1024"
-    # taking turns (every run once, then again), best of 2; the stages alone: ryr
-    # --stage-alone, the gpu preset's kernels on device buffers with no conduits
-    ryr_bin=$build/apps/ryr/ryr
-    for rep in 1 2; do
-        for run in gpu v5 auto alone:raytrace alone:yuv alone:rotate; do
-            case $run in
-                alone:*) args=(--preset gpu --stage-alone "${run#alone:}") ;;
-                *) args=(--preset "$run") ;;
-            esac
-            line=$(timeout 180 scripts/utcrun -np 1 "$ryr_bin" "${args[@]}" --size 1024x1024 \
-                --frames 50 --orbit 10 --no-output --json </dev/null 2>"$probe_dir/ryr.err" |
-                tail -n 1)
-            if ! grep -q '"fps": ' <<<"$line"; then
-                cat "$probe_dir/ryr.err"
-                failed "ryr ${args[*]} at 1024x1024"
-                continue
-            fi
-            echo "$line" >>"$out/ryr-gpu.jsonl"
-            printf '%-15s %10s fps  %s\n' "$run" "$(sed -n 's/.*"fps": \([0-9.]*\).*/\1/p' <<<"$line")" \
-                "$(grep -o '"pace": "[a-z]*"' <<<"$line")"
+    if want ryr-gpu; then
+        step "4. RYR --preset gpu against v5 and auto, and each GPU stage's kernels alone, 1024x1024"
+        # taking turns (every run once, then again), best of 2; the stages alone: ryr
+        # --stage-alone, the gpu preset's kernels on device buffers with no conduits
+        ryr_bin=$build/apps/ryr/ryr
+        for rep in 1 2; do
+            for run in gpu v5 auto alone:raytrace alone:yuv alone:rotate; do
+                case $run in
+                    alone:*) args=(--preset gpu --stage-alone "${run#alone:}") ;;
+                    *) args=(--preset "$run") ;;
+                esac
+                line=$(timeout 180 scripts/utcrun -np 1 "$ryr_bin" "${args[@]}" --size 1024x1024 \
+                    --frames 50 --orbit 10 --no-output --json </dev/null 2>"$probe_dir/ryr.err" |
+                    tail -n 1)
+                if ! grep -q '"fps": ' <<<"$line"; then
+                    cat "$probe_dir/ryr.err"
+                    failed "ryr ${args[*]} at 1024x1024"
+                    continue
+                fi
+                echo "$line" >>"$out/ryr-gpu.jsonl"
+                printf '%-15s %10s fps  %s\n' "$run" "$(sed -n 's/.*"fps": \([0-9.]*\).*/\1/p' <<<"$line")" \
+                    "$(grep -o '"pace": "[a-z]*"' <<<"$line")"
+            done
         done
-    done
-    if [ -s "$out/ryr-gpu.jsonl" ]; then
-        python3 - "$out/ryr-gpu.jsonl" <<'PY' || failed "RYR --preset gpu's figures"
+        if [ -s "$out/ryr-gpu.jsonl" ]; then
+            python3 - "$out/ryr-gpu.jsonl" <<'PY' || failed "RYR --preset gpu's figures"
 import json, sys
 best = {}
 for r in map(json.loads, open(sys.argv[1])):
@@ -462,30 +475,37 @@ print("best of 2: gpu %.1f fps, v5 %.1f, auto %.1f; slowest stage alone: %s %.1f
 print("gpu / v5 %.2f, gpu / auto %.2f (target > 1); slowest alone / gpu %.2f (target <= 1.3)"
       % (g / best["v5"], g / best["auto"], alone[slowest] / g))
 PY
+        fi
     fi
-    step "4. utc_bench_gpu (bandwidth per memory kind, copy counts, concurrent kernels)"
-    if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu" --json </dev/null \
-            >"$out/bench-gpu.json"; then
-        python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu.json" ||
-            failed "utc_bench_gpu's JSON is not readable"
-    else
-        failed "utc_bench_gpu exited $?"
+    if want bandwidth; then
+        step "4. utc_bench_gpu (bandwidth per memory kind, copy counts, concurrent kernels)"
+        if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu" --json </dev/null \
+                >"$out/bench-gpu.json"; then
+            python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu.json" ||
+                failed "utc_bench_gpu's JSON is not readable"
+        else
+            failed "utc_bench_gpu exited $?"
+        fi
     fi
-    step "4. utc_bench_gpu_conduit, 2 ranks (device conduits beside cudaMemcpy D2D, pinned D2H, raw MPI)"
-    if timeout 90 scripts/utcrun -np 2 "$build/apps/microbench/utc_bench_gpu_conduit" --quick --json \
-            </dev/null >"$out/bench-gpu-conduit.json"; then
-        python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu-conduit.json" ||
-            failed "utc_bench_gpu_conduit's JSON is not readable"
-    else
-        failed "utc_bench_gpu_conduit exited $? (77: no GPU, a failure here)"
+    if want conduit; then
+        step "4. utc_bench_gpu_conduit, 2 ranks (device conduits beside cudaMemcpy D2D, pinned D2H, raw MPI)"
+        if timeout 90 scripts/utcrun -np 2 "$build/apps/microbench/utc_bench_gpu_conduit" --quick --json \
+                </dev/null >"$out/bench-gpu-conduit.json"; then
+            python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu-conduit.json" ||
+                failed "utc_bench_gpu_conduit's JSON is not readable"
+        else
+            failed "utc_bench_gpu_conduit exited $? (77: no GPU, a failure here)"
+        fi
     fi
-    step "4. utc_bench_gpu_overlap (200 items; depth 1, 2, 3 against each stage alone)"
-    if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu_overlap" --json \
-            </dev/null >"$out/bench-gpu-overlap.json"; then
-        python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu-overlap.json" ||
-            failed "utc_bench_gpu_overlap's JSON is not readable"
-    else
-        failed "utc_bench_gpu_overlap exited $? (77: no GPU, a failure here)"
+    if want overlap; then
+        step "4. utc_bench_gpu_overlap (200 items; depth 1, 2, 3 against each stage alone)"
+        if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu_overlap" --json \
+                </dev/null >"$out/bench-gpu-overlap.json"; then
+            python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu-overlap.json" ||
+                failed "utc_bench_gpu_overlap's JSON is not readable"
+        else
+            failed "utc_bench_gpu_overlap exited $? (77: no GPU, a failure here)"
+        fi
     fi
 fi
 step "done"
