@@ -368,6 +368,11 @@ if [ "$dry" = 1 ]; then
     (cd "$build" && ctest -N -L '^gpu$' | grep 'Test *#')
     echo "gpu-check: --dry-run: the tests above are not run"
 else
+    # A test that hangs must not hold the check: ctest's time limit kills utcrun, but the
+    # ranks mpirun started would keep ctest's pipe open (ctest then waits for them until
+    # the whole check is killed); mpirun's own --timeout ends the job, ranks and all.
+    mpirun_args=${UTC_MPIRUN_ARGS-}
+    export UTC_MPIRUN_ARGS="${mpirun_args:+$mpirun_args }--timeout $(( test_timeout > 10 ? test_timeout - 5 : test_timeout ))"
     # The GPU module's suites first, alone (one of them checks that two threads' kernels
     # overlap on the device: other processes' kernels would time-slice it); then the rest.
     (cd "$build" && ctest -L '^gpu$' -R '^gpu_(kernels|data|pipeline)_np' -j 1 --timeout "$test_timeout" \
@@ -376,6 +381,7 @@ else
     (cd "$build" && ctest -L '^gpu$' -E '^gpu_(kernels|data|pipeline)_np' -j "$(( jobs > 8 ? 8 : jobs ))" \
         --timeout "$test_timeout" --output-on-failure --output-junit "$out/ctest-gpu-apps.xml")
     rc2=$?
+    UTC_MPIRUN_ARGS=$mpirun_args
     [ "$rc1" = 0 ] && [ "$rc2" = 0 ] || failed "GPU tests (ctest exited $rc1, $rc2)"
     skipped=$(cat "$out"/ctest-gpu-*.xml 2>/dev/null | grep -c '<skipped' || true)
     [ "$skipped" = 0 ] || failed "$skipped GPU test(s) skipped: none may be"

@@ -250,8 +250,9 @@ static utc_status_t stream_drain(dev_tp_t *t, int device, cudaStream_t s)
     CUDA_TRY(t, ev_get(device, &ev));
     cudaError_t err = cudaEventRecord(ev, s);
     utc__poll_t p = UTC__POLL_INIT;
-    while (err == cudaSuccess && (err = cudaEventQuery(ev)) == cudaErrorNotReady)
-        utc__poll_step(&p);
+    if (err == cudaSuccess)
+        while ((err = cudaEventQuery(ev)) == cudaErrorNotReady)
+            utc__poll_step(&p);
     ev_put(device, ev);
     return err == cudaSuccess ? UTC_OK : cuda_error(t->base.conduit_id, err, "waiting for the GPU");
 }
@@ -944,6 +945,10 @@ static utc_status_t recv_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     utc__req_prepare(&op->q, UTC__OP_RECV, req->dir, req->tag, req->peer, t->in);
     op->q.rbuf = &op->d;
     op->q.size = sizeof op->d;
+    /* an asynchronous read's descriptor read is asynchronous too: the in-process
+     * transport posts those at once, so reads get their messages in the order they were
+     * started (a blocking one it leaves unposted, polled by its owner) */
+    op->q.heap = req->heap;
     return t->in->ops->start(t->in, &op->q);
 }
 

@@ -58,7 +58,8 @@ struct utc_request {
     uint32_t magic;
     utc__op_t op;
     bool owned;            /* send: sbuf is handed over; recv: wants a buffer of its own */
-    bool heap;             /* from iwrite/iread: freed when test/wait reports completion */
+    bool heap;             /* from iwrite/iread: freed when test/wait reports completion (the
+                            * in-process transport posts such reads at once, in start order) */
     int dir;               /* direction of the message (UTC__DIR_*) */
     int tag;
     int peer;              /* world rank of the other end */
