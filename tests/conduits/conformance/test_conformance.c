@@ -1613,9 +1613,22 @@ static int mode_kill(const char *file)
 {
     int me = utc_rank(), wp[1] = {1}, rp[1] = {utc_nranks() > 2 ? 2 : 0};
     utc_task_t *w = NULL, *r = NULL;
+    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
+    if (tp->device) { /* a device conduit (host buffers): every rank needs a GPU */
+        int have = utc_gpu_device_count() > 0, all = 0;
+        MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (!all) {
+            if (me == 0)
+                fprintf(stderr, "conformance kill (%s): skipped: %s\n", tp->name,
+                        have ? "a rank has no GPU" : utc_gpu_unavailable_reason());
+            utc_finalize();
+            exit(77);
+        }
+        o.memory = UTC_CONDUIT_MEM_DEVICE;
+    }
     if (utc_task_create(&kill_writer_ops, wp, 1, NULL, &w) != UTC_OK ||
         utc_task_create(&kill_reader_ops, rp, 1, NULL, &r) != UTC_OK ||
-        utc_conduit_create(w, r, NULL, &kill_c) != UTC_OK) {
+        utc_conduit_create(w, r, &o, &kill_c) != UTC_OK) {
         fprintf(stderr, "conformance kill: setup: %s\n", utc_last_error());
         return 1;
     }
@@ -1704,7 +1717,7 @@ int main(int argc, char **argv)
     char suite[64];
     snprintf(suite, sizeof suite, "conduit conformance: %s", tp->name);
     if (kill_file) {
-        if (tp->place != CF_TWO_RANKS || tp->device) {
+        if (tp->place != CF_TWO_RANKS) {
             fprintf(stderr, "test_conformance kill: '%s' is not a transport between ranks\n",
                     tp->name);
             return 2;
