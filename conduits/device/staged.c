@@ -267,19 +267,19 @@ static utc_status_t run(const utc__staged_io_t *io, bool send, char *user, bool 
 utc_status_t utc__staged_send(const utc__staged_io_t *io, const void *src, bool src_device,
                               size_t size, size_t chunk, cudaStream_t s)
 {
-    return run(io, true, (char *)src, src_device, size, chunk, s, "utc__staged_send");
+    return run(io, true, (char *)src, src_device, size, chunk, s, "device conduit, staged send");
 }
 
 utc_status_t utc__staged_recv(const utc__staged_io_t *io, void *dst, bool dst_device, size_t size,
                               size_t chunk, cudaStream_t s)
 {
-    return run(io, false, dst, dst_device, size, chunk, s, "utc__staged_recv");
+    return run(io, false, dst, dst_device, size, chunk, s, "device conduit, staged receive");
 }
 
 utc_status_t utc__device_chunk_size(size_t *out)
 {
     if (!out)
-        return utc__error(UTC_ERR_INVALID_ARG, "utc__device_chunk_size: NULL out");
+        return utc__error(UTC_ERR_INVALID_ARG, "device conduit: the chunk size asked for with no place to put it");
     return utc__device_env_size("UTC_DEVICE_CHUNK", UTC__DEVICE_CHUNK_MIN, UTC__DEVICE_CHUNK_MAX,
                                 UTC__DEVICE_CHUNK_DEFAULT, out);
 }
