@@ -191,7 +191,10 @@ typedef struct ev_node {
 static ev_node_t *ev_free;  /* events to reuse */
 static ev_node_t *ev_nodes; /* spare nodes */
 
-/* The layer's own stream on `device` (a CPU thread's operations run there). */
+/* The layer's own stream on `device` (a CPU thread's operations run there). A blocking
+ * stream: it runs after the work a CPU thread queued on the legacy default stream before
+ * its call (a cudaMemcpyAsync, or a pageable cudaMemcpy whose DMA may still run, filling
+ * the buffer it writes), which a non-blocking stream did not wait for. */
 static cudaError_t own_stream_get(int device, cudaStream_t *out)
 {
     if (device < 0 || device >= MAX_DEV)
@@ -199,7 +202,7 @@ static cudaError_t own_stream_get(int device, cudaStream_t *out)
     pthread_mutex_lock(&pool_lock);
     cudaError_t err = cudaSuccess;
     if (!own_stream[device])
-        err = cudaStreamCreateWithFlags(&own_stream[device], cudaStreamNonBlocking);
+        err = cudaStreamCreateWithFlags(&own_stream[device], cudaStreamDefault);
     *out = own_stream[device];
     pthread_mutex_unlock(&pool_lock);
     return err;
