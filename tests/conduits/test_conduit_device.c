@@ -157,8 +157,8 @@ static int tags_writer(utc_ctx_t *ctx, void *data)
      * stream, is not ordered before the writes' events); h is staged at each call */
     for (int k = 0; k < 3 * PER_TAG; k++) {
         ct_fill(h, TAG_BYTES, 1000 + (uint64_t)k);
-        CUDA_OK(cudaMemcpyAsync(d + (size_t)k * TAG_BYTES, h, TAG_BYTES, cudaMemcpyHostToDevice,
-                                s));
+        CUDA_OK(
+            cudaMemcpyAsync(d + (size_t)k * TAG_BYTES, h, TAG_BYTES, cudaMemcpyHostToDevice, s));
     }
     for (int k = 0; k < 3 * PER_TAG; k++) /* tags 0,1,2,0,1,2,... */
         CT_OK(utc_conduit_iwrite(c, d + (size_t)k * TAG_BYTES, TAG_BYTES, k % 3, &req[k]));
