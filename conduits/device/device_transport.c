@@ -191,7 +191,10 @@ typedef struct ev_node {
 static ev_node_t *ev_free;  /* events to reuse */
 static ev_node_t *ev_nodes; /* spare nodes */
 
-/* The layer's own stream on `device` (a CPU thread's operations run there). */
+/* The layer's own stream on `device` (a CPU thread's operations run there). A blocking
+ * stream: it runs after the work a CPU thread queued on the legacy default stream before
+ * its call (a cudaMemcpyAsync, or a pageable cudaMemcpy whose DMA may still run, filling
+ * the buffer it writes), which a non-blocking stream did not wait for. */
 static cudaError_t own_stream_get(int device, cudaStream_t *out)
 {
     if (device < 0 || device >= MAX_DEV)
@@ -199,7 +202,7 @@ static cudaError_t own_stream_get(int device, cudaStream_t *out)
     pthread_mutex_lock(&pool_lock);
     cudaError_t err = cudaSuccess;
     if (!own_stream[device])
-        err = cudaStreamCreateWithFlags(&own_stream[device], cudaStreamNonBlocking);
+        err = cudaStreamCreateWithFlags(&own_stream[device], cudaStreamDefault);
     *out = own_stream[device];
     pthread_mutex_unlock(&pool_lock);
     return err;
@@ -266,6 +269,26 @@ static cudaError_t use_device(int device)
     if (err == cudaSuccess && cur != device)
         err = cudaSetDevice(device);
     return err;
+}
+
+/* The calling thread's current device (-1 if unknown), for dev_restore: the calls that make
+ * an operation's device current (use_device) give the thread its own back on return, as a
+ * thread finishing another thread's operation, or a CPU thread passing a buffer of another
+ * device, must not find its kernels on another device afterwards. */
+static int dev_save(void)
+{
+    int d = -1;
+    if (cudaGetDevice(&d) != cudaSuccess) {
+        (void)cudaGetLastError();
+        d = -1;
+    }
+    return d;
+}
+
+static void dev_restore(int d)
+{
+    if (d >= 0 && use_device(d) != cudaSuccess)
+        (void)cudaGetLastError();
 }
 
 /* Whether p is device memory (a device or managed allocation); its device in *device. */
@@ -654,12 +677,14 @@ static handed_t *handed_take(dev_tp_t *t, uint64_t id)
 static void handed_drop(handed_t *h)
 {
     cudaStream_t s;
+    int prev = dev_save();
     if (use_device(h->device) == cudaSuccess && own_stream_get(h->device, &s) == cudaSuccess) {
         (void)cudaStreamWaitEvent(s, h->ev, 0);
         if (h->ptr)
             (void)cudaFreeAsync(h->ptr, s);
     }
     (void)cudaGetLastError();
+    dev_restore(prev);
     ev_put(h->device, h->ev);
     free(h);
 }
@@ -814,6 +839,65 @@ static utc_status_t handover_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     return rc;
 }
 
+/* A reader's "copied" events: one interprocess event per stream (by its id, unique for the
+ * process's life), kept until finalize. The writer's stream waits on the record that is the
+ * event's last when its wait is queued, some time after the ack: a record made in between
+ * must be a later point of the same stream (the wait then waits longer, never less). An
+ * event shared between streams (put back to the pool at once) let another stream's later
+ * record stand for this copy, and the writer reuse its buffer while the copy still read it. */
+typedef struct copied_ev {
+    unsigned long long stream_id;
+    utc__ipc_event_t ev;
+    struct copied_ev *next;
+} copied_ev_t;
+static copied_ev_t *copied_evs; /* under pool_lock */
+
+/* The listed copied event of (stream id, device), or NULL; under pool_lock. */
+static copied_ev_t *copied_find(unsigned long long id, int device)
+{
+    copied_ev_t *c = copied_evs;
+    while (c && !(c->stream_id == id && c->ev.device == device))
+        c = c->next;
+    return c;
+}
+
+/* The copied event of stream s (of the current device `device`), made at its first use. */
+static utc_status_t copied_event(dev_tp_t *t, int device, cudaStream_t s, utc__ipc_event_t *out)
+{
+    unsigned long long id;
+    CUDA_TRY(t, cudaStreamGetId(s, &id));
+    pthread_mutex_lock(&pool_lock);
+    copied_ev_t *c = copied_find(id, device);
+    if (c)
+        *out = c->ev;
+    pthread_mutex_unlock(&pool_lock);
+    if (c)
+        return UTC_OK;
+    if (!(c = malloc(sizeof *c)))
+        return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
+                          t->base.conduit_id);
+    utc_status_t rc = utc__ipc_event_get(&c->ev);
+    if (rc != UTC_OK) {
+        free(c);
+        return rc;
+    }
+    c->stream_id = id;
+    /* CPU threads share the layer's stream: another may have listed it meanwhile */
+    pthread_mutex_lock(&pool_lock);
+    copied_ev_t *o = copied_find(id, device);
+    if (!o) {
+        c->next = copied_evs;
+        copied_evs = c;
+    }
+    *out = o ? o->ev : c->ev;
+    pthread_mutex_unlock(&pool_lock);
+    if (o) {
+        utc__ipc_event_put(&c->ev); /* never recorded: anyone's */
+        free(c);
+    }
+    return UTC_OK;
+}
+
 /* IPC, reader: the copy from the writer's range after its event, then the ack with the
  * reader's event. UTC_ERR_UNSUPPORTED when the handles cannot be opened (the caller
  * answers "go" instead: the message goes staged). */
@@ -832,17 +916,13 @@ static utc_status_t ipc_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void
     }
     if (rc != UTC_OK)
         return rc;
-    utc__ipc_event_t cev;
-    if ((rc = utc__ipc_event_get(&cev)) != UTC_OK)
+    utc__ipc_event_t cev = {0};
+    if ((rc = copied_event(t, op->device, op->s, &cev)) != UTC_OK)
         return rc;
     cudaError_t err = cudaEventRecord(cev.event, op->s);
     ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_ACK, .seq = op->d.seq, .copied = cev.handle};
-    rc = err != cudaSuccess ? cuda_error(t->base.conduit_id, err, "cudaEventRecord")
-                            : ctl_send(t, 1 - req->dir, writer, &m);
-    /* back to the pool at once: a later record moves the writer's wait to a later point
-     * of this stream, which never waits on work queued after it */
-    utc__ipc_event_put(&cev);
-    return rc;
+    return err != cudaSuccess ? cuda_error(t->base.conduit_id, err, "cudaEventRecord")
+                              : ctl_send(t, 1 - req->dir, writer, &m);
 }
 
 /* Staged, reader: hold the data tag of (writer, dir), say "go", run the pipeline. */
@@ -966,7 +1046,9 @@ static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
         return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory", tp->conduit_id);
     op->phase = PH_DESC;
     op->req = req;
+    int prev = dev_save();
     utc_status_t rc = req->op == UTC__OP_SEND ? send_start(t, req, op) : recv_start(t, req, op);
+    dev_restore(prev);
     if (rc != UTC_OK) {
         free(op);
         return rc;
@@ -1066,7 +1148,7 @@ static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 
 /* Move req on as far as it goes without waiting (a staged transfer runs to its end once its
  * "go" is there). True once DONE. */
-static bool advance(dev_tp_t *t, utc_request_t *req)
+static bool advance_steps(dev_tp_t *t, utc_request_t *req)
 {
     for (;;) {
         if (utc__req_state(req) == UTC__REQ_DONE)
@@ -1100,6 +1182,17 @@ static bool advance(dev_tp_t *t, utc_request_t *req)
         }
         }
     }
+}
+
+/* advance_steps, the calling thread's device its own again afterwards */
+static bool advance(dev_tp_t *t, utc_request_t *req)
+{
+    if (utc__req_state(req) == UTC__REQ_DONE)
+        return true;
+    int prev = dev_save();
+    bool done = advance_steps(t, req);
+    dev_restore(prev);
+    return done;
 }
 
 static bool dev_progress(utc__transport_t *tp, utc_request_t *req)
@@ -1288,6 +1381,14 @@ utc_status_t utc__device_transport_create(utc__transport_t *inner,
 
 void utc__device_finalize(void)
 {
+    pthread_mutex_lock(&pool_lock);
+    while (copied_evs) {
+        copied_ev_t *c = copied_evs;
+        copied_evs = c->next;
+        (void)cudaEventDestroy(c->ev.event);
+        free(c);
+    }
+    pthread_mutex_unlock(&pool_lock);
     utc__ipc_cache_clear();
     utc__staged_cache_clear();
     pthread_mutex_lock(&pool_lock);

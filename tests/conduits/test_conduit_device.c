@@ -148,14 +148,17 @@ static void test_sizes(void)
 static int tags_writer(utc_ctx_t *ctx, void *data)
 {
     utc_conduit_t *c = data;
-    (void)ctx;
+    cudaStream_t s = my_stream(ctx);
     unsigned char *h = malloc(TAG_BYTES), *d = NULL;
     utc_request_t *req[3 * PER_TAG];
     if (!h || !CUDA_OK(cudaMalloc((void **)&d, 3 * PER_TAG * TAG_BYTES)))
         return 1;
+    /* on the thread's stream (a GPU thread's is non-blocking: cudaMemcpy, on the legacy
+     * stream, is not ordered before the writes' events); h is staged at each call */
     for (int k = 0; k < 3 * PER_TAG; k++) {
         ct_fill(h, TAG_BYTES, 1000 + (uint64_t)k);
-        CUDA_OK(cudaMemcpy(d + (size_t)k * TAG_BYTES, h, TAG_BYTES, cudaMemcpyHostToDevice));
+        CUDA_OK(
+            cudaMemcpyAsync(d + (size_t)k * TAG_BYTES, h, TAG_BYTES, cudaMemcpyHostToDevice, s));
     }
     for (int k = 0; k < 3 * PER_TAG; k++) /* tags 0,1,2,0,1,2,... */
         CT_OK(utc_conduit_iwrite(c, d + (size_t)k * TAG_BYTES, TAG_BYTES, k % 3, &req[k]));
@@ -164,6 +167,7 @@ static int tags_writer(utc_ctx_t *ctx, void *data)
     /* the device layer's own tags are not the user's */
     CT_EXPECT(utc_conduit_write(c, d, 8, UTC_CONDUIT_DEVICE_TAG_MAX + 1), UTC_ERR_INVALID_ARG);
     CT_OK(utc_conduit_write(c, d, 8, UTC_CONDUIT_DEVICE_TAG_MAX));
+    my_sync(ctx);
     cudaFree(d);
     free(h);
     return 0;
@@ -172,7 +176,7 @@ static int tags_writer(utc_ctx_t *ctx, void *data)
 static int tags_reader(utc_ctx_t *ctx, void *data)
 {
     utc_conduit_t *c = data;
-    (void)ctx;
+    cudaStream_t s = my_stream(ctx);
     unsigned char *h = malloc(TAG_BYTES), *d = NULL;
     if (!h || !CUDA_OK(cudaMalloc((void **)&d, TAG_BYTES)))
         return 1;
@@ -194,12 +198,16 @@ static int tags_reader(utc_ctx_t *ctx, void *data)
             }
             if (!CT_OK(utc_conduit_read(c, d, TAG_BYTES, tag, &got)))
                 continue;
-            CUDA_OK(cudaMemcpy(h, d, TAG_BYTES, cudaMemcpyDeviceToHost));
+            /* the read's copy is queued on the thread's stream: the copy out too (a
+             * cudaMemcpy on the legacy stream ran before it, and saw the last message) */
+            CUDA_OK(cudaMemcpyAsync(h, d, TAG_BYTES, cudaMemcpyDeviceToHost, s));
+            my_sync(ctx);
             CT_CHECK(got == TAG_BYTES && ct_verify(h, TAG_BYTES, 1000 + (uint64_t)k),
                      "tag %d message %d out of order or wrong", tag, i);
         }
     size_t got = 0;
     CT_OK(utc_conduit_read(c, d, 8, UTC_CONDUIT_DEVICE_TAG_MAX, &got));
+    my_sync(ctx);
     cudaFree(d);
     free(h);
     return 0;
@@ -468,6 +476,7 @@ static void test_destroy_pending(void)
 
 /* ---- a failed peer ---- */
 
+/* Its run's value, 5, is no status code: utc_task_wait reports UTC_ERR_TASK_FAILED. */
 static int fail_at_once(utc_ctx_t *ctx, void *data)
 {
     (void)ctx;
@@ -500,7 +509,7 @@ static void failed_at(int ra, int rb, void *arg)
 {
     (void)arg;
     ct_pair_t p = dev_pair(ra, true, rb, true, UTC_CONDUIT_SINGLE_ENTRY);
-    ct_pair_run_failing(&p, fail_at_once, 5, survivor);
+    ct_pair_run_failing(&p, fail_at_once, UTC_ERR_TASK_FAILED, survivor);
     ct_pair_close(&p);
 }
 
