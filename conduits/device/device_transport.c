@@ -1229,8 +1229,11 @@ static bool dev_cancel(utc__transport_t *tp, utc_request_t *req)
     if (req->op != UTC__OP_RECV || !op || op->phase != PH_DESC ||
         !t->in->ops->cancel(t->in, &op->q))
         return false;
-    free(op);
+    /* unhooked under the lock, as op_end does: a thread looking at it sees it or nothing */
+    pthread_mutex_lock(&t->lock);
     UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+    pthread_mutex_unlock(&t->lock);
+    free(op);
     return true;
 }
 
