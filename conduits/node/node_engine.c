@@ -216,8 +216,8 @@ static utc_status_t setup_locked(void)
         node_pair_t *p = &eng.pairs[eng.npairs++];
         eng.by_rank[r] = p;
         p->peer = r;
-        p->tx_lock = (utc__spinlock_t)UTC__SPINLOCK_INIT;
-        p->rx_lock = (utc__spinlock_t)UTC__SPINLOCK_INIT;
+        p->tx_lock = (utc__olock_t)UTC__OLOCK_INIT;
+        p->rx_lock = (utc__olock_t)UTC__OLOCK_INIT;
         atomic_init(&p->dead, false);
         atomic_init(&p->txq_waiting, false);
         p->obytes_seg0 = CTL_BYTES + RING0;
@@ -565,7 +565,7 @@ bool utc__node_drain(node_pair_t *p) { return utc__node_drain_until(p, NULL); }
 
 bool utc__node_drain_until(node_pair_t *p, utc_request_t *until)
 {
-    if (atomic_exchange_explicit(&p->rx_lock.taken, 1, memory_order_acquire))
+    if (!utc__olock_trylock(&p->rx_lock, true))
         return false; /* another thread drains: it dispatches ours too */
     bool any = false;
     for (;;) {
@@ -618,7 +618,7 @@ bool utc__node_drain_until(node_pair_t *p, utc_request_t *until)
             break;
     }
 out:
-    utc__spin_unlock(&p->rx_lock);
+    utc__olock_unlock(&p->rx_lock);
     if (any)
         bell_ring(p->octl); /* the peer may wait for room */
     return any;
