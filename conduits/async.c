@@ -258,9 +258,11 @@ static utc_status_t solo_gone_result(const char *fn, const utc_request_t *r, siz
     case UTC_ERR_TRUNCATE:
         if (received)
             *received = r->received;
-        return utc__error(UTC_ERR_TRUNCATE, "%s: the next message with tag %d is %zu bytes, "
+        return utc__error(UTC_ERR_TRUNCATE,
+                          "%s: the next message with tag %d is %zu bytes, "
                           "larger than the %zu-byte buffer; nothing was received (and the "
-                          "conduit is destroyed since)", fn, r->tag, r->received, r->size);
+                          "conduit is destroyed since)",
+                          fn, r->tag, r->received, r->size);
     case UTC_ERR_CANCELED:
         return utc__error(UTC_ERR_CANCELED, "%s: %s (tag %d)", fn,
                           r->canceled_by_user ? "the request was canceled"
@@ -391,8 +393,7 @@ utc_status_t utc_request_wait(utc_request_t **req, size_t *received)
     /* one look first: a request done by then costs no wait record (base/wait_hook.h) */
     if (!r->tp->ops->progress(r->tp, r))
         CONDUIT_WAIT_CALL(UTC__WAIT_CONDUIT_REQ, r->conduit, r->member, r->tag, r->peer,
-                          r->op == UTC__OP_SEND ? "write" : "read",
-                          r->tp->ops->wait(r->tp, r, -1));
+                          r->op == UTC__OP_SEND ? "write" : "read", r->tp->ops->wait(r->tp, r, -1));
     UTC__PROF_END(utc__conduit_prof_event(r, r->status), t0, r->conduit->id,
                   utc__conduit_prof_bytes(r, r->status), r->tag, r->peer);
     return complete_async(req, r, "utc_request_wait", received, how);

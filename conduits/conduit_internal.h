@@ -296,14 +296,13 @@ UTC__CONDUIT_API bool utc__conduit_express(utc_conduit_t *h, utc__op_t op, const
  * of that kind. */
 UTC__CONDUIT_API const route_t *utc__conduit_express_enter(utc_conduit_t *h, utc__op_t op,
                                                            const void *sbuf, const void *rbuf,
-                                                           size_t size, int tag,
-                                                           utc_ctx_t **ctxp);
+                                                           size_t size, int tag, utc_ctx_t **ctxp);
 
 /* The request of an express call on route r (utc__conduit_req_init's, written out: keep
  * the twins in step). */
-static inline void utc__conduit_express_req(utc_request_t *req, utc_conduit_t *c,
-                                            const route_t *r, utc__op_t op, const void *sbuf,
-                                            void *rbuf, size_t size, int tag)
+static inline void utc__conduit_express_req(utc_request_t *req, utc_conduit_t *c, const route_t *r,
+                                            utc__op_t op, const void *sbuf, void *rbuf, size_t size,
+                                            int tag)
 {
     utc__req_prepare(req, op, op == UTC__OP_SEND ? r->end : 1 - r->end, tag, r->peer, r->tp);
     req->conduit = c;
@@ -321,9 +320,8 @@ UTC__CONDUIT_API bool utc__conduit_express_iwrite(utc_conduit_t *h, const void *
 /* The express path of a plain asynchronous read (async.c): false, with nothing done, when
  * it is not one; else true with *rcp the status and, when UTC_OK, *out the handle of a
  * solo request. */
-UTC__CONDUIT_API bool utc__conduit_express_iread(utc_conduit_t *h, void *rbuf, size_t size,
-                                                 int tag, utc_request_t **out,
-                                                 utc_status_t *rcp);
+UTC__CONDUIT_API bool utc__conduit_express_iread(utc_conduit_t *h, void *rbuf, size_t size, int tag,
+                                                 utc_request_t **out, utc_status_t *rcp);
 
 /* all_threads.c: a blocking operation, every local thread calling and thread 0 moving it,
  * or one named thread (the caller's thread marked as in a call on the conduit) */

@@ -268,8 +268,7 @@ utc_status_t utc__conduit_perform(utc_conduit_t *c, const xfer_t *x, const route
  * (utc__call_starting), with *ctxp its context; NULL, with nothing done, when the call is
  * not of that kind. */
 const route_t *utc__conduit_express_enter(utc_conduit_t *h, utc__op_t op, const void *sbuf,
-                                          const void *rbuf, size_t size, int tag,
-                                          utc_ctx_t **ctxp)
+                                          const void *rbuf, size_t size, int tag, utc_ctx_t **ctxp)
 {
     const route_memo_t *m = &utc__conduit_route_memo[op == UTC__OP_SEND];
     if (m->h != h || tag < 0 || tag > UTC_CONDUIT_TAG_MAX || size > (size_t)PTRDIFF_MAX ||

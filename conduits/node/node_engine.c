@@ -291,6 +291,10 @@ utc_status_t utc__node_engine_setup(void)
     if (eng.state == 0) {
         eng.rc = setup_locked();
         eng.state = eng.rc == UTC_OK ? 1 : -1;
+        if (eng.state == 1) { /* utc__node_pair's view */
+            utc__node_nranks = eng.nranks;
+            utc__node_by_rank = eng.by_rank;
+        }
         if (eng.rc != UTC_OK)
             utc_log(UTC_LOG_WARN, "%s", utc_last_error());
     }
@@ -302,6 +306,7 @@ utc_status_t utc__node_engine_setup(void)
 void utc__node_engine_finalize(void)
 {
     pthread_mutex_lock(&eng.lock);
+    utc__node_by_rank = NULL;
     if (eng.state == 1)
         pairs_free();
     eng.state = 0;
@@ -309,12 +314,8 @@ void utc__node_engine_finalize(void)
     pthread_mutex_unlock(&eng.lock);
 }
 
-node_pair_t *utc__node_pair(int peer)
-{
-    if (eng.state != 1 || peer < 0 || peer >= eng.nranks)
-        return NULL;
-    return eng.by_rank[peer];
-}
+node_pair_t **utc__node_by_rank;
+int utc__node_nranks;
 
 bool utc__node_cma_on(void) { return eng.cma_use; }
 

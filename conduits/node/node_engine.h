@@ -155,8 +155,17 @@ utc_status_t utc__node_engine_setup(void);
  * last conduit: the component's finalize). A later set-up starts afresh. */
 void utc__node_engine_finalize(void);
 
-/* The pair with world rank `peer` (on this host), or NULL. */
-node_pair_t *utc__node_pair(int peer);
+/* The pairs by world rank while the engine is set up (else NULL), and their count: read
+ * through utc__node_pair. */
+extern node_pair_t **utc__node_by_rank;
+extern int utc__node_nranks;
+
+/* The pair with world rank `peer` (on this host), or NULL. Inline: every poll asks. */
+static inline node_pair_t *utc__node_pair(int peer)
+{
+    node_pair_t **by = utc__node_by_rank;
+    return by && (unsigned)peer < (unsigned)utc__node_nranks ? by[peer] : NULL;
+}
 /* Large messages go by cross-memory attach: the kernel allows it (probed at set-up) and
  * UTC_NODE_CMA=1, or unset (auto) with more ranks on the host than CPUs; UTC_NODE_CMA=0:
  * never. Else they are pipelined through the ring. */

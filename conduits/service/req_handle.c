@@ -115,7 +115,10 @@ static utc_request_t *handle_new(utc_request_t *req, const void *owner)
     return utc__handle_make(c, gen);
 }
 
-utc_request_t *utc__req_handle_new(utc_request_t *req) { return handle_new(req, NULL); }
+utc_request_t *utc__req_handle_new(utc_request_t *req)
+{
+    return handle_new(req, NULL);
+}
 
 utc_request_t *utc__req_handle_new_owned(utc_request_t *req)
 {

@@ -130,12 +130,14 @@ static void test_context_identity(void)
 }
 
 static const utc_test_case_t cases[] = {
-    {"an owner and three claiming threads: exclusion, then the bias ends",
-     test_claims_end_bias},
+    {"an owner and three claiming threads: exclusion, then the bias ends", test_claims_end_bias},
     {"an owner and three threads taking it without a claim: exclusion, the bias stays",
      test_rare_takes_keep_bias},
     {"trylock fails while another holds it", test_trylock},
     {"threads running as one context in turn keep its bias", test_context_identity},
     UTC_TEST_END};
 
-int main(int argc, char **argv) { return utc_test_main(argc, argv, "owner lock", cases); }
+int main(int argc, char **argv)
+{
+    return utc_test_main(argc, argv, "owner lock", cases);
+}
