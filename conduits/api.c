@@ -291,6 +291,9 @@ utc_status_t utc_conduit_iwrite(utc_conduit_t *conduit, const void *buf, size_t 
 utc_status_t utc_conduit_iread(utc_conduit_t *conduit, void *buf, size_t capacity, int tag,
                                utc_request_t **req)
 {
+    utc_status_t rc;
+    if (req && utc__conduit_express_iread(conduit, buf, capacity, tag, req, &rc))
+        return rc;
     xfer_t x = XFER(.fn = "utc_conduit_iread", .op = UTC__OP_RECV, .tag = tag, .rbuf = buf,
                     .size = capacity);
     return utc__conduit_start_async(conduit, &x, req);

@@ -248,6 +248,8 @@ UTC__CONDUIT_API int utc__conduit_req_end(const utc_request_t *req);
  * leaves (the last one after the destroy frees the conduit). */
 UTC__CONDUIT_API utc_status_t utc__conduit_req_ref(utc_conduit_t *c, int e, const char *fn);
 UTC__CONDUIT_API void utc__conduit_req_unref(utc_conduit_t *c, int e);
+/* utc__conduit_req_ref without the message: false when refused. */
+UTC__CONDUIT_API bool utc__conduit_req_ref_quiet(utc_conduit_t *c, int e);
 /* The index in c->ends of `task`'s end (the first), or -1. */
 UTC__CONDUIT_API int utc__conduit_end_of_task(const utc_conduit_t *c, const utc_task_t *task);
 
@@ -287,10 +289,39 @@ UTC__CONDUIT_API utc_status_t utc__conduit_perform(utc_conduit_t *c, const xfer_
 UTC__CONDUIT_API bool utc__conduit_express(utc_conduit_t *h, utc__op_t op, const void *sbuf,
                                            void *rbuf, size_t size, int tag, size_t *received,
                                            utc_status_t *rcp);
+/* What the express paths share (transfer.c): the memo's route for a plain call of `op` by
+ * a task's only thread, its arguments' checks, and the looks at the conduit and the
+ * transport that a start needs; the calling thread is then in the call and starting
+ * (utc__call_starting), *ctxp its context. NULL, with nothing done, when the call is not
+ * of that kind. */
+UTC__CONDUIT_API const route_t *utc__conduit_express_enter(utc_conduit_t *h, utc__op_t op,
+                                                           const void *sbuf, const void *rbuf,
+                                                           size_t size, int tag, utc_ctx_t **ctxp);
+
+/* The request of an express call on route r (utc__conduit_req_init's, written out: keep
+ * the twins in step). */
+static inline void utc__conduit_express_req(utc_request_t *req, utc_conduit_t *c, const route_t *r,
+                                            utc__op_t op, const void *sbuf, void *rbuf, size_t size,
+                                            int tag)
+{
+    utc__req_prepare(req, op, op == UTC__OP_SEND ? r->end : 1 - r->end, tag, r->peer, r->tp);
+    req->conduit = c;
+    req->member = r->member;
+    req->sbuf = sbuf;
+    req->rbuf = rbuf;
+    req->size = size;
+}
+
 /* The express path of a plain asynchronous write its transport sends at once: false, with
  * nothing done, when it is not one; else true with *out a completed request's handle. */
 UTC__CONDUIT_API bool utc__conduit_express_iwrite(utc_conduit_t *h, const void *sbuf,
                                                   size_t size, int tag, utc_request_t **out);
+
+/* The express path of a plain asynchronous read (async.c): false, with nothing done, when
+ * it is not one; else true with *rcp the status and, when UTC_OK, *out the handle of a
+ * solo request. */
+UTC__CONDUIT_API bool utc__conduit_express_iread(utc_conduit_t *h, void *rbuf, size_t size, int tag,
+                                                 utc_request_t **out, utc_status_t *rcp);
 
 /* all_threads.c: a blocking operation, every local thread calling and thread 0 moving it,
  * or one named thread (the caller's thread marked as in a call on the conduit) */

@@ -192,16 +192,23 @@ void utc__conduit_req_unref(utc_conduit_t *c, int e)
         utc__conduit_free(c);
 }
 
-/* A request of end e is made; refused once the conduit is destroyed. */
-utc_status_t utc__conduit_req_ref(utc_conduit_t *c, int e, const char *fn)
+bool utc__conduit_req_ref_quiet(utc_conduit_t *c, int e)
 {
     atomic_fetch_add(&c->nreq[e].n, 1);
     if (atomic_load(&c->dead)) {
         utc__conduit_req_unref(c, e);
+        return false;
+    }
+    return true;
+}
+
+/* A request of end e is made; refused once the conduit is destroyed. */
+utc_status_t utc__conduit_req_ref(utc_conduit_t *c, int e, const char *fn)
+{
+    if (!utc__conduit_req_ref_quiet(c, e))
         return utc__error(UTC_ERR_INVALID_HANDLE,
                           "%s: %p is not a live conduit (destroyed, or never created)", fn,
                           (void *)c);
-    }
     return UTC_OK;
 }
 

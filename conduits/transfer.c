@@ -267,8 +267,8 @@ utc_status_t utc__conduit_perform(utc_conduit_t *c, const xfer_t *x, const route
  * a start needs. The calling thread is then in the call and starting
  * (utc__call_starting), with *ctxp its context; NULL, with nothing done, when the call is
  * not of that kind. */
-static const route_t *express_enter(utc_conduit_t *h, utc__op_t op, const void *sbuf,
-                                    const void *rbuf, size_t size, int tag, utc_ctx_t **ctxp)
+const route_t *utc__conduit_express_enter(utc_conduit_t *h, utc__op_t op, const void *sbuf,
+                                          const void *rbuf, size_t size, int tag, utc_ctx_t **ctxp)
 {
     const route_memo_t *m = &utc__conduit_route_memo[op == UTC__OP_SEND];
     if (m->h != h || tag < 0 || tag > UTC_CONDUIT_TAG_MAX || size > (size_t)PTRDIFF_MAX ||
@@ -295,29 +295,17 @@ static const route_t *express_enter(utc_conduit_t *h, utc__op_t op, const void *
     return r;
 }
 
-/* The request of an express call on route r (utc__conduit_req_init's, written out). */
-static inline void express_req(utc_request_t *req, utc_conduit_t *c, const route_t *r,
-                               utc__op_t op, const void *sbuf, void *rbuf, size_t size, int tag)
-{
-    utc__req_prepare(req, op, op == UTC__OP_SEND ? r->end : 1 - r->end, tag, r->peer, r->tp);
-    req->conduit = c;
-    req->member = r->member;
-    req->sbuf = sbuf;
-    req->rbuf = rbuf;
-    req->size = size;
-}
-
 bool utc__conduit_express(utc_conduit_t *h, utc__op_t op, const void *sbuf, void *rbuf,
                           size_t size, int tag, size_t *received, utc_status_t *rcp)
 {
     utc_ctx_t *ctx;
-    const route_t *r = express_enter(h, op, sbuf, rbuf, size, tag, &ctx);
+    const route_t *r = utc__conduit_express_enter(h, op, sbuf, rbuf, size, tag, &ctx);
     if (!r)
         return false;
     utc_conduit_t *c = utc__handle_ptr(h);
     utc__transport_t *tp = r->tp;
     utc_request_t req;
-    express_req(&req, c, r, op, sbuf, rbuf, size, tag);
+    utc__conduit_express_req(&req, c, r, op, sbuf, rbuf, size, tag);
     utc_status_t rc = tp->ops->start(tp, &req);
     utc__call_started(ctx, c);
     if (rc == UTC_OK && utc__req_state(&req) != UTC__REQ_DONE)
@@ -344,7 +332,7 @@ bool utc__conduit_express_iwrite(utc_conduit_t *h, const void *sbuf, size_t size
                                  utc_request_t **out)
 {
     utc_ctx_t *ctx;
-    const route_t *r = express_enter(h, UTC__OP_SEND, sbuf, NULL, size, tag, &ctx);
+    const route_t *r = utc__conduit_express_enter(h, UTC__OP_SEND, sbuf, NULL, size, tag, &ctx);
     if (!r)
         return false;
     if (r->tp->ops->send_now == utc__transport_no_send_now) { /* no such path there */
@@ -354,7 +342,7 @@ bool utc__conduit_express_iwrite(utc_conduit_t *h, const void *sbuf, size_t size
     utc_request_t *done = utc__req_handle_new_done(size);
     utc_conduit_t *c = utc__handle_ptr(h);
     utc_request_t req;
-    express_req(&req, c, r, UTC__OP_SEND, sbuf, NULL, size, tag);
+    utc__conduit_express_req(&req, c, r, UTC__OP_SEND, sbuf, NULL, size, tag);
     bool sent = done && r->tp->ops->send_now(r->tp, &req);
     utc__call_leave(ctx);
     if (!sent) {

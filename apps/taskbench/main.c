@@ -36,14 +36,14 @@
  *   come, and reads the inputs in place in the receive slot.
  * - Timestep of one thread: wait for the local producers and the posted reads of step t;
  *   check slot reuse against the local consumers; run the kernel of each owned active
- *   point; send the batched outputs to other ranks; publish progress; post the reads of
- *   step t+1; retire the sends of step t-1 that are done. The reads are posted after the
- *   sends, off the path from an input's arrival to the outputs that depend on it, and
- *   still before their messages come: a rank that feeds this thread at t+1 needs what this
- *   thread just sent (where it does not, its message waits in MPI's queue until the read is
- *   posted, correct and only a copy slower). Graphs (`-and`) run one after the other on
- *   each thread; each has its own slots and tags, so a thread may start graph g+1 while
- *   others finish graph g.
+ *   point; post the reads of step t+1; retire the sends of step t-1 that are done; send
+ *   the batched outputs to other ranks; publish progress. The reads are posted before the
+ *   sends, as Task Bench's MPI version posts its receives: they come before their
+ *   messages, and nothing follows the sends but the wait for the next inputs (the stores
+ *   a call makes right after a message was published to another core's cache wait for
+ *   that message's: doc/PERFORMANCE.md, "Task Bench with conduits: the third round").
+ *   Graphs (`-and`) run one after the other on each thread; each has its own slots and
+ *   tags, so a thread may start graph g+1 while others finish graph g.
  * - Global shared data instead (--comm gshared). One UTC task spans all ranks (T threads on
  *   each; threads of one rank share outputs as above) and owns one global shared data
  *   object of 8-byte elements. Each stream (writer thread, reader thread on another rank)
@@ -356,12 +356,34 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
         }
 
         if (t + 1 < gr.timesteps) {
+            /* the inputs of step t+1 from other ranks: post the reads now, before this
+             * step's sends (see the opening comment) */
+            for (int i = 0; i < pl->nin; i++) {
+                tb_stream_t *st = &pl->in[i];
+                long lo, hi;
+                tb_stream_range(st, dn, off, wid, &lo, &hi);
+                st->lo[s] = lo;
+                st->n[s] = hi - lo;
+                if (hi == lo || gs)
+                    continue;
+                if ((rc = utc_conduit_iread(st->link, st->buf + s * st->slot_bytes,
+                                            (size_t)(hi - lo) * ob, st->tag, &st->req[s])) !=
+                    UTC_OK)
+                    return report(tk, ctx, "utc_conduit_iread", rc);
+            }
+            /* retire the previous step's sends, so the slot-reuse check before a send
+             * rarely has one to wait */
+            for (int i = 0; i < pl->nout && !gs; i++) {
+                int done;
+                if (pl->outs[i].req[ps] &&
+                    (rc = utc_request_test(&pl->outs[i].req[ps], &done, NULL)) != UTC_OK)
+                    return report(tk, ctx, "sending a message", rc);
+            }
             /* outputs needed on other ranks: one message per receiving thread */
             for (int i = 0; i < pl->nout; i++) {
                 tb_stream_t *st = &pl->outs[i];
-                const long *L = st->pts + st->off[dn];
-                long m = st->off[dn + 1] - st->off[dn];
-                long lo = tb_lower_bound(L, m, off), hi = tb_lower_bound(L, m, off + wid);
+                long lo, hi;
+                const long *L = tb_stream_range(st, dn, off, wid, &lo, &hi);
                 if (hi == lo)
                     continue;
                 if (gs) {
@@ -396,30 +418,6 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
         if (w->threads > 1) /* a thread alone on its rank has no local reader to tell */
             tb_publish(mine, now + 1);
         if (t + 1 < gr.timesteps) {
-            /* the inputs of step t+1 from other ranks: post the reads now, after this
-             * step's sends (see the opening comment) */
-            for (int i = 0; i < pl->nin; i++) {
-                tb_stream_t *st = &pl->in[i];
-                const long *L = st->pts + st->off[dn];
-                long m = st->off[dn + 1] - st->off[dn];
-                long lo = tb_lower_bound(L, m, off), hi = tb_lower_bound(L, m, off + wid);
-                st->lo[s] = lo;
-                st->n[s] = hi - lo;
-                if (hi == lo || gs)
-                    continue;
-                if ((rc = utc_conduit_iread(st->link, st->buf + s * st->slot_bytes,
-                                            (size_t)(hi - lo) * ob, st->tag, &st->req[s])) !=
-                    UTC_OK)
-                    return report(tk, ctx, "utc_conduit_iread", rc);
-            }
-            /* retire the previous step's sends while the next inputs are in flight, so the
-             * slot-reuse check before a send (on the critical path) rarely has one to wait */
-            for (int i = 0; i < pl->nout && !gs; i++) {
-                int done;
-                if (pl->outs[i].req[ps] &&
-                    (rc = utc_request_test(&pl->outs[i].req[ps], &done, NULL)) != UTC_OK)
-                    return report(tk, ctx, "sending a message", rc);
-            }
             poff = off;
             pwid = wid;
             d = dn;

@@ -222,6 +222,16 @@ long tb_lower_bound(const long *v, long n, long x)
     return lo;
 }
 
+const long *tb_stream_range(const tb_stream_t *st, long d, long off, long wid, long *lo,
+                            long *hi)
+{
+    const long *L = st->pts + st->off[d];
+    long m = st->off[d + 1] - st->off[d];
+    *lo = tb_lower_bound(L, m, off);
+    *hi = tb_lower_bound(L, m, off + wid);
+    return L;
+}
+
 int tb_plan_links(tb_plan_t *pl, const tb_world_t *w, long g, int me)
 {
     task_graph_t gr = pl->graph;

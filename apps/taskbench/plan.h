@@ -125,6 +125,11 @@ int tb_plan_links(tb_plan_t *pl, const tb_world_t *w, long g, int me);
 /* The first index of the sorted v[0..n) whose value is >= x (n if none). */
 long tb_lower_bound(const long *v, long n, long x);
 
+/** The points of stream st at dependence set d that fall in [off, off + wid): indices
+ * [*lo, *hi) of st->pts, counted from st->pts + st->off[d] (returned). */
+const long *tb_stream_range(const tb_stream_t *st, long d, long off, long wid, long *lo,
+                            long *hi);
+
 /** Free a plan (requests must be complete). */
 void tb_plan_fini(tb_plan_t *pl);
 

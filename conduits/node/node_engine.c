@@ -216,8 +216,8 @@ static utc_status_t setup_locked(void)
         node_pair_t *p = &eng.pairs[eng.npairs++];
         eng.by_rank[r] = p;
         p->peer = r;
-        p->tx_lock = (utc__spinlock_t)UTC__SPINLOCK_INIT;
-        p->rx_lock = (utc__spinlock_t)UTC__SPINLOCK_INIT;
+        p->tx_lock = (utc__olock_t)UTC__OLOCK_INIT;
+        p->rx_lock = (utc__olock_t)UTC__OLOCK_INIT;
         atomic_init(&p->dead, false);
         atomic_init(&p->txq_waiting, false);
         p->obytes_seg0 = CTL_BYTES + RING0;
@@ -291,6 +291,10 @@ utc_status_t utc__node_engine_setup(void)
     if (eng.state == 0) {
         eng.rc = setup_locked();
         eng.state = eng.rc == UTC_OK ? 1 : -1;
+        if (eng.state == 1) { /* utc__node_pair's view */
+            utc__node_nranks = eng.nranks;
+            utc__node_by_rank = eng.by_rank;
+        }
         if (eng.rc != UTC_OK)
             utc_log(UTC_LOG_WARN, "%s", utc_last_error());
     }
@@ -302,6 +306,7 @@ utc_status_t utc__node_engine_setup(void)
 void utc__node_engine_finalize(void)
 {
     pthread_mutex_lock(&eng.lock);
+    utc__node_by_rank = NULL;
     if (eng.state == 1)
         pairs_free();
     eng.state = 0;
@@ -309,12 +314,8 @@ void utc__node_engine_finalize(void)
     pthread_mutex_unlock(&eng.lock);
 }
 
-node_pair_t *utc__node_pair(int peer)
-{
-    if (eng.state != 1 || peer < 0 || peer >= eng.nranks)
-        return NULL;
-    return eng.by_rank[peer];
-}
+node_pair_t **utc__node_by_rank;
+int utc__node_nranks;
 
 bool utc__node_cma_on(void) { return eng.cma_use; }
 
@@ -565,7 +566,7 @@ bool utc__node_drain(node_pair_t *p) { return utc__node_drain_until(p, NULL); }
 
 bool utc__node_drain_until(node_pair_t *p, utc_request_t *until)
 {
-    if (atomic_exchange_explicit(&p->rx_lock.taken, 1, memory_order_acquire))
+    if (!utc__olock_trylock(&p->rx_lock, true))
         return false; /* another thread drains: it dispatches ours too */
     bool any = false;
     for (;;) {
@@ -618,7 +619,7 @@ bool utc__node_drain_until(node_pair_t *p, utc_request_t *until)
             break;
     }
 out:
-    utc__spin_unlock(&p->rx_lock);
+    utc__olock_unlock(&p->rx_lock);
     if (any)
         bell_ring(p->octl); /* the peer may wait for room */
     return any;

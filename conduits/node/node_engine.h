@@ -108,7 +108,8 @@ typedef struct node_pair {
     atomic_bool dead;      /* the peer's process is gone */
     _Atomic double next_alive; /* utc_wtime of the next liveness look */
     /* ---- outgoing: this rank writes ---- */
-    alignas(64) utc__spinlock_t tx_lock;
+    alignas(64) utc__olock_t tx_lock; /* owner lock (base/sync.h): a rank's one
+                                       * writing thread takes it with plain stores */
     node_ctl_t *octl;      /* mine: created by this rank */
     unsigned char *oring;
     size_t ocap;
@@ -130,7 +131,7 @@ typedef struct node_pair {
     uint64_t slot_busy;    /* CMA slots in use (bitmap) */
     uint32_t slot_gen[NODE_SLOTS];
     /* ---- incoming: the peer writes ---- */
-    alignas(64) utc__spinlock_t rx_lock; /* the drainer's */
+    alignas(64) utc__olock_t rx_lock; /* the drainer's; an owner lock, as tx_lock */
     node_ctl_t *ictl;      /* the peer's, mapped */
     size_t ictl_bytes;
     size_t ictl0_ring;     /* bytes of the peer's first ring (after its control page) */
@@ -154,8 +155,17 @@ utc_status_t utc__node_engine_setup(void);
  * last conduit: the component's finalize). A later set-up starts afresh. */
 void utc__node_engine_finalize(void);
 
-/* The pair with world rank `peer` (on this host), or NULL. */
-node_pair_t *utc__node_pair(int peer);
+/* The pairs by world rank while the engine is set up (else NULL), and their count: read
+ * through utc__node_pair. */
+extern node_pair_t **utc__node_by_rank;
+extern int utc__node_nranks;
+
+/* The pair with world rank `peer` (on this host), or NULL. Inline: every poll asks. */
+static inline node_pair_t *utc__node_pair(int peer)
+{
+    node_pair_t **by = utc__node_by_rank;
+    return by && (unsigned)peer < (unsigned)utc__node_nranks ? by[peer] : NULL;
+}
 /* Large messages go by cross-memory attach: the kernel allows it (probed at set-up) and
  * UTC_NODE_CMA=1, or unset (auto) with more ranks on the host than CPUs; UTC_NODE_CMA=0:
  * never. Else they are pipelined through the ring. */

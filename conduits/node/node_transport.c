@@ -112,7 +112,8 @@ typedef struct node_tp {
     bool placeholder;       /* made by a record that came before the creation */
     int nmembers;
     int *members;
-    utc__spinlock_t lock;   /* everything below */
+    utc__olock_t lock;      /* everything below; an owner lock (base/sync.h): the one
+                             * thread that reads on it takes it with plain stores */
     node_tagq_t *tagqs;
     node_tagq_t *last_q;
     utc_request_t *anyh, *anyt; /* posted any-tag reads, oldest first */
@@ -187,7 +188,7 @@ static node_tp_t *tp_alloc(uint64_t key)
         return NULL;
     }
     t->key = key;
-    t->lock = (utc__spinlock_t)UTC__SPINLOCK_INIT;
+    t->lock = (utc__olock_t)UTC__OLOCK_INIT;
     atomic_init(&t->closed, 0); /* calloc: the failure records are UTC__FAIL_NONE */
     return t;
 }
@@ -209,7 +210,7 @@ static node_tp_t *reg_find_locked(uint64_t key)
         }
     }
     if (t)
-        utc__spin_lock(&t->lock);
+        utc__olock_lock(&t->lock, true);
     utc__spin_unlock(&reg_lock);
     return t;
 }
@@ -524,7 +525,7 @@ void utc__node_dispatch(node_pair_t *p, node_rec_t *rec)
     uint64_t key = make_key(rec->cid, rec->sub);
     node_tp_t *t = p->last_tp; /* a stream of one conduit skips the registry */
     if (t && p->last_key == key) {
-        utc__spin_lock(&t->lock);
+        utc__olock_lock(&t->lock, true);
     } else if ((t = reg_find_locked(key))) {
         p->last_tp = t;
         p->last_key = key;
@@ -556,7 +557,7 @@ void utc__node_dispatch(node_pair_t *p, node_rec_t *rec)
     default:
         break;
     }
-    utc__spin_unlock(&t->lock);
+    utc__olock_unlock(&t->lock);
     if (woke)
         utc__node_wake_local(p);
 }
@@ -587,7 +588,7 @@ void utc__node_assembled(node_pair_t *p)
             utc__req_finish(r, st);
         }
     }
-    utc__spin_unlock(&t->lock);
+    utc__olock_unlock(&t->lock);
     utc__node_wake_local(p);
 }
 
@@ -712,9 +713,9 @@ static void flush_now(node_pair_t *p)
     /* txq itself is read under the lock only; relaxed: see txq_changed */
     if (!atomic_load_explicit(&p->txq_waiting, memory_order_relaxed))
         return;
-    utc__spin_lock(&p->tx_lock);
+    utc__olock_lock(&p->tx_lock, true);
     bool any = flush(p);
-    utc__spin_unlock(&p->tx_lock);
+    utc__olock_unlock(&p->tx_lock);
     if (any)
         utc__node_wake_local(p);
 }
@@ -781,21 +782,21 @@ static void read_cma(node_tp_t *t, utc_request_t *r)
         atomic_store_explicit(w, SLOT_WORD(n->cma.gen, SLOT_DONE), memory_order_release);
         utc__node_wake_peer(p);
     }
-    utc__spin_lock(&t->lock);
+    utc__olock_lock(&t->lock, true);
     /* relaxed: finished only under this lock */
     if (atomic_load_explicit(&r->state, memory_order_relaxed) != UTC__REQ_DONE) {
         clist_remove(&t->cmar, r);
         utc__req_finish(r, st);
     }
-    utc__spin_unlock(&t->lock);
+    utc__olock_unlock(&t->lock);
 }
 
 /* A CMA send's end: its slot goes back. */
 static void slot_release(node_pair_t *p, int slot)
 {
-    utc__spin_lock(&p->tx_lock);
+    utc__olock_lock(&p->tx_lock, true);
     p->slot_busy &= ~(1ull << slot);
-    utc__spin_unlock(&p->tx_lock);
+    utc__olock_unlock(&p->tx_lock);
 }
 
 /* Under t's lock: end CMA send r with `st` unless its reader is copying it (a live
@@ -805,14 +806,14 @@ static bool cma_send_end(node_tp_t *t, utc_request_t *r, utc_status_t st)
 {
     node_req_t *n = NR(r);
     node_pair_t *p = utc__node_pair(r->peer);
-    utc__spin_lock(&p->tx_lock);
+    utc__olock_lock(&p->tx_lock, true);
     if (n->phase == S_QUEUED) {
         line_remove(&p->txq, &p->txq_tail, r);
         txq_changed(p);
         n->phase = S_DROPPED;
     }
     int phase = n->phase;
-    utc__spin_unlock(&p->tx_lock);
+    utc__olock_unlock(&p->tx_lock);
     if (phase == S_CMA) {
         unsigned want = SLOT_WORD(n->gen, SLOT_OFFERED);
         atomic_uint *w = &p->octl->slot[n->slot];
@@ -832,16 +833,16 @@ static void cma_send_poll(node_tp_t *t, utc_request_t *r)
 {
     node_req_t *n = NR(r);
     node_pair_t *p = utc__node_pair(r->peer);
-    utc__spin_lock(&p->tx_lock);
+    utc__olock_lock(&p->tx_lock, true);
     int phase = n->phase;
-    utc__spin_unlock(&p->tx_lock);
+    utc__olock_unlock(&p->tx_lock);
     if (phase != S_CMA)
         return;
     /* acquire: pairs with the reader's release of DONE: its copy is over */
     unsigned w = atomic_load_explicit(&p->octl->slot[n->slot], memory_order_acquire);
     if (w != SLOT_WORD(n->gen, SLOT_DONE) && w != SLOT_WORD(n->gen, SLOT_REVOKED))
         return;
-    utc__spin_lock(&t->lock);
+    utc__olock_lock(&t->lock, true);
     /* relaxed: finished only under this lock */
     if (atomic_load_explicit(&r->state, memory_order_relaxed) != UTC__REQ_DONE) {
         slot_release(p, n->slot);
@@ -851,7 +852,7 @@ static void cma_send_poll(node_tp_t *t, utc_request_t *r)
             utc_buf_free((void *)r->sbuf);
         utc__req_finish(r, ok ? UTC_OK : UTC_ERR_CANCELED);
     }
-    utc__spin_unlock(&t->lock);
+    utc__olock_unlock(&t->lock);
 }
 
 /* ---- failures ---- */
@@ -899,7 +900,7 @@ static utc_status_t start_read(node_tp_t *t, utc_request_t *r)
     node_req_t *n = NR(r);
     utc_status_t st = UTC_OK;
     bool done = false;
-    utc__spin_lock(&t->lock);
+    utc__olock_lock(&t->lock, true);
     int cl = atomic_load(&t->closed);
     if (cl) {
         st = (utc_status_t)cl;
@@ -923,7 +924,7 @@ static utc_status_t start_read(node_tp_t *t, utc_request_t *r)
     } else {
         node_tagq_t *q = tagq_get(t, r->dir, r->peer, r->tag, true);
         if (!q) {
-            utc__spin_unlock(&t->lock);
+            utc__olock_unlock(&t->lock);
             return utc__error(UTC_ERR_NO_MEMORY, "conduit read: out of memory");
         }
         if (!q->phead && q->uhead) {
@@ -939,7 +940,7 @@ static utc_status_t start_read(node_tp_t *t, utc_request_t *r)
     }
     if (done)
         utc__req_finish(r, st);
-    utc__spin_unlock(&t->lock);
+    utc__olock_unlock(&t->lock);
     return UTC_OK;
 }
 
@@ -971,7 +972,7 @@ static utc_status_t node_start(utc__transport_t *tp, utc_request_t *req)
     if (n->kind == K_CMA) {
         /* a slot now, or through the ring when all are in use (a write never waits for a
          * slot: later messages would wait behind it) */
-        utc__spin_lock(&p->tx_lock);
+        utc__olock_lock(&p->tx_lock, true);
         if (~p->slot_busy) {
             n->slot = __builtin_ctzll(~p->slot_busy);
             p->slot_busy |= 1ull << n->slot;
@@ -980,22 +981,22 @@ static utc_status_t node_start(utc__transport_t *tp, utc_request_t *req)
         } else {
             n->kind = K_PIPE;
         }
-        utc__spin_unlock(&p->tx_lock);
+        utc__olock_unlock(&p->tx_lock);
     }
     if (n->kind == K_CMA) { /* in the transport's line from now to its end */
-        utc__spin_lock(&t->lock);
+        utc__olock_lock(&t->lock, true);
         clist_push(&t->cmas, req);
-        utc__spin_unlock(&t->lock);
+        utc__olock_unlock(&t->lock);
     }
-    utc__spin_lock(&p->tx_lock);
+    utc__olock_lock(&p->tx_lock, true);
     if (n->kind == K_INLINE && !p->txq && push_one(p, req)) {
-        utc__spin_unlock(&p->tx_lock);
+        utc__olock_unlock(&p->tx_lock);
         send_done(req);
         return UTC_OK;
     }
     txq_append(p, req);
     bool any = flush(p);
-    utc__spin_unlock(&p->tx_lock);
+    utc__olock_unlock(&p->tx_lock);
     if (any)
         utc__node_wake_local(p);
     return UTC_OK;
@@ -1012,9 +1013,9 @@ static bool node_send_now(utc__transport_t *tp, utc_request_t *req)
     if (!p || stopped(t, req))
         return false; /* node_start finishes it with the reason */
     NR(req)->kind = K_INLINE;
-    utc__spin_lock(&p->tx_lock);
+    utc__olock_lock(&p->tx_lock, true);
     bool sent = !p->txq && push_one(p, req);
-    utc__spin_unlock(&p->tx_lock);
+    utc__olock_unlock(&p->tx_lock);
     return sent;
 }
 
@@ -1034,21 +1035,21 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
         utc__node_drain(p); /* the peer may wait for room towards us */
         utc_status_t st = stopped(t, req);
         if (st) {
-            utc__spin_lock(&t->lock);
+            utc__olock_lock(&t->lock, true);
             if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
                 if (n->kind == K_CMA) {
                     cma_send_end(t, req, st);
                 } else {
                     /* a pipelined one half out is cut short: the reader drops its part */
-                    utc__spin_lock(&p->tx_lock);
+                    utc__olock_lock(&p->tx_lock, true);
                     bool out = line_remove(&p->txq, &p->txq_tail, req);
                     txq_changed(p);
-                    utc__spin_unlock(&p->tx_lock);
+                    utc__olock_unlock(&p->tx_lock);
                     if (out)
                         utc__req_finish(req, st);
                 }
             }
-            utc__spin_unlock(&t->lock);
+            utc__olock_unlock(&t->lock);
         }
         return utc__req_state(req) == UTC__REQ_DONE;
     }
@@ -1064,7 +1065,7 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
     }
     utc_status_t st = stopped(t, req);
     if (st && (n->phase == R_POSTED || n->phase == R_ANY)) {
-        utc__spin_lock(&t->lock);
+        utc__olock_lock(&t->lock, true);
         if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
             node_tagq_t *q = tagq_get(t, req->dir, req->peer, req->tag, false);
             bool out = n->phase == R_ANY ? line_remove(&t->anyh, &t->anyt, req)
@@ -1072,7 +1073,7 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
             if (out)
                 utc__req_finish(req, st);
         }
-        utc__spin_unlock(&t->lock);
+        utc__olock_unlock(&t->lock);
     }
     return utc__req_state(req) == UTC__REQ_DONE;
 }
@@ -1113,7 +1114,9 @@ static bool node_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s
         unsigned seen = atomic_load(utc__node_bell(p)); /* seq_cst: before the look */
         if (node_progress(tp, req))
             return true;
-        if ((i & 15) == 0 || deadline >= 0) {
+        /* the clock from the 16th look on: a message that comes within the first looks
+         * (the usual case of a fine-grained exchange) is found with no clock read */
+        if ((i & 15) == 15 || deadline >= 0) {
             double now = utc_wtime();
             if (!t0)
                 t0 = now;
@@ -1143,7 +1146,7 @@ static bool node_cancel(utc__transport_t *tp, utc_request_t *req)
     if (req->op != UTC__OP_RECV)
         return false;
     bool out = false;
-    utc__spin_lock(&t->lock);
+    utc__olock_lock(&t->lock, true);
     if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
         if (n->phase == R_ANY) {
             out = line_remove(&t->anyh, &t->anyt, req);
@@ -1152,7 +1155,7 @@ static bool node_cancel(utc__transport_t *tp, utc_request_t *req)
             out = q && line_remove(&q->phead, &q->ptail, req);
         }
     }
-    utc__spin_unlock(&t->lock);
+    utc__olock_unlock(&t->lock);
     return out;
 }
 
@@ -1163,7 +1166,7 @@ static utc_status_t node_probe(utc__transport_t *tp, utc_request_t *req)
     utc__node_drain(p);
     utc_status_t st = UTC_ERR_TIMEOUT;
     bool found = false;
-    utc__spin_lock(&t->lock);
+    utc__olock_lock(&t->lock, true);
     int cl = atomic_load(&t->closed);
     if (cl) {
         st = (utc_status_t)cl;
@@ -1189,7 +1192,7 @@ static utc_status_t node_probe(utc__transport_t *tp, utc_request_t *req)
             st = UTC_ERR_CLOSED;
         }
     }
-    utc__spin_unlock(&t->lock);
+    utc__olock_unlock(&t->lock);
     if (found)
         return UTC_OK;
     if (st != UTC_ERR_TIMEOUT)
@@ -1265,7 +1268,7 @@ static void node_shutdown(utc__transport_t *tp, utc_status_t status)
         if (!p)
             continue;
         /* the sends not yet out; a CMA one is ended below, with its slot */
-        utc__spin_lock(&p->tx_lock);
+        utc__olock_lock(&p->tx_lock, false);
         utc_request_t *keep = NULL, *keep_tail = NULL, *gone = NULL;
         while (p->txq) {
             utc_request_t *r = p->txq;
@@ -1283,7 +1286,7 @@ static void node_shutdown(utc__transport_t *tp, utc_status_t status)
         p->txq = keep;
         p->txq_tail = keep_tail;
         txq_changed(p);
-        utc__spin_unlock(&p->tx_lock);
+        utc__olock_unlock(&p->tx_lock);
         while (gone) {
             utc_request_t *r = gone;
             gone = r->next;
@@ -1292,13 +1295,13 @@ static void node_shutdown(utc__transport_t *tp, utc_status_t status)
             else
                 utc__req_finish(r, status);
         }
-        utc__spin_lock(&p->rx_lock);
-        utc__spin_lock(&t->lock);
+        utc__olock_lock(&p->rx_lock, false);
+        utc__olock_lock(&t->lock, false);
         detach_assembly(t, p, status);
-        utc__spin_unlock(&t->lock);
-        utc__spin_unlock(&p->rx_lock);
+        utc__olock_unlock(&t->lock);
+        utc__olock_unlock(&p->rx_lock);
     }
-    utc__spin_lock(&t->lock);
+    utc__olock_lock(&t->lock, false);
     end_posted(t, 0, -1, status);
     drop_queued(t);
     for (utc_request_t *r = t->cmar, *next; r; r = next) {
@@ -1316,7 +1319,7 @@ static void node_shutdown(utc__transport_t *tp, utc_status_t status)
         next = NR(r)->cnext;
         cma_send_end(t, r, status);
     }
-    utc__spin_unlock(&t->lock);
+    utc__olock_unlock(&t->lock);
     for (int i = 0; i < t->nmembers; i++) {
         node_pair_t *p = utc__node_pair(t->members[i]);
         if (p)
@@ -1327,9 +1330,9 @@ static void node_shutdown(utc__transport_t *tp, utc_status_t status)
 static void node_fail(utc__transport_t *tp, utc_status_t status)
 {
     node_tp_t *t = tp_of(tp);
-    utc__spin_lock(&t->lock);
+    utc__olock_lock(&t->lock, false);
     end_posted(t, 0, -1, status);
-    utc__spin_unlock(&t->lock);
+    utc__olock_unlock(&t->lock);
     for (int i = 0; i < t->nmembers; i++) {
         node_pair_t *p = utc__node_pair(t->members[i]);
         if (p)
@@ -1358,10 +1361,10 @@ static void node_notify_failed(utc__transport_t *tp, int end, int rank, utc_stat
         n->kind = K_CTL;
         n->heap = true;
         n->ctl = (node_ctl_msg_t){end, rank, (int32_t)rc};
-        utc__spin_lock(&p->tx_lock);
+        utc__olock_lock(&p->tx_lock, false);
         txq_append(p, r);
         flush(p);
-        utc__spin_unlock(&p->tx_lock);
+        utc__olock_unlock(&p->tx_lock);
     }
 }
 
@@ -1375,32 +1378,32 @@ static void node_destroy(utc__transport_t *tp)
         node_pair_t *p = utc__node_pair(t->members[i]);
         if (!p)
             continue;
-        utc__spin_lock(&p->rx_lock); /* the drainers' cache of it */
+        utc__olock_lock(&p->rx_lock, false); /* the drainers' cache of it */
         if (p->last_tp == t)
             p->last_tp = NULL;
-        utc__spin_unlock(&p->rx_lock);
+        utc__olock_unlock(&p->rx_lock);
     }
     if (!atomic_load(&t->closed))
         node_shutdown(tp, UTC_ERR_CANCELED);
     /* CMA sends whose reader is copying (none after a shutdown, but in a rare race):
      * their buffers stay theirs until the copy ends */
-    utc__spin_lock(&t->lock);
+    utc__olock_lock(&t->lock, false);
     while (t->cmas) {
         utc_request_t *r = t->cmas;
         node_pair_t *p = utc__node_pair(r->peer);
         unsigned w = NR(r)->phase == S_CMA ? atomic_load(&p->octl->slot[NR(r)->slot]) : 0;
         if (NR(r)->phase == S_CMA && w == SLOT_WORD(NR(r)->gen, SLOT_COPYING) &&
             utc__node_alive(p)) {
-            utc__spin_unlock(&t->lock);
+            utc__olock_unlock(&t->lock);
             sched_yield();
-            utc__spin_lock(&t->lock);
+            utc__olock_lock(&t->lock, false);
             continue;
         }
         slot_release(p, NR(r)->slot);
         t->cmas = NR(r)->cnext;
         utc__req_finish(r, UTC_ERR_CANCELED);
     }
-    utc__spin_unlock(&t->lock);
+    utc__olock_unlock(&t->lock);
     node_tagq_t *q, *tmp;
     HASH_ITER(hh, t->tagqs, q, tmp) {
         while (q->uhead) {
@@ -1418,6 +1421,7 @@ static void node_destroy(utc__transport_t *tp)
 
 static const utc__transport_ops_t node_ops = {
     .name = "node",
+    .solo_reads = true, /* the shutdown takes every read out of every line */
     .start = node_start,
     .send_now = node_send_now,
     .progress = node_progress,
@@ -1477,7 +1481,7 @@ static utc_status_t node_create(const utc__transport_args_t *a, utc__transport_t
         fresh = NULL;
         HASH_ADD(hh, reg_set, key, sizeof t->key, t);
     }
-    utc__spin_lock(&t->lock);
+    utc__olock_lock(&t->lock, false);
     t->base.ops = &node_ops;
     t->base.conduit_id = a->conduit_id;
     t->base.kind = UTC_CONDUIT_NODE;
@@ -1485,7 +1489,7 @@ static utc_status_t node_create(const utc__transport_args_t *a, utc__transport_t
     t->nmembers = a->nmembers;
     bool adopted = t->placeholder;
     t->placeholder = false;
-    utc__spin_unlock(&t->lock);
+    utc__olock_unlock(&t->lock);
     utc__spin_unlock(&reg_lock);
     if (fresh) {
         free(fresh->eos);

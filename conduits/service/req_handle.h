@@ -27,8 +27,15 @@ typedef enum {
 /* A handle for `req`, or NULL when out of memory. */
 utc_request_t *utc__req_handle_new(utc_request_t *req);
 
+/* A handle for `req` owned by the calling thread (utc__olock_self()): its claims by that
+ * thread take no locked instruction, those by any other thread a heavy fence
+ * (base/sync.h). For the requests of a task's only thread on its rank (the express
+ * paths). NULL when out of memory. */
+utc_request_t *utc__req_handle_new_owned(utc_request_t *req);
+
 /* A handle for an operation that completed as it started (a write its transport sent at
- * once, send_now): no request stands behind it; `size` bytes, status UTC_OK. Its claim
+ * once, send_now), owned by the calling thread: no request stands behind it; `size`
+ * bytes, status UTC_OK. Its claim
  * returns &utc__req_done. NULL when out of memory. */
 utc_request_t *utc__req_handle_new_done(size_t size);
 

@@ -86,6 +86,12 @@ struct utc_request {
     int member;            /* the caller's end: 0 or 1, or its member index in a shared
                             * conduit */
     void *sub;             /* the shared transport's state of the request, or NULL */
+    /* a solo request (the express path of an iread by a task's only thread on its rank):
+     * it holds no count against its conduit (conduits/async.c says how it lives without);
+     * the context that started it and its conduit's generation then */
+    bool solo;
+    uint16_t cgen;
+    const void *sctx;
     /* (A field added above must be set in utc__req_prepare.) The private part of the transport the request is started on (UTC__REQ_PRIV): only
      * that transport reads or writes it, and sets it when it starts the request. */
     alignas(16) unsigned char priv[UTC__REQ_PRIV_BYTES];
@@ -129,6 +135,9 @@ static inline void utc__req_prepare(utc_request_t *req, utc__op_t op, int dir, i
     req->inflight = NULL;
     req->member = 0;
     req->sub = NULL;
+    req->solo = false;
+    req->cgen = 0;
+    req->sctx = NULL;
     atomic_init(&req->state, UTC__REQ_PENDING);
 }
 

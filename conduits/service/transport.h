@@ -23,6 +23,10 @@
  */
 typedef struct utc__transport_ops {
     const char *name;
+    /* True when a read that `shutdown` ended is never touched by the transport again (its
+     * `destroy` included): such reads may outlive the transport, as the express path's
+     * solo requests do (conduits/async.c). */
+    bool solo_reads;
     /* Start `req` (send or receive). Never blocks for long. UTC_OK: the request is in
      * flight or already complete (state DONE with its status); an error: not started. */
     utc_status_t (*start)(utc__transport_t *tp, utc_request_t *req);

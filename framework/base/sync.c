@@ -219,6 +219,31 @@ void utc__spin_lock_wait(utc__spinlock_t *l)
     } while (atomic_exchange_explicit(&l->taken, 1, memory_order_acquire));
 }
 
+/* ---- owner locks ---- */
+
+_Thread_local const void *utc__olock_id;
+_Thread_local char utc__olock_token;
+
+void utc__olock_settle(utc__olock_t *l, const void *me, bool claim)
+{
+    /* relaxed: stored only under the spin lock, which this thread holds */
+    const void *o = atomic_load_explicit(&l->owner, memory_order_relaxed);
+    if (o == me || o == UTC__OLOCK_SHARED)
+        return; /* no owner's take can be in flight */
+    if (!o) {
+        /* no owner yet: none can have taken it without the spin lock */
+        if (claim)
+            atomic_store_explicit(&l->owner, me, memory_order_relaxed);
+        return;
+    }
+    if (claim) /* a second thread uses it on its hot path: the bias ends */
+        atomic_store_explicit(&l->owner, UTC__OLOCK_SHARED, memory_order_relaxed);
+    utc__fence_heavy(); /* the heavy side: the spin lock (and owner) before the look */
+    /* acquire: the owner's critical section before ours */
+    while (atomic_load_explicit(&l->busy, memory_order_acquire))
+        utc__cpu_relax();
+}
+
 /* ---- asymmetric fences ---- */
 
 bool utc__fence_asym;

@@ -133,6 +133,104 @@ static inline void utc__spin_unlock(utc__spinlock_t *l)
     atomic_store_explicit(&l->taken, 0, memory_order_release);
 }
 
+/*
+ * An owner lock: a spin lock biased to one thread, its owner, who takes and gives it back
+ * with plain stores. On the hot path of a thread that alone uses a lock, every locked
+ * instruction waits for the stores before it, a message just published to another core's
+ * cache among them; the owner's take has none. The first thread that takes the lock with
+ * `claim` becomes its owner (unless the bias is off). Any other thread takes the spin lock
+ * inside and then waits for the owner to be out: the owner stores `busy` and, after a
+ * light fence, looks at the spin lock (and at `owner`); the other thread holds the spin
+ * lock and, after a heavy fence (utc__fence_heavy), looks at `busy`: an asymmetric Dekker
+ * pair, so one of them sees the other. A thread that takes it with `claim` while another
+ * owns it ends the bias for good (owner UTC__OLOCK_SHARED: from then on the lock is its
+ * spin lock for every thread), so two threads that both use a lock often pay one heavy
+ * fence, once; a take without `claim` (the rare users: a shutdown, a destroy) keeps the
+ * bias and pays a heavy fence each time. A thread is known by utc__olock_self(): the
+ * task thread context it runs as (utc__olock_id, set by the tasks layer, so a share that
+ * the caller of utc_task_wait runs for a thread keeps that thread's locks), else itself.
+ */
+typedef struct utc__olock {
+    utc__spinlock_t lock;
+    _Atomic(const void *) owner; /* NULL: none yet; UTC__OLOCK_SHARED: the bias is off */
+    atomic_uint busy;            /* the owner holds it (stored by the owner only) */
+    atomic_bool fast;            /* the holder took it by the owner's take (stored by the
+                                  * holder only, while it holds it) */
+} utc__olock_t;
+
+#define UTC__OLOCK_INIT {UTC__SPINLOCK_INIT, NULL, 0, 0}
+#define UTC__OLOCK_SHARED ((const void *)1)
+
+/* The identity utc__olock_self() gives a thread: its task context, or NULL (the thread). */
+extern _Thread_local const void *utc__olock_id;
+extern _Thread_local char utc__olock_token;
+
+static inline const void *utc__olock_self(void)
+{
+    const void *id = utc__olock_id;
+    return id ? id : &utc__olock_token;
+}
+
+/* The owner's take, without a locked instruction: true when held. */
+static inline bool utc__olock_owner_try(utc__olock_t *l, const void *me)
+{
+    /* relaxed: `owner` changes only under the spin lock, and the owner's own store is
+     * its own to see; the look after the fence below catches an end of the bias */
+    if (atomic_load_explicit(&l->owner, memory_order_relaxed) != me)
+        return false;
+    atomic_store_explicit(&l->busy, 1, memory_order_relaxed);
+    utc__fence_light(); /* the light side: `busy` before the looks below */
+    /* acquire: the writes of the last holder of the spin lock (its release) */
+    if (!atomic_load_explicit(&l->lock.taken, memory_order_acquire) &&
+        atomic_load_explicit(&l->owner, memory_order_relaxed) == me) {
+        atomic_store_explicit(&l->fast, true, memory_order_relaxed); /* the holder's own */
+        return true;
+    }
+    atomic_store_explicit(&l->busy, 0, memory_order_release);
+    return false;
+}
+
+/* Under l's spin lock: a thread other than the owner waits for the owner to be out (the
+ * heavy side); with `claim`, it becomes the owner of an unowned lock or ends the bias. */
+void utc__olock_settle(utc__olock_t *l, const void *me, bool claim);
+
+/* Take l (waiting for it). */
+static inline void utc__olock_lock(utc__olock_t *l, bool claim)
+{
+    const void *me = utc__olock_self();
+    if (__builtin_expect(utc__olock_owner_try(l, me), 1))
+        return;
+    utc__spin_lock(&l->lock);
+    utc__olock_settle(l, me, claim);
+    atomic_store_explicit(&l->fast, false, memory_order_relaxed);
+}
+
+/* Take l if no other thread holds it: true when taken. */
+static inline bool utc__olock_trylock(utc__olock_t *l, bool claim)
+{
+    const void *me = utc__olock_self();
+    if (__builtin_expect(utc__olock_owner_try(l, me), 1))
+        return true;
+    if (atomic_exchange_explicit(&l->lock.taken, 1, memory_order_acquire))
+        return false;
+    utc__olock_settle(l, me, claim);
+    atomic_store_explicit(&l->fast, false, memory_order_relaxed);
+    return true;
+}
+
+/* Give l back (the caller holds it). */
+static inline void utc__olock_unlock(utc__olock_t *l)
+{
+    /* relaxed: the holder's own store (the owner's bias may have ended meanwhile: it
+     * gives back what it took) */
+    if (atomic_load_explicit(&l->fast, memory_order_relaxed)) {
+        /* release: the critical section before the next holder's take */
+        atomic_store_explicit(&l->busy, 0, memory_order_release);
+        return;
+    }
+    utc__spin_unlock(&l->lock);
+}
+
 /* One CPU relax hint for spin loops. */
 static inline void utc__cpu_relax(void)
 {

@@ -14,7 +14,11 @@
 
 static _Thread_local utc_ctx_t *self_ctx;
 
-void utc__thread_set_self(utc_ctx_t *ctx) { self_ctx = ctx; }
+void utc__thread_set_self(utc_ctx_t *ctx)
+{
+    self_ctx = ctx;
+    utc__olock_id = ctx; /* owner locks (base/sync.h) know the thread by its context */
+}
 utc_ctx_t *utc_ctx_self(void) { return self_ctx; }
 
 utc_ctx_t *utc__ctx_of(const utc_task_t *task)

@@ -6,7 +6,9 @@
  * capacity no buffer has, a short buffer, writing after a close), empty messages, a
  * message of each kind (small, large), a conduit destroyed or its other end failed; and
  * the express asynchronous write (a completed handle: tested, waited for, canceled, stale
- * after) in order with writes the general path queues.
+ * after) in order with writes the general path queues; the express asynchronous read (a
+ * solo request, with no count against its conduit) in order, truncated, tested, canceled,
+ * stale after, pending when its conduit is destroyed, and waited for by another thread.
  */
 #include "conduit_test_util.h"
 
@@ -287,6 +289,148 @@ static void test_destroyed(void)
     CT_END();
 }
 
+/* ---- asynchronous reads: the express path's solo requests (conduits/async.c) ---- */
+
+#define AREADS 64
+
+static int aread_w(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    uint64_t v = 1;
+    CT_OK(utc_conduit_write(c, &v, sizeof v, 0)); /* the reader's route */
+    for (int i = 0; i < AREADS; i++) {
+        v = ct_mix((uint64_t)i);
+        CT_OK(utc_conduit_write(c, &v, sizeof v, 1 + (i & 1)));
+    }
+    char msg[100];
+    ct_fill(msg, sizeof msg, 7);
+    CT_OK(utc_conduit_write(c, msg, sizeof msg, 3)); /* read short first: truncated */
+    v = 77;
+    CT_OK(utc_conduit_write(c, &v, sizeof v, 4)); /* for a test loop */
+    return 0;
+}
+
+static int aread_r(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    utc_conduit_t *c = d;
+    uint64_t v = 0, got_v[AREADS];
+    size_t got = 0;
+    CT_OK(utc_conduit_read(c, &v, sizeof v, 0, NULL)); /* sets the route */
+    utc_request_t *r[AREADS];
+    for (int i = 0; i < AREADS; i++) /* posted in order, some before their message */
+        CT_OK(utc_conduit_iread(c, &got_v[i], sizeof got_v[i], 1 + (i & 1), &r[i]));
+    for (int i = AREADS - 1; i >= 0; i--) { /* waited for in any order */
+        utc_request_t *copy = r[i];
+        CT_OK(utc_request_wait(&r[i], &got));
+        CT_CHECK(r[i] == NULL && got == sizeof v, "read %d: %zu bytes", i, got);
+        CT_EXPECT(utc_request_wait(&copy, NULL), UTC_ERR_INVALID_HANDLE); /* stale */
+        CT_CHECK(has("stale"), "%s", utc_last_error());
+    }
+    for (int i = 0; i < AREADS; i++)
+        CT_CHECK(got_v[i] == ct_mix((uint64_t)i), "read %d out of order", i);
+    /* truncated: the message stays for the next read of its tag */
+    char small[10], msg[100];
+    utc_request_t *t;
+    CT_OK(utc_conduit_iread(c, small, sizeof small, 3, &t));
+    CT_EXPECT(utc_request_wait(&t, &got), UTC_ERR_TRUNCATE);
+    CT_CHECK(got == sizeof msg && has("100 bytes"), "%zu: %s", got, utc_last_error());
+    CT_OK(utc_conduit_iread(c, msg, sizeof msg, 3, &t));
+    CT_OK(utc_request_wait(&t, &got));
+    CT_CHECK(got == sizeof msg && ct_verify(msg, sizeof msg, 7), "kept message: %zu", got);
+    /* tested until done */
+    int done = 0;
+    CT_OK(utc_conduit_iread(c, &v, sizeof v, 4, &t));
+    while (!done)
+        CT_OK(utc_request_test(&t, &done, &got));
+    CT_CHECK(t == NULL && v == 77 && got == sizeof v, "tested read: %llu", (unsigned long long)v);
+    /* canceled: no message of tag 9 ever comes */
+    CT_OK(utc_conduit_iread(c, &v, sizeof v, 9, &t));
+    CT_OK(utc_request_cancel(&t));
+    CT_EXPECT(utc_request_wait(&t, NULL), UTC_ERR_CANCELED);
+    CT_CHECK(has("canceled"), "%s", utc_last_error());
+    return 0;
+}
+
+static void test_async_reads(void)
+{
+    ct_begin();
+    ct_each_placement_run(1, aread_w, 1, aread_r);
+    CT_END();
+}
+
+/* A solo read pending when its conduit is destroyed (ended by the destroy, waited for
+ * afterwards by its thread), and one waited for by the main thread, not its task's. */
+static utc_request_t *pending;
+static uint64_t pending_v;
+
+static int post_pending(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    uint64_t v = 0;
+    CT_OK(utc_conduit_read(d, &v, sizeof v, 0, NULL)); /* sets the route */
+    CT_OK(utc_conduit_iread(d, &pending_v, sizeof pending_v, 5, &pending));
+    return 0;
+}
+
+static int wait_destroyed(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    (void)d;
+    utc_request_t *copy = pending;
+    CT_EXPECT(utc_request_wait(&pending, NULL), UTC_ERR_CANCELED);
+    CT_CHECK(has("destroyed"), "%s", utc_last_error());
+    CT_EXPECT(utc_request_wait(&copy, NULL), UTC_ERR_INVALID_HANDLE);
+    return 0;
+}
+
+static int write_five(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    uint64_t v = 55;
+    CT_OK(utc_conduit_write(d, &v, sizeof v, 5));
+    return 0;
+}
+
+static void pending_case(int ra, int rb, void *arg)
+{
+    (void)arg;
+    utc_task_t *a = ct_task(&ct_ops_a, ra, 1), *b = ct_task(&ct_ops_b, rb, 1);
+    utc_conduit_t *c;
+    /* destroyed under a pending read */
+    CU_ASSERT_EQUAL_FATAL(utc_conduit_create(a, b, NULL, &c), UTC_OK);
+    ct_run2(a, one_write, c, b, post_pending, c);
+    CU_ASSERT_EQUAL(utc_conduit_destroy(c), UTC_OK);
+    ct_run1(b, wait_destroyed, NULL);
+    /* waited for by the main thread, tested first */
+    CU_ASSERT_EQUAL_FATAL(utc_conduit_create(a, b, NULL, &c), UTC_OK);
+    ct_run2(a, one_write, c, b, post_pending, c);
+    if (utc_rank() == rb) {
+        int done = 1;
+        CU_ASSERT_EQUAL(utc_request_test(&pending, &done, NULL), UTC_OK);
+        CU_ASSERT_EQUAL(done, 0); /* nothing written yet */
+    }
+    UTC_ASSERT_OK(utc_barrier()); /* (the write comes after the test) */
+    ct_run1(a, write_five, c);
+    if (utc_rank() == rb) {
+        size_t got = 0;
+        CU_ASSERT_EQUAL(utc_request_wait(&pending, &got), UTC_OK);
+        CU_ASSERT(got == sizeof pending_v && pending_v == 55);
+    }
+    UTC_ASSERT_OK(utc_barrier());
+    CU_ASSERT_EQUAL(utc_conduit_destroy(c), UTC_OK);
+    CU_ASSERT_EQUAL(utc_task_destroy(a), UTC_OK);
+    CU_ASSERT_EQUAL(utc_task_destroy(b), UTC_OK);
+}
+
+static void test_pending_reads(void)
+{
+    ct_begin();
+    ct_each_placement(false, pending_case, NULL);
+    CT_END();
+}
+
 /* ---- the other end failed: its status, not a hang (a read after a failure fails even
  * with messages left: test_conduit_lifetime) ---- */
 
@@ -335,6 +479,10 @@ int main(int argc, char **argv)
         {"20,000 ping-pong rounds of 8 bytes", test_ping_pong},
         {"asynchronous writes: completed at once or queued, in order", test_async_writes},
         {"the route's conduit destroyed, then a new one", test_destroyed},
+        {"asynchronous reads: in order, truncated, tested, canceled, stale after",
+         test_async_reads},
+        {"a read pending at its conduit's destroy, and one waited for by the main thread",
+         test_pending_reads},
         {"the other end failed after a message: PEER_FAILED, no hang", test_peer_failed},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "conduit express path", cases);
