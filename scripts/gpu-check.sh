@@ -116,13 +116,18 @@ for f in sorted(glob.glob(os.path.join(out, "ctest-gpu-*.xml"))):
             key = "skipped"
         tests[key].append(case.get("name"))
 s["tests"] = {k: {"count": len(v), "names": v if k != "passed" else None} for k, v in tests.items()}
-ryr = []
-if os.path.exists(os.path.join(out, "ryr.jsonl")):
-    for line in open(os.path.join(out, "ryr.jsonl")):
-        try:
-            ryr.append(json.loads(line))
-        except ValueError:
-            pass
+def jsonl(name):
+    """The objects of a JSON-lines file in out, one per readable line (absent: none)."""
+    path = os.path.join(out, name)
+    rows = []
+    if os.path.exists(path):
+        for line in open(path):
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                pass
+    return rows
+ryr = jsonl("ryr.jsonl")
 s["ryr"] = {"ours": [{k: r.get(k) for k in ("preset", "width", "height", "frames", "fps",
                                             "seconds", "gpu", "verified")} for r in ryr],
             "theirs_dissertation_table_4_7": {
@@ -141,13 +146,9 @@ def bench_json(key, name):
 bench_json("utc_bench_gpu_overlap", "bench-gpu-overlap.json")
 bench_json("utc_bench_gpu_conduit", "bench-gpu-conduit.json")
 farm = {}
-if os.path.exists(os.path.join(out, "farm-mixed.jsonl")):
-    for line in open(os.path.join(out, "farm-mixed.jsonl")):
-        try:
-            r = json.loads(line)
-            farm[r["farm"]] = {k: r.get(k) for k in ("fps", "verified", "rows_cpu", "rows_gpu")}
-        except (ValueError, KeyError):
-            pass
+for r in jsonl("farm-mixed.jsonl"):
+    if "farm" in r:
+        farm[r["farm"]] = {k: r.get(k) for k in ("fps", "verified", "rows_cpu", "rows_gpu")}
 if {"cpu", "gpu", "mixed"} <= set(farm):
     m, c, g = (farm[k]["fps"] or 0 for k in ("mixed", "cpu", "gpu"))
     farm["mixed_over_best"] = m / max(c, g) if max(c, g) else None
@@ -157,15 +158,10 @@ s["ryr_farm_mixed"] = farm or None
 bench_json("utc_bench_gpu", "bench-gpu.json")
 # RYR --preset gpu against v5 and auto and its stages alone: the best of the repetitions
 best = {}
-if os.path.exists(os.path.join(out, "ryr-gpu.jsonl")):
-    for line in open(os.path.join(out, "ryr-gpu.jsonl")):
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        key = "alone_" + r["stage_alone"] if "stage_alone" in r else r.get("preset")
-        if key and (key not in best or r["fps"] > best[key]["fps"]):
-            best[key] = r
+for r in jsonl("ryr-gpu.jsonl"):
+    key = "alone_" + r["stage_alone"] if "stage_alone" in r else r.get("preset")
+    if key and (key not in best or r["fps"] > best[key]["fps"]):
+        best[key] = r
 if best:
     g = {k: {f: v.get(f) for f in ("fps", "seconds", "pace", "device_paths", "stages")
              if f in v} for k, v in best.items()}
