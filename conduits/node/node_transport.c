@@ -406,12 +406,35 @@ static utc_request_t *match_read(node_tp_t *t, node_tagq_t *q, int dir, int peer
     return p;
 }
 
+/* A descriptor offered for a cross-memory copy that nobody here will take: revoked, so
+ * that its writer's send ends. */
+static void decline_offer(node_pair_t *p, const node_cma_t *cma)
+{
+    unsigned want = SLOT_WORD(cma->gen, SLOT_OFFERED);
+    if (p && atomic_compare_exchange_strong(&p->ictl->slot[cma->slot % NODE_SLOTS], &want,
+                                            SLOT_WORD(cma->gen, SLOT_REVOKED)))
+        utc__node_wake_peer(p);
+}
+
 /* Under p's rx_lock and t's lock: a MSG, FIRST or CMA record for t. True when a read of
  * another thread was finished or handed work (wake the sleepers). */
 static bool deliver(node_tp_t *t, node_pair_t *p, node_rec_t *rec)
 {
     int dir = rec->dir, tag = rec->tag, kind = rec->kind;
     size_t size = (size_t)rec->size;
+    if (atomic_load_explicit(&t->closed, memory_order_acquire)) {
+        /* shut down (destroy is under way): nothing is queued for a read that cannot
+         * come, and a pipelined message's chunks go nowhere (the transport's queues are
+         * freed while the sender may still be streaming them) */
+        if (kind == NODE_REC_FIRST)
+            p->as = (node_asm_t){.on = true, .size = size, .got = rec->nbytes, .key = t->key};
+        else if (kind == NODE_REC_CMA) {
+            node_cma_t cma;
+            memcpy(&cma, node_rec_data(rec), sizeof cma);
+            decline_offer(p, &cma);
+        }
+        return false;
+    }
     node_tagq_t *q = tagq_get(t, dir, p->peer, tag, true);
     if (!q) {
         utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a %zu-byte message (tag %d) is lost",
@@ -1222,14 +1245,8 @@ static void drop_queued(node_tp_t *t)
         while (q->uhead) {
             node_msg_t *m = q->uhead;
             msg_pop(q);
-            if (m->kind == NODE_REC_CMA) {
-                node_pair_t *p = utc__node_pair(q->peer);
-                unsigned want = SLOT_WORD(m->cma.gen, SLOT_OFFERED);
-                if (p && atomic_compare_exchange_strong(&p->ictl->slot[m->cma.slot % NODE_SLOTS],
-                                                        &want,
-                                                        SLOT_WORD(m->cma.gen, SLOT_REVOKED)))
-                    utc__node_wake_peer(p);
-            }
+            if (m->kind == NODE_REC_CMA)
+                decline_offer(utc__node_pair(q->peer), &m->cma);
             if (m->complete) /* else the FIFO's assembly still writes into it */
                 msg_free(m);
         }
@@ -1381,6 +1398,11 @@ static void node_destroy(utc__transport_t *tp)
         utc__olock_lock(&p->rx_lock, false); /* the drainers' cache of it */
         if (p->last_tp == t)
             p->last_tp = NULL;
+        /* a message of ours still being assembled: its chunks go nowhere from now on
+         * (its buffer is freed with the queues below) */
+        utc__olock_lock(&t->lock, false);
+        detach_assembly(t, p, UTC_ERR_CANCELED);
+        utc__olock_unlock(&t->lock);
         utc__olock_unlock(&p->rx_lock);
     }
     if (!atomic_load(&t->closed))
