@@ -45,6 +45,7 @@
 #include "service/request.h"
 #include "service/transport.h"
 #include "service/wait.h"
+#include "device_util.h"
 #include "ipc_cache.h"
 #include "staged.h"
 
@@ -938,11 +939,18 @@ static utc_status_t ipc_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void
     if (rc != UTC_OK)
         return rc;
     utc__ipc_event_t cev = {0};
-    if ((rc = copied_event(t, op->device, op->s, &cev)) != UTC_OK)
-        return rc;
-    cudaError_t err = cudaEventRecord(cev.event, op->s);
-    if (err != cudaSuccess)
-        return cuda_error(t->base.conduit_id, err, "cudaEventRecord");
+    cudaError_t err = cudaSuccess;
+    if ((rc = copied_event(t, op->device, op->s, &cev)) == UTC_OK &&
+        (err = cudaEventRecord(cev.event, op->s)) != cudaSuccess)
+        rc = cuda_error(t->base.conduit_id, err, "cudaEventRecord");
+    if (rc != UTC_OK) {
+        /* the copy is queued: over before the writer hears of the fail (and may free its
+         * buffer); the first error's message stays */
+        utc__device_why_t why;
+        utc__device_why_keep(&why);
+        (void)stream_drain(t, op->device, op->s);
+        return utc__device_why_back(&why, rc);
+    }
     ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_ACK, .seq = op->d.seq, .copied = cev.handle};
     op->answered = true;
     return ctl_send(t, 1 - req->dir, writer, &m);
@@ -1146,11 +1154,11 @@ static utc_status_t send_staged(dev_tp_t *t, utc_request_t *req, dev_op_t *op, u
         rc = utc__staged_send(&io, req->sbuf, op->dev_buf, req->size, op->d.chunk,
                               op->gpu ? op->s : NULL);
     } else if (op->d.chunk) {
-        char why[512]; /* rc's message, which the marks' sends may overwrite */
-        snprintf(why, sizeof why, "%s", utc_last_error());
+        utc__device_why_t why; /* rc's message, which the marks' sends may overwrite */
+        utc__device_why_keep(&why);
         if (utc__staged_send_abort(&io, req->size, op->d.chunk, 0) != UTC_OK)
             io.out_of_step = true; /* (set by it too) */
-        rc = utc__error(rc, "%s", why);
+        rc = utc__device_why_back(&why, rc);
     } else {
         io.out_of_step = true; /* no chunk size: the reader waits for chunks never sent */
     }

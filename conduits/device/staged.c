@@ -414,8 +414,8 @@ static utc_status_t run(utc__staged_io_t *io, bool send, char *user, bool device
         (void)utc__chunk_plan_take(&plan, step);
     }
     if (st != UTC_OK) {
-        char why[512]; /* the first error's message, which the clean-up may overwrite */
-        snprintf(why, sizeof why, "%s", utc_last_error());
+        utc__device_why_t why; /* the first error's message, which the clean-up may overwrite */
+        utc__device_why_keep(&why);
         drain(&p, &plan);
         /* the other end counts on every chunk of the message: an error other than a
          * transfer's sends the rest as abort marks, or takes the rest and drops it */
@@ -424,7 +424,7 @@ static utc_status_t run(utc__staged_io_t *io, bool send, char *user, bool device
             p.io_failed = true;
         else if (!p.io_failed && !send)
             skip_rest(&p, &plan);
-        st = utc__error(st, "%s", why);
+        st = utc__device_why_back(&why, st);
     }
     if (p.io_failed)
         io->out_of_step = true;
