@@ -127,8 +127,9 @@ static void ring_hold(const void *owner, ring_t *r)
 {
     held_t *h = malloc(sizeof *h);
     if (!h) { /* better lost than reused under a transfer */
-        utc_log(UTC_LOG_WARN, "device conduit: a staging ring of %zu-byte chunks is leaked "
-                              "(out of memory to hold it until its conduit's destroy)",
+        utc_log(UTC_LOG_WARN,
+                "device conduit: a staging ring of %zu-byte chunks is leaked "
+                "(out of memory to hold it until its conduit's destroy)",
                 r->chunk);
         return;
     }
@@ -247,10 +248,9 @@ static utc_status_t chunk_size_check(pipe_t *p, size_t got, size_t len)
     if (got == len)
         return UTC_OK;
     if (got == 0)
-        return utc__error(UTC_ERR_IO,
-                          "device conduit, staged receive: the writer stopped its "
-                          "message of this read midway (an empty chunk came: its write "
-                          "reports why); the rest of the message is skipped");
+        return utc__error(UTC_ERR_IO, "device conduit, staged receive: the writer stopped its "
+                                      "message of this read midway (an empty chunk came: its write "
+                                      "reports why); the rest of the message is skipped");
     p->io_failed = true;
     return utc__error(UTC_ERR_INTERNAL,
                       "device conduit, staged receive: a chunk of %zu bytes came where "
@@ -309,8 +309,8 @@ static void drain(pipe_t *p, const utc__chunk_plan_t *plan)
     for (uint64_t j = plan->n[start + 1]; j < plan->n[start]; j++) {
         size_t off, len, got = 0;
         utc__chunk_plan_span(plan, j, &off, &len);
-        utc_status_t st = p->io->wait(p->io->arg, p->h[utc__chunk_plan_slot(plan, j)],
-                                      p->send ? NULL : &got);
+        utc_status_t st =
+            p->io->wait(p->io->arg, p->h[utc__chunk_plan_slot(plan, j)], p->send ? NULL : &got);
         if (st != UTC_OK || (!p->send && got != len && got != 0))
             p->io_failed = true;
     }
@@ -326,8 +326,7 @@ static utc_status_t transfer_one(utc__staged_io_t *io, bool send, void *buf, siz
     return st;
 }
 
-utc_status_t utc__staged_send_abort(utc__staged_io_t *io, size_t size, size_t chunk,
-                                    uint64_t first)
+utc_status_t utc__staged_send_abort(utc__staged_io_t *io, size_t size, size_t chunk, uint64_t first)
 {
     static char mark;
     if (!io || !chunk)
@@ -435,8 +434,8 @@ static utc_status_t run(utc__staged_io_t *io, bool send, char *user, bool device
     return st;
 }
 
-utc_status_t utc__staged_send(utc__staged_io_t *io, const void *src, bool src_device,
-                              size_t size, size_t chunk, cudaStream_t s)
+utc_status_t utc__staged_send(utc__staged_io_t *io, const void *src, bool src_device, size_t size,
+                              size_t chunk, cudaStream_t s)
 {
     return run(io, true, (char *)src, src_device, size, chunk, s, "device conduit, staged send");
 }

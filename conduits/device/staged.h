@@ -76,9 +76,8 @@ typedef struct utc__staged_io {
  * @return UTC_OK; UTC_ERR_INVALID_ARG (NULL io or its functions, NULL src with size > 0);
  *         io's errors; UTC_ERR_GPU; UTC_ERR_NO_MEMORY (pinned slots).
  */
-utc_status_t utc__staged_send(utc__staged_io_t *io, const void *src, bool src_device,
-                              size_t size, size_t chunk, cudaStream_t s)
-    __attribute__((warn_unused_result));
+utc_status_t utc__staged_send(utc__staged_io_t *io, const void *src, bool src_device, size_t size,
+                              size_t chunk, cudaStream_t s) __attribute__((warn_unused_result));
 
 /*
  * Receive `size` bytes into dst (device memory when dst_device, else host) in chunks of
@@ -97,8 +96,8 @@ utc_status_t utc__staged_recv(utc__staged_io_t *io, void *dst, bool dst_device, 
  * ends with UTC_ERR_IO and the pair's chunk stream stays in step. May block.
  * @return UTC_OK; io's errors (then io->out_of_step is set).
  */
-utc_status_t utc__staged_send_abort(utc__staged_io_t *io, size_t size, size_t chunk,
-                                    uint64_t first) __attribute__((warn_unused_result));
+utc_status_t utc__staged_send_abort(utc__staged_io_t *io, size_t size, size_t chunk, uint64_t first)
+    __attribute__((warn_unused_result));
 
 /* The rings of `owner`'s failed sends (utc__staged_io_t.owner) go back to the pool: call it
  * once its transport no longer holds any transfer (after its destroy). */

@@ -4,12 +4,13 @@
  * where there are several): every size from 0 bytes to 13 MiB across the chunk edges, in
  * chunks of 4 KiB, 64 KiB and the default, arrives whole and in order, and nothing beyond
  * the message is written; a transport error midway is returned after every transfer the
- * pipeline started was waited for, the stream marked out of step; a writer that stops
- * midway sends the rest as abort marks and a reader that fails takes the rest (both
- * without a device: a CUDA call failing for want of one), so the next message arrives
- * whole; a chunk of the wrong size marks the stream out of step; bad arguments and a bad UTC_DEVICE_CHUNK are refused
- * with a message. Host buffers need no CUDA call, so this runs without a device (the
- * device sides are tested by the GPU suites).
+ * pipeline started was waited for, the stream marked out of step; after a writer's abort
+ * marks midway (sent by hand, as the pipeline sends them after a CUDA error) and after a
+ * CUDA error at either end before the first chunk (for want of a device here), the reader
+ * has taken every chunk and the next message arrives whole; a chunk of the wrong size
+ * marks the stream out of step; bad arguments and a bad
+ * UTC_DEVICE_CHUNK are refused with a message. Host buffers need no CUDA call, so this runs
+ * without a device (the device sides are tested by the GPU suites).
  */
 #include <stdlib.h>
 #include <string.h>
