@@ -526,13 +526,27 @@ static utc_status_t io_irecv(void *arg, void *buf, size_t n, void **h)
     return io_start(arg, UTC__OP_RECV, NULL, buf, n, h);
 }
 
+static utc_status_t stopped(dev_tp_t *t);
+
+/* A chunk's transfer, waited for. A receive also ends when the transport stops (a failed
+ * task, the shutdown) and the inner transport gives it back: a chunk asked for after the
+ * failure ended the reads might never come (its writer stops at the failure notice). */
 static utc_status_t io_wait(void *arg, void *h, size_t *received)
 {
     io_arg_t *a = arg;
     utc_request_t *q = h;
-    if (utc__req_state(q) != UTC__REQ_DONE)
-        (void)a->t->in->ops->wait(a->t->in, q, -1);
-    utc_status_t st = q->status;
+    utc__transport_t *in = a->t->in;
+    utc_status_t st = UTC_OK;
+    while (utc__req_state(q) != UTC__REQ_DONE &&
+           !in->ops->wait(in, q, q->op == UTC__OP_RECV ? 0.05 : -1)) {
+        utc_status_t stop = stopped(a->t);
+        if (stop != UTC_OK && in->ops->cancel(in, q)) {
+            st = stop; /* withdrawn: q is no longer the inner transport's */
+            break;
+        }
+    }
+    if (st == UTC_OK)
+        st = q->status;
     if (st == UTC_OK && received)
         *received = q->received;
     else if (st != UTC_OK)
