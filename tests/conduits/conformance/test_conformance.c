@@ -855,14 +855,13 @@ static void test_close(void)
 static int cancel_a(utc_ctx_t *ctx, void *d)
 {
     (void)ctx;
-    int go = 0, v = 42;
+    int go = 0;
     CT_OK(utc_conduit_read(d, &go, sizeof go, 20, NULL)); /* b canceled and timed out */
     /* (on a device conduit requests, as b reads tag 8 before tag 7; kept till they end) */
     static int m[4] = {42, 1, 2, 77};
     static const int mtag[4] = {7, 8, 8, 21};
     utc_request_t *rs[4];
     int nr = 0;
-    (void)v;
     for (int i = 0; i < 4; i++)
         cf_put(d, &m[i], sizeof m[i], mtag[i], rs, &nr);
     /* a write cannot be called back: canceling it completes it as it would have */
