@@ -22,7 +22,13 @@
  *   A host source, and a buffer from a stream-ordered pool (not IPC capable), go staged.
  * - staged (other host, or UTC_DEVICE_IPC=0): the reader answers "go" on the control tag
  *   and both run the pinned-chunk pipeline (staged.h) on the data tag. One staged receive
- *   at a time per (peer, direction) holds the data tag, so chunks never interleave.
+ *   at a time per (peer, direction) holds the data tag, so chunks never interleave. A
+ *   transfer that failed in the host transport leaves that (peer, direction) out of step
+ *   (chan_t.rx_broken, tx_broken): its later staged messages fail with UTC_ERR_STATE.
+ * A read that fails after it took a descriptor and before it answered (no device memory
+ * for an owned read, a CUDA error once the IPC handles are open, an out-of-step pair)
+ * answers "fail" with its status and message: the write ends with that status, and the
+ * message is dropped at both ends.
  *
  * The caller's stream: a GPU task thread's own (utc__ctx_gpu); a CPU thread works on a
  * stream of the device layer's own (per device) and waits for it before it returns.
