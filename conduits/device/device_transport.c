@@ -22,7 +22,13 @@
  *   A host source, and a buffer from a stream-ordered pool (not IPC capable), go staged.
  * - staged (other host, or UTC_DEVICE_IPC=0): the reader answers "go" on the control tag
  *   and both run the pinned-chunk pipeline (staged.h) on the data tag. One staged receive
- *   at a time per (peer, direction) holds the data tag, so chunks never interleave.
+ *   at a time per (peer, direction) holds the data tag, so chunks never interleave. A
+ *   transfer that failed in the host transport leaves that (peer, direction) out of step
+ *   (chan_t.rx_broken, tx_broken): its later staged messages fail with UTC_ERR_STATE.
+ * A read that fails after it took a descriptor and before it answered (no device memory
+ * for an owned read, a CUDA error once the IPC handles are open, an out-of-step pair)
+ * answers "fail" with its status and message: the write ends with that status, and the
+ * message is dropped at both ends.
  *
  * The caller's stream: a GPU task thread's own (utc__ctx_gpu); a CPU thread works on a
  * stream of the device layer's own (per device) and waits for it before it returns.
@@ -45,6 +51,7 @@
 #include "service/request.h"
 #include "service/transport.h"
 #include "service/wait.h"
+#include "device_util.h"
 #include "ipc_cache.h"
 #include "staged.h"
 
@@ -67,14 +74,16 @@ typedef struct desc {
     cudaIpcEventHandle_t ev; /* ipc: the writer's event, recorded after its data */
 } desc_t;
 
-enum { CTL_ACK = 1, CTL_GO = 2 };
+enum { CTL_ACK = 1, CTL_GO = 2, CTL_FAIL = 3 };
 
 /* A reader's answer, on the control tag in the other direction. */
 typedef struct ctl {
     uint32_t magic, kind;
     uint64_t seq;                /* the write it answers */
     uint32_t ipc_refused;        /* go: the reader could not open the IPC handles */
+    int32_t status;              /* fail: the reader's status */
     cudaIpcEventHandle_t copied; /* ack: the reader's event, recorded after its copy */
+    char why[160];               /* fail: the reader's message (cut) */
 } ctl_t;
 
 /* ---- the transport ---- */
@@ -108,6 +117,9 @@ typedef struct chan {
     ctl_t ctl_buf;
     bool rx_busy; /* a staged receive holds the data tag */
     bool ipc_off; /* the reader refused IPC: staged from now on */
+    /* a staged transfer failed in a transfer: the chunk stream of this (peer, dir) is out of
+     * step (receiving, sending): its status, 0 while in step */
+    utc_status_t rx_broken, tx_broken;
     struct chan *next;
 } chan_t;
 
@@ -145,6 +157,7 @@ typedef struct dev_op {
     utc__ipc_event_t ev; /* ipc: the writer's event, held until the ack */
     bool ev_held;
     size_t owned_cap;   /* an owned write: its buffer's size (given back on failure) */
+    bool answered;      /* a read: its writer has its answer (ack, go or fail) */
     utc_request_t *req; /* the request it is the state of */
     bool claimed;       /* a write with its control message: a thread finishes it */
 } dev_op_t;
@@ -519,18 +532,29 @@ static utc_status_t io_irecv(void *arg, void *buf, size_t n, void **h)
     return io_start(arg, UTC__OP_RECV, NULL, buf, n, h);
 }
 
-static utc_status_t io_wait(void *arg, void *h)
+static utc_status_t stopped(dev_tp_t *t);
+
+/* A chunk's transfer, waited for. A receive also ends when the transport stops (a failed
+ * task, the shutdown) and the inner transport gives it back: a chunk asked for after the
+ * failure ended the reads might never come (its writer stops at the failure notice). */
+static utc_status_t io_wait(void *arg, void *h, size_t *received)
 {
     io_arg_t *a = arg;
     utc_request_t *q = h;
-    if (utc__req_state(q) != UTC__REQ_DONE)
-        (void)a->t->in->ops->wait(a->t->in, q, -1);
-    utc_status_t st = q->status;
-    if (st == UTC_OK && q->op == UTC__OP_RECV && q->received != q->size)
-        st = utc__error(UTC_ERR_INTERNAL,
-                        "conduit %d (device): a staged chunk from rank %d "
-                        "has %zu bytes, not %zu",
-                        a->t->base.conduit_id, a->peer, q->received, q->size);
+    utc__transport_t *in = a->t->in;
+    utc_status_t st = UTC_OK;
+    while (utc__req_state(q) != UTC__REQ_DONE &&
+           !in->ops->wait(in, q, q->op == UTC__OP_RECV ? 0.05 : -1)) {
+        utc_status_t stop = stopped(a->t);
+        if (stop != UTC_OK && in->ops->cancel(in, q)) {
+            st = stop; /* withdrawn: q is no longer the inner transport's */
+            break;
+        }
+    }
+    if (st == UTC_OK)
+        st = q->status;
+    if (st == UTC_OK && received)
+        *received = q->received;
     else if (st != UTC_OK)
         st = utc__error(st, "conduit %d (device): a staged chunk %s rank %d: %s",
                         a->t->base.conduit_id, q->op == UTC__OP_SEND ? "to" : "from", a->peer,
@@ -541,7 +565,8 @@ static utc_status_t io_wait(void *arg, void *h)
 
 static utc__staged_io_t io_of(io_arg_t *a)
 {
-    return (utc__staged_io_t){.arg = a, .isend = io_isend, .irecv = io_irecv, .wait = io_wait};
+    return (utc__staged_io_t){
+        .arg = a, .isend = io_isend, .irecv = io_irecv, .wait = io_wait, .owner = a->t};
 }
 
 /* ---- operations ---- */
@@ -794,8 +819,17 @@ static utc_status_t recv_dst(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void
         return UTC_OK;
     *dst = NULL;
     op->dev_buf = true;
-    if (op->d.size)
-        CUDA_TRY(t, cudaMallocAsync(dst, op->d.size, op->s));
+    cudaError_t err = op->d.size ? cudaMallocAsync(dst, op->d.size, op->s) : cudaSuccess;
+    if (err == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        return utc__error(UTC_ERR_NO_MEMORY,
+                          "conduit %d (device): an owned read of a %llu-byte message from "
+                          "rank %d: device %d has no memory for it (cudaMallocAsync)",
+                          t->base.conduit_id, (unsigned long long)op->d.size, req->peer,
+                          op->device);
+    }
+    if (err != cudaSuccess)
+        return cuda_error(t->base.conduit_id, err, "cudaMallocAsync");
     return UTC_OK;
 }
 
@@ -904,25 +938,42 @@ static utc_status_t copied_event(dev_tp_t *t, int device, cudaStream_t s, utc__i
 static utc_status_t ipc_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void *dst)
 {
     int writer = req->peer;
-    utc_status_t rc = utc__ipc_event_wait(writer, &op->d.ev, op->s);
+    /* CUDA IPC is refused where the handles are opened (cached: a second look is cheap); a
+     * CUDA error after that is this read's own, answered with a fail */
+    cudaEvent_t wev;
+    void *src;
+    utc_status_t rc = utc__ipc_event_open(writer, &op->d.ev, &wev);
     if (rc == UTC_OK && op->d.size)
-        rc = utc__ipc_copy_from(writer, &op->d.ref, dst, op->d.size, op->s);
-    if (rc == UTC_ERR_GPU) {
+        rc = utc__ipc_import(writer, &op->d.ref, &src);
+    if (rc == UTC_OK)
+        rc = utc__ipc_event_wait(writer, &op->d.ev, op->s);
+    else if (rc == UTC_ERR_GPU) {
         utc_log(UTC_LOG_INFO,
                 "conduit %d (device): CUDA IPC from rank %d refused (%s); its "
                 "messages go staged",
                 t->base.conduit_id, writer, utc_last_error());
         return UTC_ERR_UNSUPPORTED;
     }
+    if (rc == UTC_OK && op->d.size)
+        rc = utc__ipc_copy_from(writer, &op->d.ref, dst, op->d.size, op->s);
     if (rc != UTC_OK)
         return rc;
     utc__ipc_event_t cev = {0};
-    if ((rc = copied_event(t, op->device, op->s, &cev)) != UTC_OK)
-        return rc;
-    cudaError_t err = cudaEventRecord(cev.event, op->s);
+    cudaError_t err = cudaSuccess;
+    if ((rc = copied_event(t, op->device, op->s, &cev)) == UTC_OK &&
+        (err = cudaEventRecord(cev.event, op->s)) != cudaSuccess)
+        rc = cuda_error(t->base.conduit_id, err, "cudaEventRecord");
+    if (rc != UTC_OK) {
+        /* the copy is queued: over before the writer hears of the fail (and may free its
+         * buffer); the first error's message stays */
+        utc__device_why_t why;
+        utc__device_why_keep(&why);
+        (void)stream_drain(t, op->device, op->s);
+        return utc__device_why_back(&why, rc);
+    }
     ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_ACK, .seq = op->d.seq, .copied = cev.handle};
-    return err != cudaSuccess ? cuda_error(t->base.conduit_id, err, "cudaEventRecord")
-                              : ctl_send(t, 1 - req->dir, writer, &m);
+    op->answered = true;
+    return ctl_send(t, 1 - req->dir, writer, &m);
 }
 
 /* Staged, reader: hold the data tag of (writer, dir), say "go", run the pipeline. */
@@ -937,29 +988,62 @@ static utc_status_t staged_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, v
             return st;
         pthread_mutex_lock(&t->lock);
         ch = chan_at(t, req->peer, req->dir);
-        bool got = ch && !ch->rx_busy;
+        bool got = ch && !ch->rx_busy && !ch->rx_broken;
         if (got)
             ch->rx_busy = true;
+        utc_status_t broken = ch ? ch->rx_broken : UTC_OK;
         pthread_mutex_unlock(&t->lock);
         if (!ch)
             return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
                               t->base.conduit_id);
+        if (broken)
+            return utc__error(UTC_ERR_STATE,
+                              "conduit %d (device): the staged chunks from rank %d are out "
+                              "of step since a transfer of an earlier message failed midway "
+                              "(%s): destroy the conduit",
+                              t->base.conduit_id, req->peer, utc_status_string(broken));
         if (got)
             break;
         utc__poll_step(&p);
     }
     ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_GO, .seq = op->d.seq, .ipc_refused = ipc_refused};
+    op->answered = true;
     utc_status_t rc = ctl_send(t, 1 - req->dir, req->peer, &m);
-    if (rc == UTC_OK) {
-        io_arg_t a = {t, req->dir, req->peer};
-        utc__staged_io_t io = io_of(&a);
+    io_arg_t a = {t, req->dir, req->peer};
+    utc__staged_io_t io = io_of(&a);
+    if (rc == UTC_OK)
         rc = utc__staged_recv(&io, dst, op->dev_buf, op->d.size, op->d.chunk,
                               op->gpu ? op->s : NULL);
-    }
     pthread_mutex_lock(&t->lock);
     ch->rx_busy = false;
+    if (io.out_of_step && !ch->rx_broken)
+        ch->rx_broken = rc != UTC_OK ? rc : UTC_ERR_INTERNAL;
     pthread_mutex_unlock(&t->lock);
     return rc;
+}
+
+/* A read that took a message's descriptor failed with `rc`: the message is dropped. A
+ * handed buffer still listed goes; a writer waiting for this read's answer gets a fail
+ * naming rc (unless the conduit is stopping: its writers end by that). */
+static void recv_failed(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_status_t rc)
+{
+    if (op->d.kind == K_HANDOVER) {
+        handed_t *h = handed_take(t, op->d.hid);
+        if (h)
+            handed_drop(h);
+        return;
+    }
+    if (op->answered || stopped(t) != UTC_OK)
+        return;
+    ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_FAIL, .seq = op->d.seq, .status = rc};
+    snprintf(m.why, sizeof m.why, "%s", utc_last_error());
+    op->answered = true;
+    if (ctl_send(t, 1 - req->dir, req->peer, &m) != UTC_OK)
+        utc_log(UTC_LOG_WARN,
+                "conduit %d (device): the fail of write %llu could not be sent to rank %d "
+                "(%s)",
+                t->base.conduit_id, (unsigned long long)op->d.seq, req->peer, utc_last_error());
+    (void)utc__error(rc, "%s", m.why); /* this read's own message again */
 }
 
 /* A read has its descriptor: the data, by the writer's path. */
@@ -968,8 +1052,12 @@ static void recv_got(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     if (!req->owned && op->d.size > req->size) { /* stays for the next read of its tag */
         stash_t *s = malloc(sizeof *s);
         if (!s) {
-            op_end(req, utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
-                                   t->base.conduit_id));
+            utc_status_t rc = utc__error(UTC_ERR_NO_MEMORY,
+                                         "conduit %d (device): out of memory to keep a "
+                                         "message larger than the read's buffer: dropped",
+                                         t->base.conduit_id);
+            recv_failed(t, req, op, rc);
+            op_end(req, rc);
             return;
         }
         *s = (stash_t){.dir = req->dir, .peer = req->peer, .tag = req->tag, .d = op->d};
@@ -983,7 +1071,9 @@ static void recv_got(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     }
     req->received = op->d.size;
     void *dst = NULL;
-    utc_status_t rc = use_device(op->device) == cudaSuccess ? UTC_OK : UTC_ERR_GPU;
+    cudaError_t err = use_device(op->device);
+    utc_status_t rc =
+        err == cudaSuccess ? UTC_OK : cuda_error(t->base.conduit_id, err, "cudaSetDevice");
     if (rc == UTC_OK && op->d.kind == K_HANDOVER) {
         rc = handover_recv(t, req, op);
     } else if (rc == UTC_OK && (rc = recv_dst(t, req, op, &dst)) == UTC_OK) {
@@ -999,6 +1089,8 @@ static void recv_got(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     }
     if (rc == UTC_OK && !op->gpu) /* a CPU thread: the data in place on return */
         rc = stream_drain(t, op->device, op->s);
+    if (rc != UTC_OK)
+        recv_failed(t, req, op, rc);
     op_end(req, rc);
 }
 
@@ -1057,6 +1149,48 @@ static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
     return UTC_OK;
 }
 
+/* A write whose reader said "go": the staged pipeline (rc: an error before it, then the
+ * reader gets the abort mark of every chunk: it waits for them). */
+static utc_status_t send_staged(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_status_t rc)
+{
+    pthread_mutex_lock(&t->lock);
+    if (op->ctl.ipc_refused)
+        op->ch->ipc_off = true;
+    utc_status_t broken = op->ch->tx_broken;
+    pthread_mutex_unlock(&t->lock);
+    /* the reader's chunk size: the descriptor's, else (IPC refused) its default */
+    utc_status_t cs = op->d.chunk ? UTC_OK : utc__device_chunk_size(&op->d.chunk);
+    if (rc == UTC_OK)
+        rc = cs;
+    if (rc == UTC_OK && broken)
+        rc = utc__error(UTC_ERR_STATE,
+                        "conduit %d (device): the staged chunks to rank %d are out of step "
+                        "since a transfer of an earlier message failed midway (%s): destroy "
+                        "the conduit",
+                        t->base.conduit_id, req->peer, utc_status_string(broken));
+    io_arg_t a = {t, req->dir, req->peer};
+    utc__staged_io_t io = io_of(&a);
+    if (rc == UTC_OK) {
+        rc = utc__staged_send(&io, req->sbuf, op->dev_buf, req->size, op->d.chunk,
+                              op->gpu ? op->s : NULL);
+    } else if (op->d.chunk) {
+        utc__device_why_t why; /* rc's message, which the marks' sends may overwrite */
+        utc__device_why_keep(&why);
+        if (utc__staged_send_abort(&io, req->size, op->d.chunk, 0) != UTC_OK)
+            io.out_of_step = true; /* (set by it too) */
+        rc = utc__device_why_back(&why, rc);
+    } else {
+        io.out_of_step = true; /* no chunk size: the reader waits for chunks never sent */
+    }
+    if (io.out_of_step) {
+        pthread_mutex_lock(&t->lock);
+        if (!op->ch->tx_broken)
+            op->ch->tx_broken = rc != UTC_OK ? rc : UTC_ERR_INTERNAL;
+        pthread_mutex_unlock(&t->lock);
+    }
+    return rc;
+}
+
 /* A write whose control message came: finish it by its path. */
 static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
@@ -1068,19 +1202,18 @@ static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         /* the writer's stream waits for the reader's copy: the buffer is reusable in
          * stream order */
         rc = utc__ipc_event_wait(req->peer, &op->ctl.copied, op->s);
-    } else if (rc == UTC_OK && op->ctl.kind == CTL_GO) {
-        if (op->ctl.ipc_refused) {
-            pthread_mutex_lock(&t->lock);
-            op->ch->ipc_off = true;
-            pthread_mutex_unlock(&t->lock);
-            if (!op->d.chunk)
-                rc = utc__device_chunk_size(&op->d.chunk);
-        }
-        io_arg_t a = {t, req->dir, req->peer};
-        utc__staged_io_t io = io_of(&a);
-        if (rc == UTC_OK)
-            rc = utc__staged_send(&io, req->sbuf, op->dev_buf, req->size, op->d.chunk,
-                                  op->gpu ? op->s : NULL);
+    } else if (op->ctl_err == UTC_OK && op->ctl.kind == CTL_GO) {
+        rc = send_staged(t, req, op, rc);
+    } else if (rc == UTC_OK && op->ctl.kind == CTL_FAIL) {
+        utc_status_t st = op->ctl.status;
+        if (st >= 0 || !strcmp(utc_status_string(st), "unknown status"))
+            st = UTC_ERR_INTERNAL; /* not a status: from a reader of another build? */
+        op->ctl.why[sizeof op->ctl.why - 1] = 0;
+        rc = utc__error(st,
+                        "conduit %d (device): the reader on rank %d could not take this %s "
+                        "write of %zu bytes, which is dropped: %s",
+                        t->base.conduit_id, req->peer, kind_name[op->d.kind], req->size,
+                        op->ctl.why);
     } else if (rc == UTC_OK) {
         rc = utc__error(UTC_ERR_INTERNAL,
                         "conduit %d (device): rank %d answered a %s write "
@@ -1296,6 +1429,7 @@ static void dev_destroy(utc__transport_t *tp)
         free(c);
     }
     t->in->ops->destroy(t->in);
+    utc__staged_release(t); /* the failed sends' rings: the inner transport is done */
     pthread_mutex_destroy(&t->lock);
     free(t);
 }

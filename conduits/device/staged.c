@@ -7,7 +7,10 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+#include <utc/context.h>
 
 #include "base/errors.h"
 #include "chunk_plan.h"
@@ -30,6 +33,14 @@ typedef struct ring {
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static ring_t *pool;
 static unsigned pool_count;
+/* Rings whose sends failed, maybe still read by their transport: off the pool until their
+ * owner's utc__staged_release. */
+typedef struct held {
+    const void *owner;
+    ring_t *ring;
+    struct held *next;
+} held_t;
+static held_t *held;
 
 static void ring_free(ring_t *r)
 {
@@ -111,29 +122,80 @@ static void ring_put(ring_t *r)
         ring_free(r);
 }
 
+/* A ring a failed send used: held for its owner (freed if no memory to list it). */
+static void ring_hold(const void *owner, ring_t *r)
+{
+    held_t *h = malloc(sizeof *h);
+    if (!h) { /* better lost than reused under a transfer */
+        utc_log(UTC_LOG_WARN,
+                "device conduit: a staging ring of %zu-byte chunks is leaked "
+                "(out of memory to hold it until its conduit's destroy)",
+                r->chunk);
+        return;
+    }
+    *h = (held_t){.owner = owner, .ring = r};
+    pthread_mutex_lock(&pool_lock);
+    h->next = held;
+    held = h;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+void utc__staged_release(const void *owner)
+{
+    held_t *mine = NULL;
+    pthread_mutex_lock(&pool_lock);
+    for (held_t **p = &held; *p;) {
+        held_t *h = *p;
+        if (h->owner == owner) {
+            *p = h->next;
+            h->next = mine;
+            mine = h;
+        } else {
+            p = &h->next;
+        }
+    }
+    pthread_mutex_unlock(&pool_lock);
+    while (mine) {
+        held_t *h = mine;
+        mine = h->next;
+        ring_put(h->ring);
+        free(h);
+    }
+}
+
 void utc__staged_cache_clear(void)
 {
     pthread_mutex_lock(&pool_lock);
     ring_t *r = pool;
     pool = NULL;
     pool_count = 0;
+    held_t *h = held;
+    held = NULL;
     pthread_mutex_unlock(&pool_lock);
     while (r) {
         ring_t *next = r->next;
         ring_free(r);
         r = next;
     }
+    while (h) {
+        held_t *next = h->next;
+        ring_free(h->ring);
+        free(h);
+        h = next;
+    }
 }
 
 /* ---- the pipeline ---------------------------------------------------------------------- */
 
 typedef struct pipe {
-    const utc__staged_io_t *io;
+    utc__staged_io_t *io;
     bool send;
     char *user;                 /* the user's buffer */
+    bool device;                /* it is device memory */
     ring_t *ring;               /* NULL: the user's buffer is host memory (no copy) */
     cudaStream_t s;             /* the copies' stream */
     void *h[UTC__STAGED_DEPTH]; /* the io's handle of each slot's transfer */
+    bool io_failed;             /* a transfer failed: the stream is out of step */
 } pipe_t;
 
 /* Wait for the last copy queued from or into the slot. */
@@ -171,6 +233,31 @@ static char *transfer_buf(const pipe_t *p, unsigned slot, size_t off)
     return p->ring ? p->ring->mem + (size_t)slot * p->ring->chunk : p->user + off;
 }
 
+/* The io's step: its error marks the stream out of step. */
+static utc_status_t io_step(pipe_t *p, utc_status_t st)
+{
+    if (st != UTC_OK)
+        p->io_failed = true;
+    return st;
+}
+
+/* A received chunk's size against the expected `len`: an empty one is the sender's abort
+ * mark; any other size leaves the stream out of step. */
+static utc_status_t chunk_size_check(pipe_t *p, size_t got, size_t len)
+{
+    if (got == len)
+        return UTC_OK;
+    if (got == 0)
+        return utc__error(UTC_ERR_IO, "device conduit, staged receive: the writer stopped its "
+                                      "message of this read midway (an empty chunk came: its write "
+                                      "reports why); the rest of the message is skipped");
+    p->io_failed = true;
+    return utc__error(UTC_ERR_INTERNAL,
+                      "device conduit, staged receive: a chunk of %zu bytes came where "
+                      "%zu were due: the pair's chunk stream is out of step",
+                      got, len);
+}
+
 /*
  * Chunk j (in `slot`, at `off`, `len` bytes) takes `step`. Send: IN is the D2H, OUT the
  * isend; receive: IN the irecv, OUT the H2D. A host side has no copy steps.
@@ -181,6 +268,7 @@ static utc_status_t do_step(pipe_t *p, utc__chunk_step_t step, unsigned slot, si
     bool copy_step = p->send ? step <= UTC__CHUNK_IN_DONE : step >= UTC__CHUNK_OUT_START;
     if (copy_step && !p->ring)
         return UTC_OK;
+    const utc__staged_io_t *io = p->io;
     switch (step) {
     case UTC__CHUNK_IN_START:
         if (p->ring) {
@@ -191,18 +279,21 @@ static utc_status_t do_step(pipe_t *p, utc__chunk_step_t step, unsigned slot, si
         }
         if (p->send)
             return slot_copy(p, slot, off, len);
-        return p->io->irecv(p->io->arg, transfer_buf(p, slot, off), len, &p->h[slot]);
-    case UTC__CHUNK_IN_DONE:
+        return io_step(p, io->irecv(io->arg, transfer_buf(p, slot, off), len, &p->h[slot]));
+    case UTC__CHUNK_IN_DONE: {
         if (p->send)
             return slot_sync(p->ring, slot);
-        return p->io->wait(p->io->arg, p->h[slot]);
+        size_t got = 0;
+        utc_status_t st = io_step(p, io->wait(io->arg, p->h[slot], &got));
+        return st != UTC_OK ? st : chunk_size_check(p, got, len);
+    }
     case UTC__CHUNK_OUT_START:
         if (p->send)
-            return p->io->isend(p->io->arg, transfer_buf(p, slot, off), len, &p->h[slot]);
+            return io_step(p, io->isend(io->arg, transfer_buf(p, slot, off), len, &p->h[slot]));
         return slot_copy(p, slot, off, len);
     case UTC__CHUNK_OUT_DONE:
         if (p->send)
-            return p->io->wait(p->io->arg, p->h[slot]);
+            return io_step(p, io->wait(io->arg, p->h[slot], NULL));
         return slot_sync(p->ring, slot);
     default:
         return utc__error(UTC_ERR_INTERNAL, "device conduit: staged step %d", (int)step);
@@ -210,67 +301,146 @@ static utc_status_t do_step(pipe_t *p, utc__chunk_step_t step, unsigned slot, si
 }
 
 /* After an error: wait for every transfer started and not waited for, so that no buffer
- * is reused under it (their own errors are not the first one). */
+ * is reused under it (their own errors are not the first one; a wrong size among them
+ * leaves the stream out of step). */
 static void drain(pipe_t *p, const utc__chunk_plan_t *plan)
 {
     utc__chunk_step_t start = p->send ? UTC__CHUNK_OUT_START : UTC__CHUNK_IN_START;
-    for (uint64_t j = plan->n[start + 1]; j < plan->n[start]; j++)
-        (void)p->io->wait(p->io->arg, p->h[utc__chunk_plan_slot(plan, j)]);
+    for (uint64_t j = plan->n[start + 1]; j < plan->n[start]; j++) {
+        size_t off, len, got = 0;
+        utc__chunk_plan_span(plan, j, &off, &len);
+        utc_status_t st =
+            p->io->wait(p->io->arg, p->h[utc__chunk_plan_slot(plan, j)], p->send ? NULL : &got);
+        if (st != UTC_OK || (!p->send && got != len && got != 0))
+            p->io_failed = true;
+    }
 }
 
-static utc_status_t run(const utc__staged_io_t *io, bool send, char *user, bool device, size_t size,
+/* One chunk's transfer, started and waited for; *got: the bytes received. */
+static utc_status_t transfer_one(utc__staged_io_t *io, bool send, void *buf, size_t n, size_t *got)
+{
+    void *h;
+    utc_status_t st = send ? io->isend(io->arg, buf, n, &h) : io->irecv(io->arg, buf, n, &h);
+    if (st == UTC_OK)
+        st = io->wait(io->arg, h, send ? NULL : got);
+    return st;
+}
+
+utc_status_t utc__staged_send_abort(utc__staged_io_t *io, size_t size, size_t chunk, uint64_t first)
+{
+    static char mark;
+    if (!io || !chunk)
+        return utc__error(UTC_ERR_INVALID_ARG, "device conduit, staged send: abort mark "
+                                               "with no io or a chunk size of 0");
+    uint64_t n = size / chunk + (size % chunk != 0);
+    for (uint64_t j = first; j < n; j++) {
+        utc_status_t st = transfer_one(io, true, &mark, 0, NULL);
+        if (st != UTC_OK) {
+            io->out_of_step = true;
+            return st;
+        }
+    }
+    return UTC_OK;
+}
+
+/* A receive that failed other than in a transfer: take the chunks not yet asked for and
+ * drop them (into a scratch buffer; a host destination's own bytes). */
+static void skip_rest(pipe_t *p, const utc__chunk_plan_t *plan)
+{
+    uint64_t j = plan->n[UTC__CHUNK_IN_START];
+    if (j >= plan->nchunks)
+        return;
+    char *scratch = p->device ? NULL : p->user; /* host: the bytes of each chunk */
+    char *mem = NULL;
+    if (p->device && !(scratch = mem = malloc(plan->chunk))) {
+        if (!p->ring) {
+            p->io_failed = true; /* nowhere to take them */
+            return;
+        }
+        /* the first slot, once the copies queued from it are over (or failed) */
+        (void)slot_sync(p->ring, 0);
+        scratch = p->ring->mem;
+    }
+    for (; j < plan->nchunks && !p->io_failed; j++) {
+        size_t off, len, got = 0;
+        utc__chunk_plan_span(plan, j, &off, &len);
+        char *buf = p->device ? scratch : scratch + off;
+        if (transfer_one(p->io, false, buf, len, &got) != UTC_OK || (got != len && got != 0))
+            p->io_failed = true;
+    }
+    free(mem);
+    (void)cudaGetLastError();
+}
+
+static utc_status_t run(utc__staged_io_t *io, bool send, char *user, bool device, size_t size,
                         size_t chunk, cudaStream_t s, const char *fn)
 {
     if (!io || !io->isend || !io->irecv || !io->wait)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: NULL io or io function", fn);
     if (!user && size > 0)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: NULL buffer with size %zu", fn, size);
+    io->out_of_step = false;
     utc_status_t st = UTC_OK;
     if (chunk == 0 && (st = utc__device_chunk_size(&chunk)) != UTC_OK)
         return st;
     if (size == 0)
         return UTC_OK;
-    pipe_t p = {.io = io, .send = send, .user = user, .s = s};
+    pipe_t p = {.io = io, .send = send, .user = user, .device = device, .s = s};
+    utc__chunk_plan_t plan;
+    utc__chunk_plan_init(&plan, size, chunk, UTC__STAGED_DEPTH);
     if (device) {
-        if ((st = ring_get(chunk, &p.ring)) != UTC_OK)
-            return st;
+        st = ring_get(chunk, &p.ring);
     } else if (s) {
         /* the host buffer as it is after the work queued on s (send), or free of it
          * (receive): wait for s to be idle */
         cudaError_t err = cudaStreamSynchronize(s);
         if (err != cudaSuccess)
-            return utc__device_cuda_error(err, "cudaStreamSynchronize");
+            st = utc__device_cuda_error(err, "cudaStreamSynchronize");
     }
     /* a receive into a device from a CPU thread (no stream) ends with the data in place */
     bool need_out_done = send || !s;
-    utc__chunk_plan_t plan;
-    utc__chunk_plan_init(&plan, size, chunk, UTC__STAGED_DEPTH);
     utc__chunk_step_t step;
-    while ((step = utc__chunk_plan_next(&plan, need_out_done)) != UTC__CHUNK_NONE) {
+    while (st == UTC_OK && (step = utc__chunk_plan_next(&plan, need_out_done)) != UTC__CHUNK_NONE) {
         uint64_t j = plan.n[step];
         size_t off, len;
         utc__chunk_plan_span(&plan, j, &off, &len);
         if ((st = do_step(&p, step, utc__chunk_plan_slot(&plan, j), off, len)) != UTC_OK) {
-            /* a failed wait released its handle: not one to drain */
+            /* a wait released its handle, failed or not: not one to drain */
             if (step == (send ? UTC__CHUNK_OUT_DONE : UTC__CHUNK_IN_DONE))
                 (void)utc__chunk_plan_take(&plan, step);
-            drain(&p, &plan);
             break;
         }
         (void)utc__chunk_plan_take(&plan, step);
     }
-    if (p.ring)
+    if (st != UTC_OK) {
+        utc__device_why_t why; /* the first error's message, which the clean-up may overwrite */
+        utc__device_why_keep(&why);
+        drain(&p, &plan);
+        /* the other end counts on every chunk of the message: an error other than a
+         * transfer's sends the rest as abort marks, or takes the rest and drops it */
+        if (!p.io_failed && send &&
+            utc__staged_send_abort(io, size, chunk, plan.n[UTC__CHUNK_OUT_START]) != UTC_OK)
+            p.io_failed = true;
+        else if (!p.io_failed && !send)
+            skip_rest(&p, &plan);
+        st = utc__device_why_back(&why, st);
+    }
+    if (p.io_failed)
+        io->out_of_step = true;
+    if (p.ring && send && p.io_failed)
+        ring_hold(io->owner, p.ring); /* the transport may still read its slots */
+    else if (p.ring)
         ring_put(p.ring);
     return st;
 }
 
-utc_status_t utc__staged_send(const utc__staged_io_t *io, const void *src, bool src_device,
-                              size_t size, size_t chunk, cudaStream_t s)
+utc_status_t utc__staged_send(utc__staged_io_t *io, const void *src, bool src_device, size_t size,
+                              size_t chunk, cudaStream_t s)
 {
     return run(io, true, (char *)src, src_device, size, chunk, s, "device conduit, staged send");
 }
 
-utc_status_t utc__staged_recv(const utc__staged_io_t *io, void *dst, bool dst_device, size_t size,
+utc_status_t utc__staged_recv(utc__staged_io_t *io, void *dst, bool dst_device, size_t size,
                               size_t chunk, cudaStream_t s)
 {
     return run(io, false, dst, dst_device, size, chunk, s, "device conduit, staged receive");

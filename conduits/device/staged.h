@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cuda_runtime_api.h>
 
@@ -42,16 +43,30 @@
  * The transport the chunks go through (the pair's host transport, on the device layer's
  * data tag). isend/irecv start a transfer of n bytes and give a handle; wait blocks until
  * that transfer completes and releases the handle (also when it fails: then it returns the
- * error). After an error the pipeline still waits for every handle it started before it
- * returns, so no buffer is freed under a transfer; but the pair's stream of chunks is then
- * out of step (chunks of this message may still come, or never): the caller fails the
- * pair (its control tag tells the other end) rather than send another message.
+ * error); for a receive it sets *received to the bytes that came (the pipeline checks it).
+ *
+ * Every message is n chunks on the wire, whatever happens, so the pair's stream of chunks
+ * stays in step:
+ * - a sender that fails midway other than in a transfer (a CUDA error, no pinned memory)
+ *   sends each chunk it has not sent as an empty message, the writer's abort mark
+ *   (utc__staged_send_abort); a receiver that gets one ends with UTC_ERR_IO;
+ * - a receiver that fails midway other than in a transfer (a CUDA error, no pinned memory,
+ *   an abort mark) still receives every chunk of the message, and drops them.
+ * After an error the pipeline waits for every handle it started before it returns, so no
+ * buffer is freed under a transfer. A failed transfer (the transport's error, a chunk of
+ * the wrong size) leaves the stream out of step (chunks of this message may still come,
+ * or never): the pipeline sets out_of_step, and the caller fails the pair rather than
+ * send or receive another message on it. A sender's failed transfer may still hold its
+ * slot in the transport (a send to a failed reader, parked until the conduit's destroy):
+ * that ring stays off the pool until utc__staged_release(owner).
  */
 typedef struct utc__staged_io {
     void *arg;
     utc_status_t (*isend)(void *arg, const void *buf, size_t n, void **h);
     utc_status_t (*irecv)(void *arg, void *buf, size_t n, void **h);
-    utc_status_t (*wait)(void *arg, void *h);
+    utc_status_t (*wait)(void *arg, void *h, size_t *received);
+    void *owner;      /* whose transport holds the failed sends (utc__staged_release) */
+    bool out_of_step; /* set by a send or receive that left the chunk stream out of step */
 } utc__staged_io_t;
 
 /*
@@ -61,18 +76,32 @@ typedef struct utc__staged_io {
  * @return UTC_OK; UTC_ERR_INVALID_ARG (NULL io or its functions, NULL src with size > 0);
  *         io's errors; UTC_ERR_GPU; UTC_ERR_NO_MEMORY (pinned slots).
  */
-utc_status_t utc__staged_send(const utc__staged_io_t *io, const void *src, bool src_device,
-                              size_t size, size_t chunk, cudaStream_t s)
-    __attribute__((warn_unused_result));
+utc_status_t utc__staged_send(utc__staged_io_t *io, const void *src, bool src_device, size_t size,
+                              size_t chunk, cudaStream_t s) __attribute__((warn_unused_result));
 
 /*
  * Receive `size` bytes into dst (device memory when dst_device, else host) in chunks of
  * `chunk` bytes (0: utc__device_chunk_size; the sender's chunk size) through io. May block
  * (until every chunk arrived).
- * @return as utc__staged_send.
+ * @return as utc__staged_send; UTC_ERR_IO (the sender's abort mark came: its write says
+ *         why); UTC_ERR_INTERNAL (a chunk of the wrong size: out of step). A failed
+ *         receive leaves the destination's contents undefined.
  */
-utc_status_t utc__staged_recv(const utc__staged_io_t *io, void *dst, bool dst_device, size_t size,
+utc_status_t utc__staged_recv(utc__staged_io_t *io, void *dst, bool dst_device, size_t size,
                               size_t chunk, cudaStream_t s) __attribute__((warn_unused_result));
+
+/*
+ * The sender's abort mark: chunks `first` .. the last of a message of `size` bytes in
+ * chunks of `chunk` (> 0) bytes go as empty messages, so the receiver (which said "go")
+ * ends with UTC_ERR_IO and the pair's chunk stream stays in step. May block.
+ * @return UTC_OK; io's errors (then io->out_of_step is set).
+ */
+utc_status_t utc__staged_send_abort(utc__staged_io_t *io, size_t size, size_t chunk, uint64_t first)
+    __attribute__((warn_unused_result));
+
+/* The rings of `owner`'s failed sends (utc__staged_io_t.owner) go back to the pool: call it
+ * once its transport no longer holds any transfer (after its destroy). */
+void utc__staged_release(const void *owner);
 
 /*
  * The chunk size: env UTC_DEVICE_CHUNK (bytes, UTC__DEVICE_CHUNK_MIN .. _MAX), else

@@ -4,9 +4,13 @@
  * where there are several): every size from 0 bytes to 13 MiB across the chunk edges, in
  * chunks of 4 KiB, 64 KiB and the default, arrives whole and in order, and nothing beyond
  * the message is written; a transport error midway is returned after every transfer the
- * pipeline started was waited for; bad arguments and a bad UTC_DEVICE_CHUNK are refused
- * with a message. Host buffers need no CUDA call, so this runs without a device (the
- * device sides are tested by the GPU suites).
+ * pipeline started was waited for, the stream marked out of step; after a writer's abort
+ * marks midway (sent by hand, as the pipeline sends them after a CUDA error) and after a
+ * CUDA error at either end before the first chunk (for want of a device here), the reader
+ * has taken every chunk and the next message arrives whole; a chunk of the wrong size
+ * marks the stream out of step; bad arguments and a bad
+ * UTC_DEVICE_CHUNK are refused with a message. Host buffers need no CUDA call, so this runs
+ * without a device (the device sides are tested by the GPU suites).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,15 +69,14 @@ static utc_status_t io_irecv(void *arg, void *buf, size_t n, void **h)
     return start(arg, buf, n, true, h);
 }
 
-static utc_status_t io_wait(void *arg, void *h)
+static utc_status_t io_wait(void *arg, void *h, size_t *received)
 {
     conduit_io_t *io = arg;
     handle_t *x = h;
     size_t got = 0;
     utc_status_t st = utc_request_wait(&x->req, &got);
-    /* a chunk is received whole: its size is the agreed one */
-    if (st == UTC_OK && x->recv && got != x->n)
-        st = UTC_ERR_TRUNCATE;
+    if (received)
+        *received = got; /* the pipeline checks it */
     io->outstanding--;
     free(x);
     return st;
@@ -185,6 +188,8 @@ static int fail_w(utc_ctx_t *ctx, void *data)
     ct_fill(buf, size, 42);
     CT_EXPECT(utc__staged_send(&sio, buf, false, size, FAIL_CHUNK, NULL), UTC_ERR_CANCELED);
     CT_CHECK(io.sends == 5, "%d chunks sent before the error, expected 5", io.sends);
+    /* a transfer failed: the chunk stream is out of step, no abort marks were sent */
+    CT_CHECK(sio.out_of_step, "a failed transfer left the stream marked in step");
     /* every isend it started was waited for: the buffer may go */
     CT_CHECK(io.outstanding == 0, "%d transfers left after the error", io.outstanding);
     free(buf);
@@ -212,6 +217,165 @@ static void test_transport_error(void)
     CT_END();
 }
 
+/* ---- every message is all its chunks: abort marks, skipped chunks ---- */
+
+#define ABORT_CHUNK 4096
+#define ABORT_SIZE  (9 * ABORT_CHUNK + 100) /* 10 chunks, the last one short */
+#define ABORT_SENT  3                       /* chunks sent before the writer stops */
+
+/* One chunk by hand through the io (as the pipeline sends it). */
+static utc_status_t hand_send(utc__staged_io_t *sio, const char *buf, size_t n)
+{
+    void *h;
+    utc_status_t st = sio->isend(sio->arg, buf, n, &h);
+    return st == UTC_OK ? sio->wait(sio->arg, h, NULL) : st;
+}
+
+/* The next message after a failed one arrives whole: the stream stayed in step. */
+static void next_intact_w(utc__staged_io_t *sio, char *buf)
+{
+    ct_fill(buf, ABORT_SIZE, 77);
+    CT_OK(utc__staged_send(sio, buf, false, ABORT_SIZE, ABORT_CHUNK, NULL));
+}
+
+static void next_intact_r(utc__staged_io_t *sio, char *buf)
+{
+    memset(buf, 0, ABORT_SIZE);
+    CT_OK(utc__staged_recv(sio, buf, false, ABORT_SIZE, ABORT_CHUNK, NULL));
+    CT_CHECK(!sio->out_of_step, "a whole message marked the stream out of step");
+    CT_CHECK(ct_verify(buf, ABORT_SIZE, 77), "the message after the failed one differs");
+}
+
+/* A writer that stops after ABORT_SENT chunks (as the pipeline does after a CUDA error):
+ * the rest go as abort marks; the reader ends with UTC_ERR_IO, having taken every chunk. */
+static int abort_w(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    conduit_io_t io = {.c = data, .fail_after = -1};
+    utc__staged_io_t sio = make_io(&io);
+    char *buf = malloc(ABORT_SIZE);
+    CT_CHECK(buf != NULL, "malloc");
+    ct_fill(buf, ABORT_SIZE, 5);
+    for (int j = 0; j < ABORT_SENT; j++)
+        CT_OK(hand_send(&sio, buf + (size_t)j * ABORT_CHUNK, ABORT_CHUNK));
+    CT_OK(utc__staged_send_abort(&sio, ABORT_SIZE, ABORT_CHUNK, ABORT_SENT));
+    CT_CHECK(!sio.out_of_step, "abort marks sent, yet the stream is marked out of step");
+    CT_CHECK(io.sends == 10, "%d messages for a 10-chunk message", io.sends);
+    CT_EXPECT(utc__staged_send_abort(&sio, ABORT_SIZE, 0, 0), UTC_ERR_INVALID_ARG);
+    next_intact_w(&sio, buf);
+    CT_CHECK(io.outstanding == 0, "%d transfers left", io.outstanding);
+    free(buf);
+    return 0;
+}
+
+static int abort_r(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    conduit_io_t io = {.c = data, .fail_after = -1};
+    utc__staged_io_t sio = make_io(&io);
+    char *buf = malloc(ABORT_SIZE);
+    CT_CHECK(buf != NULL, "malloc");
+    CT_EXPECT(utc__staged_recv(&sio, buf, false, ABORT_SIZE, ABORT_CHUNK, NULL), UTC_ERR_IO);
+    CT_CHECK(strstr(utc_last_error(), "empty chunk") != NULL, "message: %s", utc_last_error());
+    CT_CHECK(!sio.out_of_step, "an abort mark left the stream marked out of step");
+    CT_CHECK(io.outstanding == 0, "%d transfers left after the abort", io.outstanding);
+    CT_CHECK(ct_verify(buf, ABORT_SENT * ABORT_CHUNK, 5), "the chunks before the abort differ");
+    next_intact_r(&sio, buf);
+    free(buf);
+    return 0;
+}
+
+static void test_abort_mark(void)
+{
+    ct_begin();
+    ct_each_placement(true, pair_case, (ct_fn_t[]){abort_w, abort_r});
+    CT_END();
+}
+
+/* A CUDA error before the first chunk, at either end: cudaStreamSynchronize of a host
+ * buffer's stream fails where there is no device (here); with a device it succeeds and the
+ * message goes whole. The failing writer sends every chunk as an abort mark, the failing
+ * reader takes every chunk and drops it: the next message arrives whole either way. */
+static bool have_gpu(void)
+{
+    return utc_gpu_device_count() > 0;
+}
+
+static int cuda_w(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    conduit_io_t io = {.c = data, .fail_after = -1};
+    utc__staged_io_t sio = make_io(&io);
+    char *buf = malloc(ABORT_SIZE);
+    CT_CHECK(buf != NULL, "malloc");
+    ct_fill(buf, ABORT_SIZE, 6);
+    /* 1: the writer's stream fails */
+    CT_EXPECT(utc__staged_send(&sio, buf, false, ABORT_SIZE, ABORT_CHUNK, cudaStreamPerThread),
+              have_gpu() ? UTC_OK : UTC_ERR_GPU);
+    CT_CHECK(!sio.out_of_step, "a CUDA error left the stream marked out of step");
+    CT_CHECK(io.sends == 10, "%d messages for a 10-chunk message", io.sends);
+    /* 2: the reader's stream fails */
+    CT_OK(utc__staged_send(&sio, buf, false, ABORT_SIZE, ABORT_CHUNK, NULL));
+    next_intact_w(&sio, buf);
+    free(buf);
+    return 0;
+}
+
+static int cuda_r(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    conduit_io_t io = {.c = data, .fail_after = -1};
+    utc__staged_io_t sio = make_io(&io);
+    char *buf = malloc(ABORT_SIZE);
+    CT_CHECK(buf != NULL, "malloc");
+    CT_EXPECT(utc__staged_recv(&sio, buf, false, ABORT_SIZE, ABORT_CHUNK, NULL),
+              have_gpu() ? UTC_OK : UTC_ERR_IO);
+    CT_EXPECT(utc__staged_recv(&sio, buf, false, ABORT_SIZE, ABORT_CHUNK, cudaStreamPerThread),
+              have_gpu() ? UTC_OK : UTC_ERR_GPU);
+    CT_CHECK(!sio.out_of_step, "a CUDA error left the stream marked out of step");
+    CT_CHECK(io.outstanding == 0, "%d transfers left", io.outstanding);
+    next_intact_r(&sio, buf);
+    free(buf);
+    return 0;
+}
+
+static void test_cuda_error(void)
+{
+    ct_begin();
+    ct_each_placement(true, pair_case, (ct_fn_t[]){cuda_w, cuda_r});
+    CT_END();
+}
+
+/* A chunk of another size than agreed: out of step (the pair is failed by its caller). */
+static int odd_w(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    conduit_io_t io = {.c = data, .fail_after = -1};
+    utc__staged_io_t sio = make_io(&io);
+    char b[ABORT_CHUNK] = {0};
+    CT_OK(hand_send(&sio, b, ABORT_CHUNK / 2));
+    return 0;
+}
+
+static int odd_r(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    conduit_io_t io = {.c = data, .fail_after = -1};
+    utc__staged_io_t sio = make_io(&io);
+    char b[ABORT_CHUNK];
+    CT_EXPECT(utc__staged_recv(&sio, b, false, ABORT_CHUNK, ABORT_CHUNK, NULL), UTC_ERR_INTERNAL);
+    CT_CHECK(sio.out_of_step, "a chunk of the wrong size left the stream marked in step");
+    CT_CHECK(strstr(utc_last_error(), "out of step") != NULL, "message: %s", utc_last_error());
+    return 0;
+}
+
+static void test_odd_chunk(void)
+{
+    ct_begin();
+    ct_each_placement(true, pair_case, (ct_fn_t[]){odd_w, odd_r});
+    CT_END();
+}
+
 /* ---- bad arguments, the chunk size setting ---- */
 
 static utc_status_t never_start(void *arg, const void *buf, size_t n, void **h)
@@ -225,9 +389,9 @@ static utc_status_t never_recv(void *arg, void *buf, size_t n, void **h)
     return never_start(arg, buf, n, h);
 }
 
-static utc_status_t never_wait(void *arg, void *h)
+static utc_status_t never_wait(void *arg, void *h, size_t *received)
 {
-    (void)arg, (void)h;
+    (void)arg, (void)h, (void)received;
     return UTC_ERR_INTERNAL;
 }
 
@@ -286,6 +450,9 @@ int main(int argc, char **argv)
     static const utc_test_case_t cases[] = {
         {"host to host, sizes 0 B to 13 MiB, three chunk sizes", test_sizes_and_chunks},
         {"a transport error midway", test_transport_error},
+        {"a writer's abort marks midway", test_abort_mark},
+        {"a CUDA error at either end before the first chunk", test_cuda_error},
+        {"a chunk of the wrong size", test_odd_chunk},
         {"bad arguments", test_bad_arguments},
         {"UTC_DEVICE_CHUNK", test_chunk_setting},
         UTC_TEST_END,
