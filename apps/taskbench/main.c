@@ -282,15 +282,29 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
     int rc;
     bool gs = w->comm == TB_COMM_GSHARED;
 
-    /* the core's per-timestep queries, each asked once: step t's values carry over to t+1 */
-    long d = task_graph_dependence_set_at_timestep(gr, 0);
-    long off = task_graph_offset_at_timestep(gr, 0), wid = task_graph_width_at_timestep(gr, 0);
-    long poff = task_graph_offset_at_timestep(gr, -1), pwid = task_graph_width_at_timestep(gr, -1);
+    /* the timesteps' shapes (the plan's table): step t's values carry over to t+1 */
+    tb_shape_t cur = tb_plan_shape(pl, 0), prev = tb_plan_shape(pl, -1);
+    long d = cur.dset, off = cur.off, wid = cur.wid, poff = prev.off, pwid = prev.wid;
     for (long t = 0; t < gr.timesteps; t++) {
         uint32_t now = base + (uint32_t)t;
         unsigned ps = (unsigned)(t - 1) & (TB_SLOTS - 1), s = (unsigned)t & (TB_SLOTS - 1);
-        long dn = t + 1 < gr.timesteps ? task_graph_dependence_set_at_timestep(gr, t + 1) : 0;
+        tb_shape_t next = t + 1 < gr.timesteps ? tb_plan_shape(pl, t + 1) : (tb_shape_t){0};
+        long dn = next.dset;
 
+        /* the inputs of step t+1 from other ranks: their reads are posted now, a step
+         * ahead, while step t's inputs are on their way (see the opening comment) */
+        for (int i = 0; i < pl->nin && t + 1 < gr.timesteps; i++) {
+            tb_stream_t *st = &pl->in[i];
+            long lo, hi;
+            tb_stream_range(st, dn, off, wid, &lo, &hi);
+            st->lo[s] = lo;
+            st->n[s] = hi - lo;
+            if (hi == lo || gs)
+                continue;
+            if ((rc = utc_conduit_iread(st->link, st->buf + s * st->slot_bytes,
+                                        (size_t)(hi - lo) * ob, st->tag, &st->req[s])) != UTC_OK)
+                return report(tk, ctx, "utc_conduit_iread", rc);
+        }
         if (t > 0) {
             /* inputs from this rank: the producers have finished step t-1 */
             for (long k = pl->prod_off[d]; k < pl->prod_off[d + 1]; k++)
@@ -356,21 +370,6 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
         }
 
         if (t + 1 < gr.timesteps) {
-            /* the inputs of step t+1 from other ranks: post the reads now, before this
-             * step's sends (see the opening comment) */
-            for (int i = 0; i < pl->nin; i++) {
-                tb_stream_t *st = &pl->in[i];
-                long lo, hi;
-                tb_stream_range(st, dn, off, wid, &lo, &hi);
-                st->lo[s] = lo;
-                st->n[s] = hi - lo;
-                if (hi == lo || gs)
-                    continue;
-                if ((rc = utc_conduit_iread(st->link, st->buf + s * st->slot_bytes,
-                                            (size_t)(hi - lo) * ob, st->tag, &st->req[s])) !=
-                    UTC_OK)
-                    return report(tk, ctx, "utc_conduit_iread", rc);
-            }
             /* retire the previous step's sends, so the slot-reuse check before a send
              * rarely has one to wait */
             for (int i = 0; i < pl->nout && !gs; i++) {
@@ -421,8 +420,8 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
             poff = off;
             pwid = wid;
             d = dn;
-            off = task_graph_offset_at_timestep(gr, t + 1);
-            wid = task_graph_width_at_timestep(gr, t + 1);
+            off = next.off;
+            wid = next.wid;
         }
     }
     /* the last sends must be done before the slots are reused by the next run */
