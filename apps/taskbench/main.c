@@ -370,14 +370,6 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
         }
 
         if (t + 1 < gr.timesteps) {
-            /* retire the previous step's sends, so the slot-reuse check before a send
-             * rarely has one to wait */
-            for (int i = 0; i < pl->nout && !gs; i++) {
-                int done;
-                if (pl->outs[i].req[ps] &&
-                    (rc = utc_request_test(&pl->outs[i].req[ps], &done, NULL)) != UTC_OK)
-                    return report(tk, ctx, "sending a message", rc);
-            }
             /* outputs needed on other ranks: one message per receiving thread */
             for (int i = 0; i < pl->nout; i++) {
                 tb_stream_t *st = &pl->outs[i];
@@ -411,6 +403,14 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                     return report(tk, ctx, "utc_conduit_iwrite", rc);
                 }
             }
+        }
+        /* retire the previous step's sends, so the slot-reuse check before a send
+         * rarely has one to wait */
+        for (int i = 0; i < pl->nout && !gs && t + 1 < gr.timesteps; i++) {
+            int done;
+            if (pl->outs[i].req[ps] &&
+                (rc = utc_request_test(&pl->outs[i].req[ps], &done, NULL)) != UTC_OK)
+                return report(tk, ctx, "sending a message", rc);
         }
         if (gs && (rc = gs_ack(pl, now, t + 1 == gr.timesteps)) != UTC_OK)
             return report(tk, ctx, "acking reads in global shared data", rc);
