@@ -32,16 +32,17 @@
  *   thread of another rank it feeds ONE message with the outputs of all its points that
  *   thread needs (batched; iwrite from a slot buffer, no allocation by the app), on a tag
  *   of its own (graph, sender thread, receiver thread), so timesteps arrive in order. The
- *   receiver pre-posts the read (iread) for step t+1 as soon as its inputs of step t have
- *   come, and reads the inputs in place in the receive slot.
- * - Timestep of one thread: wait for the local producers and the posted reads of step t;
- *   check slot reuse against the local consumers; run the kernel of each owned active
- *   point; post the reads of step t+1; retire the sends of step t-1 that are done; send
- *   the batched outputs to other ranks; publish progress. The reads are posted before the
- *   sends, as Task Bench's MPI version posts its receives: they come before their
- *   messages, and nothing follows the sends but the wait for the next inputs (the stores
- *   a call makes right after a message was published to another core's cache wait for
- *   that message's: doc/PERFORMANCE.md, "Task Bench with conduits: the third round").
+ *   receiver posts the read (iread) for step t+1 a step ahead, at the top of step t, and
+ *   reads the inputs in place in the receive slot.
+ * - Timestep of one thread: post the reads of step t+1; wait for the local producers and
+ *   the posted reads of step t; check slot reuse against the local consumers; run the
+ *   kernel of each owned active point; send the batched outputs to other ranks; retire
+ *   the sends of step t-1 that are done; publish progress. Between a message's arrival
+ *   and the next send (the path that sets a step's length when ranks exchange every
+ *   step) there is only the kernel and the sends: the reads are posted, and the sends
+ *   retired, while the inputs are on their way (doc/PERFORMANCE.md, "Task Bench with
+ *   conduits: the fourth round"). The main thread waits for each run bound where the
+ *   rank's last task thread runs (utc_task_wait lends it that thread's share).
  *   Graphs (`-and`) run one after the other on each thread; each has its own slots and
  *   tags, so a thread may start graph g+1 while others finish graph g.
  * - Global shared data instead (--comm gshared). One UTC task spans all ranks (T threads on
