@@ -32,16 +32,17 @@
  *   thread of another rank it feeds ONE message with the outputs of all its points that
  *   thread needs (batched; iwrite from a slot buffer, no allocation by the app), on a tag
  *   of its own (graph, sender thread, receiver thread), so timesteps arrive in order. The
- *   receiver pre-posts the read (iread) for step t+1 as soon as its inputs of step t have
- *   come, and reads the inputs in place in the receive slot.
- * - Timestep of one thread: wait for the local producers and the posted reads of step t;
- *   check slot reuse against the local consumers; run the kernel of each owned active
- *   point; post the reads of step t+1; retire the sends of step t-1 that are done; send
- *   the batched outputs to other ranks; publish progress. The reads are posted before the
- *   sends, as Task Bench's MPI version posts its receives: they come before their
- *   messages, and nothing follows the sends but the wait for the next inputs (the stores
- *   a call makes right after a message was published to another core's cache wait for
- *   that message's: doc/PERFORMANCE.md, "Task Bench with conduits: the third round").
+ *   receiver posts the read (iread) for step t+1 a step ahead, at the top of step t, and
+ *   reads the inputs in place in the receive slot.
+ * - Timestep of one thread: post the reads of step t+1; wait for the local producers and
+ *   the posted reads of step t; check slot reuse against the local consumers; run the
+ *   kernel of each owned active point; send the batched outputs to other ranks; retire
+ *   the sends of step t-1 that are done; publish progress. Between a message's arrival
+ *   and the next send (the path that sets a step's length when ranks exchange every
+ *   step) there is only the kernel and the sends: the reads are posted, and the sends
+ *   retired, while the inputs are on their way (doc/PERFORMANCE.md, "Task Bench with
+ *   conduits: the fourth round"). The main thread waits for each run bound where the
+ *   rank's last task thread runs (utc_task_wait lends it that thread's share).
  *   Graphs (`-and`) run one after the other on each thread; each has its own slots and
  *   tags, so a thread may start graph g+1 while others finish graph g.
  * - Global shared data instead (--comm gshared). One UTC task spans all ranks (T threads on
@@ -91,6 +92,10 @@ typedef struct tb_task {
     tb_progress_t *progress; /* [T] */
     tb_plan_t **plan;        /* [T][ngraphs] */
     atomic_int failed;       /* a thread failed: waiters give up */
+    /* the CPUs of the rank's last task thread (whose share of a run utc_task_wait lends
+     * the caller's core to): the main thread waits for the runs bound there */
+    cpu_set_t last_cpus;
+    bool last_cpus_known;
 } tb_task_t;
 
 static void cpu_relax(void)
@@ -214,6 +219,8 @@ static int tb_init(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     int me = w->rank * w->threads + ctx->local_id;
     tb_plan_t *pl = tk->plan[ctx->local_id];
     int rc;
+    if (ctx->local_id == w->threads - 1) /* (this thread's own mask) */
+        tk->last_cpus_known = sched_getaffinity(0, sizeof tk->last_cpus, &tk->last_cpus) == 0;
     for (long g = 0; g < w->ngraphs; g++)
         if ((rc = tb_plan_points(&pl[g], w, g, me)) != UTC_OK)
             return rc;
@@ -282,15 +289,29 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
     int rc;
     bool gs = w->comm == TB_COMM_GSHARED;
 
-    /* the core's per-timestep queries, each asked once: step t's values carry over to t+1 */
-    long d = task_graph_dependence_set_at_timestep(gr, 0);
-    long off = task_graph_offset_at_timestep(gr, 0), wid = task_graph_width_at_timestep(gr, 0);
-    long poff = task_graph_offset_at_timestep(gr, -1), pwid = task_graph_width_at_timestep(gr, -1);
+    /* the timesteps' shapes (the plan's table): step t's values carry over to t+1 */
+    tb_shape_t cur = tb_plan_shape(pl, 0), prev = tb_plan_shape(pl, -1);
+    long d = cur.dset, off = cur.off, wid = cur.wid, poff = prev.off, pwid = prev.wid;
     for (long t = 0; t < gr.timesteps; t++) {
         uint32_t now = base + (uint32_t)t;
         unsigned ps = (unsigned)(t - 1) & (TB_SLOTS - 1), s = (unsigned)t & (TB_SLOTS - 1);
-        long dn = t + 1 < gr.timesteps ? task_graph_dependence_set_at_timestep(gr, t + 1) : 0;
+        tb_shape_t next = t + 1 < gr.timesteps ? tb_plan_shape(pl, t + 1) : (tb_shape_t){0};
+        long dn = next.dset;
 
+        /* the inputs of step t+1 from other ranks: their reads are posted now, a step
+         * ahead, while step t's inputs are on their way (see the opening comment) */
+        for (int i = 0; i < pl->nin && t + 1 < gr.timesteps; i++) {
+            tb_stream_t *st = &pl->in[i];
+            long lo, hi;
+            tb_stream_range(st, dn, off, wid, &lo, &hi);
+            st->lo[s] = lo;
+            st->n[s] = hi - lo;
+            if (hi == lo || gs)
+                continue;
+            if ((rc = utc_conduit_iread(st->link, st->buf + s * st->slot_bytes,
+                                        (size_t)(hi - lo) * ob, st->tag, &st->req[s])) != UTC_OK)
+                return report(tk, ctx, "utc_conduit_iread", rc);
+        }
         if (t > 0) {
             /* inputs from this rank: the producers have finished step t-1 */
             for (long k = pl->prod_off[d]; k < pl->prod_off[d + 1]; k++)
@@ -356,29 +377,6 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
         }
 
         if (t + 1 < gr.timesteps) {
-            /* the inputs of step t+1 from other ranks: post the reads now, before this
-             * step's sends (see the opening comment) */
-            for (int i = 0; i < pl->nin; i++) {
-                tb_stream_t *st = &pl->in[i];
-                long lo, hi;
-                tb_stream_range(st, dn, off, wid, &lo, &hi);
-                st->lo[s] = lo;
-                st->n[s] = hi - lo;
-                if (hi == lo || gs)
-                    continue;
-                if ((rc = utc_conduit_iread(st->link, st->buf + s * st->slot_bytes,
-                                            (size_t)(hi - lo) * ob, st->tag, &st->req[s])) !=
-                    UTC_OK)
-                    return report(tk, ctx, "utc_conduit_iread", rc);
-            }
-            /* retire the previous step's sends, so the slot-reuse check before a send
-             * rarely has one to wait */
-            for (int i = 0; i < pl->nout && !gs; i++) {
-                int done;
-                if (pl->outs[i].req[ps] &&
-                    (rc = utc_request_test(&pl->outs[i].req[ps], &done, NULL)) != UTC_OK)
-                    return report(tk, ctx, "sending a message", rc);
-            }
             /* outputs needed on other ranks: one message per receiving thread */
             for (int i = 0; i < pl->nout; i++) {
                 tb_stream_t *st = &pl->outs[i];
@@ -413,6 +411,14 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
                 }
             }
         }
+        /* retire the previous step's sends, so the slot-reuse check before a send
+         * rarely has one to wait */
+        for (int i = 0; i < pl->nout && !gs && t + 1 < gr.timesteps; i++) {
+            int done;
+            if (pl->outs[i].req[ps] &&
+                (rc = utc_request_test(&pl->outs[i].req[ps], &done, NULL)) != UTC_OK)
+                return report(tk, ctx, "sending a message", rc);
+        }
         if (gs && (rc = gs_ack(pl, now, t + 1 == gr.timesteps)) != UTC_OK)
             return report(tk, ctx, "acking reads in global shared data", rc);
         if (w->threads > 1) /* a thread alone on its rank has no local reader to tell */
@@ -421,8 +427,8 @@ static int run_graph(tb_task_t *tk, utc_ctx_t *ctx, tb_plan_t *pl, long g, uint3
             poff = off;
             pwid = wid;
             d = dn;
-            off = task_graph_offset_at_timestep(gr, t + 1);
-            wid = task_graph_width_at_timestep(gr, t + 1);
+            off = next.off;
+            wid = next.wid;
         }
     }
     /* the last sends must be done before the slots are reused by the next run */
@@ -836,6 +842,14 @@ int main(int argc, char **argv)
                    "between ranks\n",
                    R, T, o.layout ? "cyclic" : "block", binds[o.bind], nlinks);
     }
+
+    /* The main thread waits for each run in utc_task_wait, which lends its core to the
+     * run where cores are scarce: it runs the last task thread's share, bound as that
+     * thread is, and gets its own binding back after. Unbound, it would move to that core
+     * at each run and away after (measured: 15-60 us a run, before the first step; MPI's
+     * one-thread ranks never move), so it waits bound there from now on. */
+    if (o.bind != UTC_BIND_NONE && tk->last_cpus_known)
+        (void)sched_setaffinity(0, sizeof tk->last_cpus, &tk->last_cpus);
 
     double elapsed = 0;
     uint32_t runs[2] = {0, 1};

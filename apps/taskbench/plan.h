@@ -85,9 +85,20 @@ typedef struct tb_dep {
     long idx;          /**< and its index in that stream's pts for the dependence set */
 } tb_dep_t;
 
+/** A timestep's shape: the core's offset, width and dependence set at that timestep. */
+typedef struct tb_shape {
+    long off, wid, dset;
+} tb_shape_t;
+
+/** Graphs of at most this many timesteps get a shape table (24 bytes a timestep). */
+#define TB_SHAPE_MAX (1L << 20)
+
 /** One thread's plan for one graph. */
 typedef struct tb_plan {
     task_graph_t graph;
+    /** shape[t + 1] for t = -1 .. timesteps - 1, asked of the core once at init (the loop
+     * then makes no call into the core but the kernel's); NULL for a longer graph */
+    tb_shape_t *shape;
     utc_gdata_t *gd; /**< --comm gshared: the task's object (set by the task's init) */
     long ndsets;
     long npoints;
@@ -129,6 +140,16 @@ long tb_lower_bound(const long *v, long n, long x);
  * [*lo, *hi) of st->pts, counted from st->pts + st->off[d] (returned). */
 const long *tb_stream_range(const tb_stream_t *st, long d, long off, long wid, long *lo,
                             long *hi);
+
+/** The shape of timestep t (-1 .. timesteps - 1) of pl's graph. */
+static inline tb_shape_t tb_plan_shape(const tb_plan_t *pl, long t)
+{
+    if (pl->shape)
+        return pl->shape[t + 1];
+    task_graph_t gr = pl->graph;
+    return (tb_shape_t){task_graph_offset_at_timestep(gr, t), task_graph_width_at_timestep(gr, t),
+                        t >= 0 ? task_graph_dependence_set_at_timestep(gr, t) : 0};
+}
 
 /** Free a plan (requests must be complete). */
 void tb_plan_fini(tb_plan_t *pl);

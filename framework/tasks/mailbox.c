@@ -166,11 +166,12 @@ bool utc__mailbox_lendable(utc__mailbox_t *mb, uint64_t *seq, void **arg)
     return true;
 }
 
-utc_status_t utc__mailbox_wait_all(utc__mailbox_t *mb)
+utc_status_t utc__mailbox_wait_all(utc__mailbox_t *mb, bool spin)
 {
     unsigned target = (unsigned)mb->nposted, c;
     /* spin briefly first: short commands finish within microseconds */
-    utc__spin_while_eq(&mb->completed, target - 1, 30000);
+    if (spin)
+        utc__spin_while_eq(&mb->completed, target - 1, 30000);
     while ((c = atomic_load(&mb->completed)) != target)
         owner_sleep(mb, c);
     /* nothing is in flight now: take the user's value behind the error for

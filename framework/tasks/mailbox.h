@@ -37,8 +37,10 @@ void utc__mailbox_done(utc__mailbox_t *mb, uint64_t seq, utc_status_t rc);
 bool utc__mailbox_claim(utc__mailbox_t *mb, int thread, uint64_t seq);
 /* Owner: the one command in flight, when it is a RUN whose shares the owner may take. */
 bool utc__mailbox_lendable(utc__mailbox_t *mb, uint64_t *seq, void **arg);
-/* Owner: wait until every posted command is done; returns and clears the first error. */
-utc_status_t utc__mailbox_wait_all(utc__mailbox_t *mb);
+/* Owner: wait until every posted command is done; returns and clears the first error.
+ * `spin`: poll for a while before sleeping (false: where cores are scarce, a poller would
+ * keep the threads it waits for off a core). */
+utc_status_t utc__mailbox_wait_all(utc__mailbox_t *mb, bool spin);
 
 /* Owner: whether commands posted are not all completed yet. */
 bool utc__mailbox_busy(utc__mailbox_t *mb);
