@@ -966,10 +966,10 @@ static utc_status_t ipc_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void
     if (rc != UTC_OK) {
         /* the copy is queued: over before the writer hears of the fail (and may free its
          * buffer); the first error's message stays */
-        utc__device_why_t why;
-        utc__device_why_keep(&why);
+        char why[512];
+        utc__text_copy(why, sizeof why, utc_last_error());
         (void)stream_drain(t, op->device, op->s);
-        return utc__device_why_back(&why, rc);
+        return utc__error(rc, "%s", why);
     }
     ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_ACK, .seq = op->d.seq, .copied = cev.handle};
     op->answered = true;
@@ -1036,7 +1036,7 @@ static void recv_failed(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_statu
     if (op->answered || stopped(t) != UTC_OK)
         return;
     ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_FAIL, .seq = op->d.seq, .status = rc};
-    snprintf(m.why, sizeof m.why, "%s", utc_last_error());
+    utc__text_copy(m.why, sizeof m.why, utc_last_error());
     op->answered = true;
     if (ctl_send(t, 1 - req->dir, req->peer, &m) != UTC_OK)
         utc_log(UTC_LOG_WARN,
@@ -1174,11 +1174,11 @@ static utc_status_t send_staged(dev_tp_t *t, utc_request_t *req, dev_op_t *op, u
         rc = utc__staged_send(&io, req->sbuf, op->dev_buf, req->size, op->d.chunk,
                               op->gpu ? op->s : NULL);
     } else if (op->d.chunk) {
-        utc__device_why_t why; /* rc's message, which the marks' sends may overwrite */
-        utc__device_why_keep(&why);
+        char why[512]; /* rc's message, which the marks' sends may overwrite */
+        utc__text_copy(why, sizeof why, utc_last_error());
         if (utc__staged_send_abort(&io, req->size, op->d.chunk, 0) != UTC_OK)
             io.out_of_step = true; /* (set by it too) */
-        rc = utc__device_why_back(&why, rc);
+        rc = utc__error(rc, "%s", why);
     } else {
         io.out_of_step = true; /* no chunk size: the reader waits for chunks never sent */
     }

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/errors.h"
@@ -15,16 +14,6 @@ utc_status_t utc__device_cuda_error(cudaError_t err, const char *call)
     const char *name = cudaGetErrorName(err);
     return utc__error(UTC_ERR_GPU, "device conduit: %s: %s (%s)", call, cudaGetErrorString(err),
                       name ? name : "unknown CUDA error");
-}
-
-void utc__device_why_keep(utc__device_why_t *w)
-{
-    snprintf(w->text, sizeof w->text, "%s", utc_last_error());
-}
-
-utc_status_t utc__device_why_back(const utc__device_why_t *w, utc_status_t st)
-{
-    return utc__error(st, "%s", w->text);
 }
 
 utc_status_t utc__device_env_size(const char *name, size_t min, size_t max, size_t dflt,

@@ -13,14 +13,6 @@
  * the thread's CUDA last error (a sticky error stays, as CUDA intends). */
 utc_status_t utc__device_cuda_error(cudaError_t err, const char *call);
 
-/* The calling thread's last-error message, kept while clean-up calls that may overwrite it
- * run: utc__device_why_keep copies it, utc__device_why_back sets it again and returns st. */
-typedef struct utc__device_why {
-    char text[512];
-} utc__device_why_t;
-void utc__device_why_keep(utc__device_why_t *w);
-utc_status_t utc__device_why_back(const utc__device_why_t *w, utc_status_t st);
-
 /*
  * *out = env `name` (a decimal count, or bytes with an optional K, M or G suffix: powers
  * of 1024), which must lie in [min, max]; `dflt` when unset or empty.

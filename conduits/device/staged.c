@@ -7,12 +7,12 @@
 
 #include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include <utc/context.h>
 
 #include "base/errors.h"
+#include "base/text.h"
 #include "chunk_plan.h"
 #include "device_util.h"
 
@@ -241,6 +241,13 @@ static utc_status_t io_step(pipe_t *p, utc_status_t st)
     return st;
 }
 
+/* A received chunk of `got` bytes where `len` were due: neither whole nor the sender's
+ * abort mark (empty), so the stream is out of step. */
+static bool chunk_out_of_step(size_t got, size_t len)
+{
+    return got != len && got != 0;
+}
+
 /* A received chunk's size against the expected `len`: an empty one is the sender's abort
  * mark; any other size leaves the stream out of step. */
 static utc_status_t chunk_size_check(pipe_t *p, size_t got, size_t len)
@@ -311,7 +318,7 @@ static void drain(pipe_t *p, const utc__chunk_plan_t *plan)
         utc__chunk_plan_span(plan, j, &off, &len);
         utc_status_t st =
             p->io->wait(p->io->arg, p->h[utc__chunk_plan_slot(plan, j)], p->send ? NULL : &got);
-        if (st != UTC_OK || (!p->send && got != len && got != 0))
+        if (st != UTC_OK || (!p->send && chunk_out_of_step(got, len)))
             p->io_failed = true;
     }
 }
@@ -332,8 +339,9 @@ utc_status_t utc__staged_send_abort(utc__staged_io_t *io, size_t size, size_t ch
     if (!io || !chunk)
         return utc__error(UTC_ERR_INVALID_ARG, "device conduit, staged send: abort mark "
                                                "with no io or a chunk size of 0");
-    uint64_t n = size / chunk + (size % chunk != 0);
-    for (uint64_t j = first; j < n; j++) {
+    utc__chunk_plan_t plan; /* for its chunk count */
+    utc__chunk_plan_init(&plan, size, chunk, UTC__STAGED_DEPTH);
+    for (uint64_t j = first; j < plan.nchunks; j++) {
         utc_status_t st = transfer_one(io, true, &mark, 0, NULL);
         if (st != UTC_OK) {
             io->out_of_step = true;
@@ -365,7 +373,7 @@ static void skip_rest(pipe_t *p, const utc__chunk_plan_t *plan)
         size_t off, len, got = 0;
         utc__chunk_plan_span(plan, j, &off, &len);
         char *buf = p->device ? scratch : scratch + off;
-        if (transfer_one(p->io, false, buf, len, &got) != UTC_OK || (got != len && got != 0))
+        if (transfer_one(p->io, false, buf, len, &got) != UTC_OK || chunk_out_of_step(got, len))
             p->io_failed = true;
     }
     free(mem);
@@ -413,8 +421,8 @@ static utc_status_t run(utc__staged_io_t *io, bool send, char *user, bool device
         (void)utc__chunk_plan_take(&plan, step);
     }
     if (st != UTC_OK) {
-        utc__device_why_t why; /* the first error's message, which the clean-up may overwrite */
-        utc__device_why_keep(&why);
+        char why[512]; /* the first error's message, which the clean-up may overwrite */
+        utc__text_copy(why, sizeof why, utc_last_error());
         drain(&p, &plan);
         /* the other end counts on every chunk of the message: an error other than a
          * transfer's sends the rest as abort marks, or takes the rest and drops it */
@@ -423,7 +431,7 @@ static utc_status_t run(utc__staged_io_t *io, bool send, char *user, bool device
             p.io_failed = true;
         else if (!p.io_failed && !send)
             skip_rest(&p, &plan);
-        st = utc__device_why_back(&why, st);
+        st = utc__error(st, "%s", why);
     }
     if (p.io_failed)
         io->out_of_step = true;
