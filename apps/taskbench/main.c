@@ -41,8 +41,9 @@
  *   and the next send (the path that sets a step's length when ranks exchange every
  *   step) there is only the kernel and the sends: the reads are posted, and the sends
  *   retired, while the inputs are on their way (doc/PERFORMANCE.md, "Task Bench with
- *   conduits: the fourth round"). The main thread waits for each run bound where the
- *   rank's last task thread runs (utc_task_wait lends it that thread's share).
+ *   conduits: the fourth round"). The main thread runs and waits for each run in one
+ *   call (utc_task_run_wait), bound where the rank's last task thread runs: it runs that
+ *   thread's share itself, and the thread is not woken for it.
  *   Graphs (`-and`) run one after the other on each thread; each has its own slots and
  *   tags, so a thread may start graph g+1 while others finish graph g.
  * - Global shared data instead (--comm gshared). One UTC task spans all ranks (T threads on
@@ -843,11 +844,12 @@ int main(int argc, char **argv)
                    R, T, o.layout ? "cyclic" : "block", binds[o.bind], nlinks);
     }
 
-    /* The main thread waits for each run in utc_task_wait, which lends its core to the
-     * run where cores are scarce: it runs the last task thread's share, bound as that
-     * thread is, and gets its own binding back after. Unbound, it would move to that core
-     * at each run and away after (measured: 15-60 us a run, before the first step; MPI's
-     * one-thread ranks never move), so it waits bound there from now on. */
+    /* The main thread runs and waits for each run in utc_task_run_wait, which lends its
+     * core to the run where cores are scarce: it runs the last task thread's share, bound
+     * as that thread is, without waking that thread (a wake-up and two switches on the
+     * shared core: 5-9 us a run). Unbound, it would move to that core at each run and away
+     * after (measured: 15-60 us a run, before the first step; MPI's one-thread ranks never
+     * move), so it waits bound there from now on. */
     if (o.bind != UTC_BIND_NONE && tk->last_cpus_known)
         (void)sched_setaffinity(0, sizeof tk->last_cpus, &tk->last_cpus);
 
@@ -857,9 +859,7 @@ int main(int argc, char **argv)
         if ((rc = utc_barrier()) != UTC_OK)
             die("utc_barrier", rc);
         double t0 = utc_wtime();
-        if ((rc = utc_task_run(tasks[rank], &runs[it])) != UTC_OK)
-            die("utc_task_run", rc);
-        if ((rc = utc_task_wait(tasks[rank])) != UTC_OK)
+        if ((rc = utc_task_run_wait(tasks[rank], &runs[it])) != UTC_OK)
             die("running the graphs", rc);
         if ((rc = utc_barrier()) != UTC_OK)
             die("utc_barrier", rc);

@@ -106,7 +106,8 @@ void utc__binding_stop(void)
 
 int utc__cpu_sharers(void) { return node_sharers; }
 
-void *utc__bind_save(void)
+/* The calling thread's binding (NULL when it cannot be read). */
+static hwloc_bitmap_t bind_save(void)
 {
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     if (set && hwloc_get_cpubind(utc__topology(), set, HWLOC_CPUBIND_THREAD) != 0) {
@@ -197,10 +198,15 @@ static hwloc_obj_t allowed_obj(hwloc_obj_type_t type, int k, int *count)
     return found;
 }
 
-utc_status_t utc__bind_self(const utc_task_options_t *opts, int local_id, int slot)
+/* The CPUs thread `local_id` (at `slot` of the cursor) is bound to under opts, into *out
+ * (freed by the caller); *what and *which name them for a message. UTC_OK with *out NULL:
+ * UTC_BIND_NONE, the thread keeps the process's mask. */
+static utc_status_t target_of(const utc_task_options_t *opts, int local_id, int slot,
+                              hwloc_bitmap_t *out, const char **what, int *which)
 {
     hwloc_obj_type_t type;
     const char *mode, *noun;
+    *out = NULL;
     switch (opts->bind) {
     case UTC_BIND_NONE:
         return UTC_OK; /* the process's mask, inherited */
@@ -225,21 +231,26 @@ utc_status_t utc__bind_self(const utc_task_options_t *opts, int local_id, int sl
             return utc__error(UTC_ERR_INVALID_ARG,
                               "thread %d: CPU %d is not one of the CPUs this process may use (%s)",
                               local_id, cpu, allowed_text);
-        hwloc_bitmap_t set = hwloc_bitmap_alloc();
-        if (!set)
+        if (!(*out = hwloc_bitmap_alloc()))
             return utc__error(UTC_ERR_NO_MEMORY, "cannot allocate a cpuset");
-        hwloc_bitmap_only(set, (unsigned)cpu);
-        utc_status_t rc = bind_to(set, local_id, "CPU", cpu);
-        hwloc_bitmap_free(set);
-        return rc;
+        hwloc_bitmap_only(*out, (unsigned)cpu);
+        *what = "CPU";
+        *which = cpu;
+        return UTC_OK;
     }
     default:
         return utc__error(UTC_ERR_INVALID_ARG, "unknown binding mode %d", (int)opts->bind);
     }
     int m;
     allowed_obj(type, 0, &m);
-    if (m == 0) /* e.g. no package objects reported: the allowed set as a whole */
-        return bind_to(allowed, local_id, "the allowed CPUs", 0);
+    if (!(*out = hwloc_bitmap_alloc()))
+        return utc__error(UTC_ERR_NO_MEMORY, "cannot allocate a cpuset");
+    if (m == 0) { /* e.g. no package objects reported: the allowed set as a whole */
+        hwloc_bitmap_copy(*out, allowed);
+        *what = "the allowed CPUs";
+        *which = 0;
+        return UTC_OK;
+    }
     if (local_id == m && type != HWLOC_OBJ_PACKAGE) {
         /* more of this task's threads here than objects to give each its own: say so
          * once per process, then share them round robin (as oversubscription does) */
@@ -251,15 +262,46 @@ utc_status_t utc__bind_self(const utc_task_options_t *opts, int local_id, int sl
                     mode, m, noun, m == 1 ? "" : "s", allowed_text);
     }
     hwloc_obj_t obj = allowed_obj(type, slot % m, &m);
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    if (!obj || !set) {
-        hwloc_bitmap_free(set);
+    if (!obj) {
+        hwloc_bitmap_free(*out);
+        *out = NULL;
         return utc__error(UTC_ERR_THREAD, "cannot bind thread %d to %s #%d", local_id,
                           hwloc_obj_type_string(type), slot % m);
     }
     /* only the allowed part of it: a core's other hardware thread may be another job's */
-    hwloc_bitmap_and(set, obj->cpuset, allowed);
-    utc_status_t rc = bind_to(set, local_id, hwloc_obj_type_string(type), (int)obj->logical_index);
+    hwloc_bitmap_and(*out, obj->cpuset, allowed);
+    *what = hwloc_obj_type_string(type);
+    *which = (int)obj->logical_index;
+    return UTC_OK;
+}
+
+utc_status_t utc__bind_self(const utc_task_options_t *opts, int local_id, int slot)
+{
+    hwloc_bitmap_t set;
+    const char *what = NULL;
+    int which = 0;
+    utc_status_t rc = target_of(opts, local_id, slot, &set, &what, &which);
+    if (rc != UTC_OK || !set)
+        return rc;
+    rc = bind_to(set, local_id, what, which);
     hwloc_bitmap_free(set);
     return rc;
+}
+
+void *utc__bind_as(const utc_task_options_t *opts, int local_id, int slot)
+{
+    if (opts->bind == UTC_BIND_NONE)
+        return NULL;
+    hwloc_bitmap_t saved = bind_save(), set = NULL;
+    const char *what = NULL;
+    int which = 0;
+    if (!saved || target_of(opts, local_id, slot, &set, &what, &which) != UTC_OK || !set ||
+        hwloc_bitmap_isequal(saved, set) || bind_to(set, local_id, what, which) != UTC_OK) {
+        /* bound so already (the usual case: a caller that waits where the thread runs),
+         * or it cannot be: nothing to undo */
+        hwloc_bitmap_free(saved);
+        saved = NULL;
+    }
+    hwloc_bitmap_free(set);
+    return saved;
 }

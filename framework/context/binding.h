@@ -28,10 +28,12 @@ int utc__cpus_allowed(void);
 /* How many ranks of this node (this one too) may run on CPUs this rank may use (their
  * masks overlap): 1 before utc_init or without a node communicator. */
 int utc__cpu_sharers(void);
-/* The calling thread's binding, for utc__bind_restore (NULL when it cannot be read: then
- * the restore does nothing). */
-void *utc__bind_save(void);
-/* Bind the calling thread as `saved` says, and free it. */
+/* Bind the calling thread as thread `local_id` at `slot` is under opts (utc__bind_self)
+ * for a while: returns what utc__bind_restore needs to undo it, or NULL when there is
+ * nothing to undo (UTC_BIND_NONE, bound so already, or the binding cannot be read or
+ * changed: the thread then runs where it is). */
+void *utc__bind_as(const utc_task_options_t *opts, int local_id, int slot);
+/* Bind the calling thread as `saved` says, and free it (NULL: nothing). */
 void utc__bind_restore(void *saved);
 /* Check the options' binding fields; UTC_ERR_INVALID_ARG with a message if wrong. The
  * same on every rank (a CPU outside one rank's mask is found by utc__binding_reserve). */

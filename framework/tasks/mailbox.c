@@ -76,7 +76,8 @@ static void owner_sleep(utc__mailbox_t *mb, unsigned c)
     atomic_store(&mb->owner_waits, 0);
 }
 
-uint64_t utc__mailbox_post(utc__mailbox_t *mb, utc__cmd_kind_t kind, void *arg)
+/* Post a command; wake the sleeping threads when `wake`. Returns its number. */
+static uint64_t post(utc__mailbox_t *mb, utc__cmd_kind_t kind, void *arg, bool wake)
 {
     uint64_t seq = mb->nposted;
     unsigned c;
@@ -90,19 +91,41 @@ uint64_t utc__mailbox_post(utc__mailbox_t *mb, utc__cmd_kind_t kind, void *arg)
     mb->nposted = seq + 1;
     /* seq_cst: publishes the slot (release) and pairs with the sleepers flag (Dekker) */
     atomic_fetch_add(&mb->posted, 1);
-    if (atomic_load(&mb->sleepers) > 0)
+    if (wake && atomic_load(&mb->sleepers) > 0)
         utc__futex_wake(&mb->posted, INT_MAX);
     return seq;
 }
 
-void utc__mailbox_take(utc__mailbox_t *mb, uint64_t seq, bool spin, utc__cmd_kind_t *kind,
-                       void **arg)
+uint64_t utc__mailbox_post(utc__mailbox_t *mb, utc__cmd_kind_t kind, void *arg)
+{
+    return post(mb, kind, arg, true);
+}
+
+bool utc__mailbox_post_owned(utc__mailbox_t *mb, void *arg, int thread, uint64_t *seq)
+{
+    /* with nothing in flight every earlier command has been claimed by its threads (or
+     * the owner): thread's counter is at this one, and the claim, before the command is
+     * out, cannot lose to it */
+    if (atomic_load(&mb->completed) != (unsigned)mb->nposted ||
+        !utc__mailbox_claim(mb, thread, mb->nposted))
+        return false;
+    /* the thread whose share it is finds it taken at its next wake-up: only the others
+     * are woken (with one thread, nobody) */
+    *seq = post(mb, UTC__CMD_RUN, arg, mb->nthreads > 1);
+    return true;
+}
+
+void utc__mailbox_take(utc__mailbox_t *mb, uint64_t seq, bool spin)
 {
     unsigned want = (unsigned)seq;
     /* `posted` counts commands: it equals `want` exactly while command `seq` is not out */
     while (atomic_load_explicit(&mb->posted, memory_order_acquire) == want)
         utc__wait_change_spin(&mb->posted, want, &mb->sleepers, spin ? TAKE_SPIN_NS : 0);
-    slot_t *s = &mb->slots[seq % MAILBOX_SLOTS];
+}
+
+void utc__mailbox_command(utc__mailbox_t *mb, uint64_t seq, utc__cmd_kind_t *kind, void **arg)
+{
+    const slot_t *s = &mb->slots[seq % MAILBOX_SLOTS];
     *kind = s->kind;
     *arg = s->arg;
 }

@@ -544,27 +544,54 @@ utc_status_t utc_task_init(utc_task_t *task, void *arg)
     return rc;
 }
 
-utc_status_t utc_task_run(utc_task_t *task, void *arg)
+/* The start of utc_task_run and utc_task_run_wait (fn): the hooks, then, where the task
+ * has local threads (*here), the owner lock, held on return when UTC_OK. */
+static utc_status_t run_start(utc_task_t *task, const char *fn, bool *here)
 {
-    utc_status_t rc = utc__task_check(task, "utc_task_run");
-    if (rc != UTC_OK)
-        return rc;
     struct utc__task *t = task->impl;
     /* on every rank that queues it, also those without its threads: the conduits forget
      * an earlier failure of this task here */
     if (utc__task_hooks->run_queued)
         utc__task_hooks->run_queued(task);
-    if (t->nlocal == 0)
+    if (!(*here = t->nlocal > 0))
         return UTC_OK;
     pthread_mutex_lock(&t->owner_lock);
-    if (!t->initialized)
-        rc = utc__error(UTC_ERR_STATE,
-                        "utc_task_run: task '%s' has an init function: call utc_task_init first",
-                        utc__text_name(t->ops->name));
-    else
-        utc__mailbox_post(t->mailbox, UTC__CMD_RUN, arg);
+    if (t->initialized)
+        return UTC_OK;
     pthread_mutex_unlock(&t->owner_lock);
+    return utc__error(UTC_ERR_STATE,
+                      "%s: task '%s' has an init function: call utc_task_init first", fn,
+                      utc__text_name(t->ops->name));
+}
+
+/* The end of utc_task_wait and utc_task_run_wait, with the owner lock held (released
+ * here): wait for every queued command, report a failed run as `what`. */
+static utc_status_t wait_end(struct utc__task *t, const char *what)
+{
+    /* where cores are scarce (lending allowed) the caller sleeps at once for what is left:
+     * polling, it would keep a core from the threads it waits for (the thread whose share
+     * it did not take, woken by the run's post, runs on the caller's core when the caller
+     * is bound where that thread is: measured in Task Bench, 15-90 us a run) */
+    utc_status_t rc = UTC__PROF_CALL(
+        UTC__EV_TASK_WAIT, t->id, -1, -1, -1,
+        UTC__WAIT_CALL(UTC__WAIT_TASK, t->id, -1, -1, t->ops->name,
+                       utc__mailbox_wait_all(t->mailbox, !t->lend)));
+    pthread_mutex_unlock(&t->owner_lock);
+    if (rc != UTC_OK)
+        user_failed(t, rc, what);
     return rc;
+}
+
+utc_status_t utc_task_run(utc_task_t *task, void *arg)
+{
+    utc_status_t rc = utc__task_check(task, "utc_task_run");
+    bool here;
+    if (rc != UTC_OK || (rc = run_start(task, "utc_task_run", &here)) != UTC_OK || !here)
+        return rc;
+    struct utc__task *t = task->impl;
+    utc__mailbox_post(t->mailbox, UTC__CMD_RUN, arg);
+    pthread_mutex_unlock(&t->owner_lock);
+    return UTC_OK;
 }
 
 utc_status_t utc_task_wait(utc_task_t *task)
@@ -579,19 +606,32 @@ utc_status_t utc_task_wait(utc_task_t *task)
         return UTC_OK;
     pthread_mutex_lock(&t->owner_lock);
     /* profiling off: a lent run would be counted as the caller's, not the task's */
-    if (t->lend && !UTC__PROF_ON() && !utc__ctx_of(task))
+    if (t->lend && !UTC__PROF_ON())
         (void)utc__thread_lend(t);
-    /* where cores are scarce (lending allowed) the caller sleeps at once for what is left:
-     * polling, it would keep a core from the threads it waits for (the thread whose share
-     * it did not take, woken by the run's post, runs on the caller's core when the caller
-     * is bound where that thread is: measured in Task Bench, 15-90 us a run) */
-    rc = UTC__PROF_CALL(UTC__EV_TASK_WAIT, t->id, -1, -1, -1,
-                        UTC__WAIT_CALL(UTC__WAIT_TASK, t->id, -1, -1, t->ops->name,
-                                     utc__mailbox_wait_all(t->mailbox, !t->lend)));
-    pthread_mutex_unlock(&t->owner_lock);
-    if (rc != UTC_OK)
-        user_failed(t, rc, "utc_task_wait: a run");
-    return rc;
+    return wait_end(t, "utc_task_wait: a run");
+}
+
+utc_status_t utc_task_run_wait(utc_task_t *task, void *arg)
+{
+    utc_status_t rc = utc__task_check(task, "utc_task_run_wait");
+    bool here;
+    if (rc != UTC_OK ||
+        (rc = refuse_own(task, "utc_task_run_wait", "the run it queues")) != UTC_OK ||
+        (rc = run_start(task, "utc_task_run_wait", &here)) != UTC_OK || !here)
+        return rc;
+    struct utc__task *t = task->impl;
+    bool lend = t->lend && !UTC__PROF_ON(); /* as utc_task_wait */
+    uint64_t seq;
+    if (lend && utc__mailbox_post_owned(t->mailbox, arg, t->nlocal - 1, &seq)) {
+        /* the last thread's share is the caller's from the start: that thread is not
+         * woken for this run (a wake-up, and on a shared core two switches, a run) */
+        utc__thread_run_share(t, t->nlocal - 1, seq, arg);
+    } else { /* commands in flight: behind them, as utc_task_run and utc_task_wait */
+        utc__mailbox_post(t->mailbox, UTC__CMD_RUN, arg);
+        if (lend)
+            (void)utc__thread_lend(t);
+    }
+    return wait_end(t, "utc_task_run_wait: a run");
 }
 
 static void destroy_locked(struct utc__task *t)

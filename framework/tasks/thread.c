@@ -118,43 +118,45 @@ static utc_status_t execute(struct utc__thread *th, utc__cmd_kind_t kind, void *
     return rc;
 }
 
+void utc__thread_run_share(struct utc__task *t, int i, uint64_t seq, void *cmd_arg)
+{
+    struct utc__thread *th = &t->threads[i];
+    /* for the length of the run, the calling thread is thread i: its context, and its
+     * extensions' per-thread state (left as it found it afterwards) */
+    utc_ctx_t *prev = utc_ctx_self();
+    /* a pinned thread's share runs where that thread would run it */
+    void *binding = utc__bind_as(&t->opts, i, th->bind_slot);
+    utc__thread_set_self(&th->ctx);
+    utc__wd_thread_identity(t->id, t->ops->name, th->ctx.global_id);
+    int nstarted_ext;
+    utc_status_t rc = exts_start(th, &nstarted_ext);
+    if (rc == UTC_OK) {
+        th->cur_seq = seq;
+        rc = execute(th, UTC__CMD_RUN, cmd_arg);
+    }
+    atomic_store_explicit(&th->done_seq, seq + 1, memory_order_release);
+    thread_stop(th, nstarted_ext);
+    utc__bind_restore(binding);
+    utc__thread_set_self(prev);
+    if (prev)
+        utc__wd_thread_identity(prev->impl->task->id, prev->impl->task->ops->name,
+                                prev->global_id);
+    else
+        utc__wd_thread_identity(-1, NULL, -1);
+    utc__mailbox_done(t->mailbox, seq, rc);
+}
+
 bool utc__thread_lend(struct utc__task *t)
 {
     uint64_t seq;
     void *cmd_arg;
     if (!utc__mailbox_lendable(t->mailbox, &seq, &cmd_arg))
         return false;
-    for (int i = t->nlocal - 1; i >= 0; i--) {
-        struct utc__thread *th = &t->threads[i];
-        if (!utc__mailbox_claim(t->mailbox, i, seq))
-            continue; /* that thread has it already */
-        /* for the length of the run, the calling thread is thread i: its context, and
-         * its extensions' per-thread state (left as it found it afterwards) */
-        utc_ctx_t *prev = utc_ctx_self();
-        /* a pinned thread's share runs where that thread would run it */
-        void *binding = t->opts.bind != UTC_BIND_NONE ? utc__bind_save() : NULL;
-        if (binding)
-            (void)utc__bind_self(&t->opts, i, th->bind_slot);
-        utc__thread_set_self(&th->ctx);
-        utc__wd_thread_identity(t->id, t->ops->name, th->ctx.global_id);
-        int nstarted_ext;
-        utc_status_t rc = exts_start(th, &nstarted_ext);
-        if (rc == UTC_OK) {
-            th->cur_seq = seq;
-            rc = execute(th, UTC__CMD_RUN, cmd_arg);
+    for (int i = t->nlocal - 1; i >= 0; i--)
+        if (utc__mailbox_claim(t->mailbox, i, seq)) { /* else that thread has it already */
+            utc__thread_run_share(t, i, seq, cmd_arg);
+            return true;
         }
-        atomic_store_explicit(&th->done_seq, seq + 1, memory_order_release);
-        thread_stop(th, nstarted_ext);
-        utc__bind_restore(binding);
-        utc__thread_set_self(prev);
-        if (prev)
-            utc__wd_thread_identity(prev->impl->task->id, prev->impl->task->ops->name,
-                                    prev->global_id);
-        else
-            utc__wd_thread_identity(-1, NULL, -1);
-        utc__mailbox_done(t->mailbox, seq, rc);
-        return true;
-    }
     return false;
 }
 
@@ -178,9 +180,10 @@ void *utc__thread_main(void *arg)
     for (uint64_t seq = 0;; seq++) {
         utc__cmd_kind_t kind;
         void *cmd_arg;
-        utc__mailbox_take(t->mailbox, seq, spin, &kind, &cmd_arg);
+        utc__mailbox_take(t->mailbox, seq, spin);
         if (!utc__mailbox_claim(t->mailbox, ctx->local_id, seq))
             continue; /* the owner ran this thread's share (utc__thread_lend) */
+        utc__mailbox_command(t->mailbox, seq, &kind, &cmd_arg);
         if (kind == UTC__CMD_EXIT) {
             uint64_t prof_t0 = utc__prof_start();
             if (ops->fini && t->initialized)

@@ -235,8 +235,9 @@ utc_status_t utc_task_run(utc_task_t *task, void *arg);
  * @brief Wait until every command queued on this rank's threads of the task is done.
  * Blocks; the caller sleeps while it waits. Where the rank has no more CPUs than the task
  * has local threads, the caller may first run one thread's share of the run in flight
- * itself, as that thread (same ctx), if that thread has not taken it yet; never for
- * pinned or GPU threads, nor with UTC_LEND=0.
+ * itself, as that thread (same ctx, and bound as that thread when it is pinned), if that
+ * thread has not taken it yet; never for GPU or mixed tasks, while UTC_TRACE or UTC_STATS
+ * is on, nor with UTC_LEND=0.
  * @return UTC_OK or the first error a run returned since the last wait (then cleared; a
  *         value that is not a UTC status is UTC_ERR_TASK_FAILED, and the message names the
  *         value itself and the thread, "returned 7 on thread 0");
@@ -244,6 +245,18 @@ utc_status_t utc_task_run(utc_task_t *task, void *arg);
  *         task itself with utc_task_run is legal: it queues).
  */
 utc_status_t utc_task_wait(utc_task_t *task);
+
+/**
+ * @brief Run `ops->run` on every local thread and wait for it: utc_task_run, then
+ * utc_task_wait, in one call, for a caller that would only wait meanwhile.
+ *
+ * Where utc_task_wait would lend the caller's core (see there) and nothing else is queued,
+ * the caller takes the last local thread's share before the run is queued, so that thread
+ * is not woken for it: with one local thread the run costs no thread wake-up or switch.
+ * Otherwise the same as the two calls.
+ * @return as utc_task_run, then as utc_task_wait.
+ */
+utc_status_t utc_task_run_wait(utc_task_t *task, void *arg);
 
 /**
  * @brief Finish a task: `fini` on every local thread, threads exit, resources freed.

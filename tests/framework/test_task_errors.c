@@ -101,6 +101,9 @@ static void test_run_before_init(void)
     UTC_ASSERT_OK(utc_task_create(&ok_ops, procs, 2, NULL, &task));
     if (utc_task_is_local(task))
         expect_error(utc_task_run(task, NULL), UTC_ERR_STATE, "utc_task_init first");
+    if (utc_task_is_local(task))
+        expect_error(utc_task_run_wait(task, NULL), UTC_ERR_STATE,
+                     "utc_task_run_wait: task 'ok' has an init function");
     UTC_ASSERT_OK(utc_task_init(task, NULL));
     if (utc_task_is_local(task))
         expect_error(utc_task_init(task, NULL), UTC_ERR_STATE, "already initialized");
@@ -111,11 +114,12 @@ static void test_run_before_init(void)
 static int self_calls_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
     (void)ctx;
-    int *rcs = arg; /* one thread: three statuses */
+    int *rcs = arg; /* one thread: four statuses and whether the message says why */
     rcs[0] = utc_task_wait(self);
     rcs[1] = utc_task_init(self, NULL);
     rcs[2] = utc_task_destroy(self);
     rcs[3] = strstr(utc_last_error(), "main thread") != NULL;
+    rcs[4] = utc_task_run_wait(self, NULL);
     return 0;
 }
 
@@ -126,7 +130,7 @@ static void test_calls_on_own_task(void)
 {
     utc_task_t *task;
     int procs[1] = {0};
-    int rcs[4] = {0, 0, 0, 0};
+    int rcs[5] = {0, 0, 0, 0, 0};
     UTC_ASSERT_OK(utc_task_create(&self_ops, procs, 1, NULL, &task));
     UTC_ASSERT_OK(utc_task_run(task, rcs));
     UTC_ASSERT_OK(utc_task_wait(task));
@@ -135,6 +139,7 @@ static void test_calls_on_own_task(void)
         CU_ASSERT_EQUAL(rcs[1], UTC_ERR_DEADLOCK);
         CU_ASSERT_EQUAL(rcs[2], UTC_ERR_DEADLOCK);
         CU_ASSERT_EQUAL(rcs[3], 1);
+        CU_ASSERT_EQUAL(rcs[4], UTC_ERR_DEADLOCK);
     }
     UTC_ASSERT_OK(utc_task_destroy(task));
 }
@@ -148,6 +153,8 @@ static void test_destroy_twice(void)
     expect_error(utc_task_destroy(task), UTC_ERR_INVALID_HANDLE, "not a live task");
     expect_error(utc_task_run(task, NULL), UTC_ERR_INVALID_HANDLE, "not a live task");
     expect_error(utc_task_wait(task), UTC_ERR_INVALID_HANDLE, "not a live task");
+    expect_error(utc_task_run_wait(task, NULL), UTC_ERR_INVALID_HANDLE, "not a live task");
+    expect_error(utc_task_run_wait(NULL, NULL), UTC_ERR_INVALID_ARG, "NULL");
     CU_ASSERT(utc_task_id(task) < 0);
     expect_error(utc_task_destroy(NULL), UTC_ERR_INVALID_ARG, "NULL");
 }
@@ -203,6 +210,17 @@ static void test_run_error_message_reaches_wait(void)
     }
     UTC_ASSERT_OK(utc_task_run(task, NULL));
     rc = utc_task_wait(task);
+    if (utc_rank() == 0) {
+        expect_error(rc, UTC_ERR_IO, "on thread 0");
+        CU_ASSERT_PTR_NULL(strstr(utc_last_error(), "utc_task_destroy"));
+    }
+    /* the same through utc_task_run_wait (its share may run on the caller) */
+    rc = utc_task_run_wait(task, "relay");
+    if (utc_rank() == 0) {
+        expect_error(rc, UTC_ERR_INVALID_ARG, "utc_task_run_wait: a run of task 'relay' returned");
+        expect_error(rc, UTC_ERR_INVALID_ARG, "on thread 0: utc_task_destroy: ");
+    }
+    rc = utc_task_run_wait(task, NULL);
     if (utc_rank() == 0) {
         expect_error(rc, UTC_ERR_IO, "on thread 0");
         CU_ASSERT_PTR_NULL(strstr(utc_last_error(), "utc_task_destroy"));

@@ -5,11 +5,15 @@
  * run one share itself (as that thread) but never one whose thread took it. With
  * UTC_LEND=0 the caller never runs a share. Pinned threads are lent too: the caller runs
  * the share bound as that thread is, and has its own binding back after each wait.
+ * utc_task_run_wait: the last thread's share is the caller's every time (that thread never
+ * takes one), also past the mailbox's 64 slots and behind a run in flight; the thread still
+ * runs a plain run and its fini after.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "utc_test.h"
@@ -27,6 +31,7 @@ typedef struct {
     atomic_int seen[THREADS];     /* mask[] is set */
     atomic_int wrong_mask;        /* a share ran bound otherwise than its first time */
     atomic_int caller_moved;      /* the caller's binding after a wait was not its own */
+    atomic_int fini_off_caller;   /* fini ran on a task thread */
 } lend_task_t;
 
 static int lend_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
@@ -50,26 +55,46 @@ static int lend_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return 0;
 }
 
-static const utc_task_ops_t lend_ops = {.name = "lend", .size = sizeof(lend_task_t),
-                                        .run = lend_run};
+static void lend_fini(utc_task_t *self, utc_ctx_t *ctx)
+{
+    (void)ctx;
+    lend_task_t *t = (lend_task_t *)self;
+    if (!pthread_equal(pthread_self(), t->caller))
+        atomic_fetch_add(&t->fini_off_caller, 1);
+}
 
-static lend_task_t *rounds(utc_bind_mode_t bind)
+static const utc_task_ops_t lend_ops = {.name = "lend", .size = sizeof(lend_task_t),
+                                        .run = lend_run, .fini = lend_fini};
+
+static bool lend_off(void)
+{
+    const char *env = getenv("UTC_LEND");
+    return env && env[0] == '0';
+}
+
+/* ROUNDS runs of a task of `nthreads` threads: utc_task_run + utc_task_wait, or
+ * utc_task_run_wait when `together`. */
+static lend_task_t *rounds_of(utc_bind_mode_t bind, int nthreads, bool together)
 {
     int procs[THREADS] = {0, 0};
     utc_task_options_t opts = UTC_TASK_OPTIONS_INIT;
     opts.bind = bind;
     utc_task_t *task;
-    UTC_ASSERT_OK(utc_task_create(&lend_ops, procs, THREADS, &opts, &task));
+    UTC_ASSERT_OK(utc_task_create(&lend_ops, procs, nthreads, &opts, &task));
     lend_task_t *t = (lend_task_t *)task;
     t->caller = pthread_self();
     cpu_set_t own, after;
     CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof own, &own), 0);
     for (int i = 0; i < ROUNDS; i++) {
-        UTC_ASSERT_OK(utc_task_run(task, NULL));
-        UTC_ASSERT_OK(utc_task_wait(task));
+        if (together) {
+            UTC_ASSERT_OK(utc_task_run_wait(task, NULL));
+        } else {
+            UTC_ASSERT_OK(utc_task_run(task, NULL));
+            UTC_ASSERT_OK(utc_task_wait(task));
+        }
         if (sched_getaffinity(0, sizeof after, &after) != 0 || !CPU_EQUAL(&after, &own))
             atomic_fetch_add(&t->caller_moved, 1);
-        for (int k = 0; k < THREADS; k++)
+        for (int k = 0; k < nthreads; k++)
             CU_ASSERT_EQUAL_FATAL(atomic_load(&t->runs[k]), i + 1);
     }
     CU_ASSERT_EQUAL(atomic_load(&t->wrong_ctx), 0);
@@ -77,6 +102,8 @@ static lend_task_t *rounds(utc_bind_mode_t bind)
     CU_ASSERT_EQUAL(atomic_load(&t->caller_moved), 0);
     return t;
 }
+
+static lend_task_t *rounds(utc_bind_mode_t bind) { return rounds_of(bind, THREADS, false); }
 
 static void done(lend_task_t *t) { UTC_ASSERT_OK(utc_task_destroy(&t->base)); }
 
@@ -87,7 +114,7 @@ static void test_lend_each_share_once(void)
     const char *env = getenv("UTC_LEND");
     printf("\n  %d of %d rounds had a share run by the caller (UTC_LEND=%s)\n", on_caller,
            ROUNDS, env ? env : "unset");
-    if (env && env[0] == '0') {
+    if (lend_off()) {
         CU_ASSERT_EQUAL(on_caller, 0);
     } else {
         CU_ASSERT(on_caller > 0); /* one CPU: the caller is there before a woken thread */
@@ -99,9 +126,50 @@ static void test_lend_each_share_once(void)
 static void test_pinned_threads_lent_bound(void)
 {
     lend_task_t *t = rounds(UTC_BIND_CORE);
-    const char *env = getenv("UTC_LEND");
-    if (env && env[0] == '0')
+    if (lend_off())
         CU_ASSERT_EQUAL(atomic_load(&t->on_caller), 0);
+    done(t);
+}
+
+/* One thread: every share of utc_task_run_wait on the caller (the thread is never woken
+ * for one), 2000 runs past the mailbox's 64 slots; then a plain run and the fini still
+ * reach the thread, which skips the runs the caller took. */
+static void test_run_wait_one_thread(void)
+{
+    lend_task_t *t = rounds_of(UTC_BIND_NONE, 1, true);
+    CU_ASSERT_EQUAL(atomic_load(&t->on_caller), lend_off() ? 0 : ROUNDS);
+    utc_task_t *task = &t->base;
+    UTC_ASSERT_OK(utc_task_run(task, NULL));
+    UTC_ASSERT_OK(utc_task_wait(task));
+    CU_ASSERT_EQUAL(atomic_load(&t->runs[0]), ROUNDS + 1);
+    UTC_ASSERT_OK(utc_task_destroy(task));
+    CU_ASSERT_EQUAL(atomic_load(&t->fini_off_caller), 1);
+}
+
+/* Two threads: each share once a run, the last one's always on the caller; pinned, the
+ * caller runs it bound as that thread and has its binding back. */
+static void test_run_wait_two_threads(void)
+{
+    for (int pinned = 0; pinned < 2; pinned++) {
+        lend_task_t *t = rounds_of(pinned ? UTC_BIND_CORE : UTC_BIND_NONE, THREADS, true);
+        CU_ASSERT_EQUAL(atomic_load(&t->on_caller), lend_off() ? 0 : ROUNDS);
+        UTC_ASSERT_OK(utc_task_destroy(&t->base));
+        CU_ASSERT_EQUAL(atomic_load(&t->fini_off_caller), THREADS);
+    }
+}
+
+/* Behind a run in flight: queued after it (runs in order), every share once. */
+static void test_run_wait_behind_a_run(void)
+{
+    lend_task_t *t = rounds_of(UTC_BIND_NONE, THREADS, false);
+    utc_task_t *task = &t->base;
+    for (int i = 0; i < 200; i++) {
+        UTC_ASSERT_OK(utc_task_run(task, NULL));
+        UTC_ASSERT_OK(utc_task_run_wait(task, NULL));
+        for (int k = 0; k < THREADS; k++)
+            CU_ASSERT_EQUAL_FATAL(atomic_load(&t->runs[k]), ROUNDS + 2 * (i + 1));
+    }
+    CU_ASSERT_EQUAL(atomic_load(&t->wrong_ctx), 0);
     done(t);
 }
 
@@ -118,6 +186,12 @@ int main(int argc, char **argv)
         {"each share once, some by the caller", test_lend_each_share_once},
         {"pinned threads: lent bound as they are, the caller's binding back",
          test_pinned_threads_lent_bound},
+        {"run_wait, one thread: every share on the caller, past 64 slots",
+         test_run_wait_one_thread},
+        {"run_wait, two threads, pinned or not: the last share on the caller",
+         test_run_wait_two_threads},
+        {"run_wait behind a run in flight: in order, each share once",
+         test_run_wait_behind_a_run},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "task_lend", cases);
 }
