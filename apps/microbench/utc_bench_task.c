@@ -1,6 +1,7 @@
 /*
- * utc_bench_task: the round trip of an empty utc_task_run + utc_task_wait, beside
- * pthread_create + pthread_join and an empty OpenMP parallel region, in the same run.
+ * utc_bench_task: the round trip of an empty utc_task_run + utc_task_wait, and of the
+ * same run in one utc_task_run_wait, beside pthread_create + pthread_join and an empty
+ * OpenMP parallel region, in the same run.
  *
  *   utc_bench_task [--reps N] [--json]
  */
@@ -28,7 +29,18 @@ static void *empty_thread(void *arg) { return arg; }
 
 static volatile int sink;
 
-static double bench_utc(int nthreads, int reps)
+/* One run: utc_task_run + utc_task_wait, or utc_task_run_wait when `together`. */
+static void run_once(utc_task_t *task, int together)
+{
+    int rc = together ? utc_task_run_wait(task, NULL)
+                      : (utc_task_run(task, NULL) == UTC_OK ? utc_task_wait(task) : -1);
+    if (rc != UTC_OK) {
+        fprintf(stderr, "utc_bench_task: a run failed: %s\n", utc_last_error());
+        exit(1);
+    }
+}
+
+static double bench_utc(int nthreads, int reps, int together)
 {
     int procs[8] = {0};
     utc_task_t *task;
@@ -36,15 +48,11 @@ static double bench_utc(int nthreads, int reps)
         fprintf(stderr, "utc_bench_task: %s\n", utc_last_error());
         exit(1);
     }
-    for (int i = 0; i < reps / 10; i++) { /* warm-up */
-        utc_task_run(task, NULL);
-        utc_task_wait(task);
-    }
+    for (int i = 0; i < reps / 10; i++) /* warm-up */
+        run_once(task, together);
     double t0 = utc_wtime();
-    for (int i = 0; i < reps; i++) {
-        utc_task_run(task, NULL);
-        utc_task_wait(task);
-    }
+    for (int i = 0; i < reps; i++)
+        run_once(task, together);
     double us = (utc_wtime() - t0) / reps * 1e6;
     utc_task_destroy(task);
     return us;
@@ -87,8 +95,9 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("usage: utc_bench_task [--reps N] [--json]\n"
-                   "Round trip of an empty utc_task_run + utc_task_wait for 1, 2 and 4 threads,\n"
-                   "beside pthread_create + pthread_join and an empty OpenMP parallel region.\n");
+                   "Round trip of an empty utc_task_run + utc_task_wait, and of one\n"
+                   "utc_task_run_wait, for 1, 2 and 4 threads, beside pthread_create +\n"
+                   "pthread_join and an empty OpenMP parallel region.\n");
             return 0;
         } else if (strcmp(argv[i], "--version") == 0) {
             printf("utc_bench_task (UTC) %s\n", utc_version_string());
@@ -104,24 +113,26 @@ int main(int argc, char **argv)
         return 1;
     }
     static const int counts[3] = {1, 2, 4};
-    double u[3], p[3], o[3];
+    double u[3], uw[3], p[3], o[3];
     for (int i = 0; i < 3; i++) {
-        u[i] = bench_utc(counts[i], reps);
+        u[i] = bench_utc(counts[i], reps, 0);
+        uw[i] = bench_utc(counts[i], reps, 1);
         p[i] = bench_pthread(counts[i], reps / 4);
         o[i] = bench_omp(counts[i], reps);
     }
     if (utc_rank() == 0) {
-        printf("%-8s %14s %22s %16s %12s %12s\n", "threads", "utc run+wait", "pthread create+join",
-               "omp parallel", "create/utc", "utc/omp");
+        printf("%-8s %14s %14s %22s %16s %12s %12s\n", "threads", "utc run+wait",
+               "utc run_wait", "pthread create+join", "omp parallel", "create/utc", "utc/omp");
         for (int i = 0; i < 3; i++)
-            printf("%-8d %11.2f us %19.2f us %13.2f us %11.1fx %11.2fx\n", counts[i], u[i], p[i],
-                   o[i], p[i] / u[i], u[i] / o[i]);
+            printf("%-8d %11.2f us %11.2f us %19.2f us %13.2f us %11.1fx %11.2fx\n", counts[i],
+                   u[i], uw[i], p[i], o[i], p[i] / u[i], u[i] / o[i]);
         if (json) {
             printf("{");
             for (int i = 0; i < 3; i++)
-                printf("\"utc_run_wait_us_t%d\": %.3f, \"pthread_create_join_us_t%d\": %.3f, "
-                       "\"omp_parallel_us_t%d\": %.3f%s",
-                       counts[i], u[i], counts[i], p[i], counts[i], o[i], i < 2 ? ", " : "");
+                printf("\"utc_run_wait_us_t%d\": %.3f, \"utc_run_wait_call_us_t%d\": %.3f, "
+                       "\"pthread_create_join_us_t%d\": %.3f, \"omp_parallel_us_t%d\": %.3f%s",
+                       counts[i], u[i], counts[i], uw[i], counts[i], p[i], counts[i], o[i],
+                       i < 2 ? ", " : "");
             printf("}\n");
         }
     }

@@ -101,17 +101,16 @@ uint64_t utc__mailbox_post(utc__mailbox_t *mb, utc__cmd_kind_t kind, void *arg)
     return post(mb, kind, arg, true);
 }
 
-bool utc__mailbox_post_owned(utc__mailbox_t *mb, void *arg, int thread, uint64_t *seq)
+bool utc__mailbox_post_owned(utc__mailbox_t *mb, void *arg, uint64_t *seq)
 {
-    /* with nothing in flight every earlier command has been claimed by its threads (or
-     * the owner): thread's counter is at this one, and the claim, before the command is
-     * out, cannot lose to it */
-    if (atomic_load(&mb->completed) != (unsigned)mb->nposted ||
-        !utc__mailbox_claim(mb, thread, mb->nposted))
+    /* with nothing in flight every earlier command has been claimed by the thread (or
+     * the owner): its counter is at this one, and the claim, before the command is out,
+     * cannot lose to it */
+    if (mb->nthreads != 1 || atomic_load(&mb->completed) != (unsigned)mb->nposted ||
+        !utc__mailbox_claim(mb, 0, mb->nposted))
         return false;
-    /* the thread whose share it is finds it taken at its next wake-up: only the others
-     * are woken (with one thread, nobody) */
-    *seq = post(mb, UTC__CMD_RUN, arg, mb->nthreads > 1);
+    /* nobody to wake: the thread finds the share taken at its next wake-up */
+    *seq = post(mb, UTC__CMD_RUN, arg, false);
     return true;
 }
 

@@ -16,11 +16,11 @@ void utc__mailbox_destroy(utc__mailbox_t *mb);
 void utc__mailbox_shrink(utc__mailbox_t *mb, int nthreads);
 /* Post a command (owner thread only). Blocks while the queue is full. Returns its number. */
 uint64_t utc__mailbox_post(utc__mailbox_t *mb, utc__cmd_kind_t kind, void *arg);
-/* Owner, for a run it waits for at once: post a RUN whose share of thread `thread` is
- * the owner's, claimed before the command is out, so that thread is not woken for it
- * (with one thread, nobody is). False, posting nothing, while other commands are in
- * flight. *seq: the command's number. */
-bool utc__mailbox_post_owned(utc__mailbox_t *mb, void *arg, int thread, uint64_t *seq);
+/* Owner of a one-thread mailbox, for a run it waits for at once: post a RUN whose share
+ * is the owner's, claimed before the command is out, so the thread is not woken for it.
+ * False, posting nothing, with more threads or while other commands are in flight.
+ * *seq: the command's number. */
+bool utc__mailbox_post_owned(utc__mailbox_t *mb, void *arg, uint64_t *seq);
 /* Task thread: wait until command number `seq` is out (sleeps while there is none; first
  * spins a little when `spin`). Then claim its share (utc__mailbox_claim) before reading
  * it: a share the owner took may be a slot since reused. */

@@ -622,11 +622,12 @@ utc_status_t utc_task_run_wait(utc_task_t *task, void *arg)
     struct utc__task *t = task->impl;
     bool lend = t->lend && !UTC__PROF_ON(); /* as utc_task_wait */
     uint64_t seq;
-    if (lend && utc__mailbox_post_owned(t->mailbox, arg, t->nlocal - 1, &seq)) {
-        /* the last thread's share is the caller's from the start: that thread is not
-         * woken for this run (a wake-up, and on a shared core two switches, a run) */
-        utc__thread_run_share(t, t->nlocal - 1, seq, arg);
-    } else { /* commands in flight: behind them, as utc_task_run and utc_task_wait */
+    if (lend && t->nlocal == 1 && utc__mailbox_post_owned(t->mailbox, arg, &seq)) {
+        /* the one thread's share is the caller's from the start: that thread is not woken
+         * for this run (a wake-up, and on a shared core two switches, a run) */
+        utc__thread_run_share(t, 0, seq, arg);
+    } else { /* as utc_task_run and utc_task_wait: other threads to wake (the one whose
+              * share the caller takes would be woken with them), or commands in flight */
         utc__mailbox_post(t->mailbox, UTC__CMD_RUN, arg);
         if (lend)
             (void)utc__thread_lend(t);

@@ -250,10 +250,10 @@ utc_status_t utc_task_wait(utc_task_t *task);
  * @brief Run `ops->run` on every local thread and wait for it: utc_task_run, then
  * utc_task_wait, in one call, for a caller that would only wait meanwhile.
  *
- * Where utc_task_wait would lend the caller's core (see there) and nothing else is queued,
- * the caller takes the last local thread's share before the run is queued, so that thread
- * is not woken for it: with one local thread the run costs no thread wake-up or switch.
- * Otherwise the same as the two calls.
+ * Where utc_task_wait would lend the caller's core (see there), the task has one thread on
+ * this rank and nothing else is queued, the caller takes that thread's share before the
+ * run is queued and runs it: the thread is not woken, and the run costs no thread wake-up
+ * or switch. Otherwise the same as the two calls.
  * @return as utc_task_run, then as utc_task_wait.
  */
 utc_status_t utc_task_run_wait(utc_task_t *task, void *arg);

@@ -5,9 +5,9 @@
  * run one share itself (as that thread) but never one whose thread took it. With
  * UTC_LEND=0 the caller never runs a share. Pinned threads are lent too: the caller runs
  * the share bound as that thread is, and has its own binding back after each wait.
- * utc_task_run_wait: the last thread's share is the caller's every time (that thread never
- * takes one), also past the mailbox's 64 slots and behind a run in flight; the thread still
- * runs a plain run and its fini after.
+ * utc_task_run_wait: with one thread, its share is the caller's every time (the thread
+ * never takes one), also past the mailbox's 64 slots; the thread still runs a plain run
+ * and its fini after. With two threads, and behind a run in flight, it is run + wait.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -146,13 +146,17 @@ static void test_run_wait_one_thread(void)
     CU_ASSERT_EQUAL(atomic_load(&t->fini_off_caller), 1);
 }
 
-/* Two threads: each share once a run, the last one's always on the caller; pinned, the
- * caller runs it bound as that thread and has its binding back. */
+/* Two threads: each share once a run, some on the caller; pinned, the caller runs them
+ * bound as that thread and has its binding back. */
 static void test_run_wait_two_threads(void)
 {
     for (int pinned = 0; pinned < 2; pinned++) {
         lend_task_t *t = rounds_of(pinned ? UTC_BIND_CORE : UTC_BIND_NONE, THREADS, true);
-        CU_ASSERT_EQUAL(atomic_load(&t->on_caller), lend_off() ? 0 : ROUNDS);
+        if (lend_off()) {
+            CU_ASSERT_EQUAL(atomic_load(&t->on_caller), 0);
+        } else {
+            CU_ASSERT(atomic_load(&t->on_caller) > 0);
+        }
         UTC_ASSERT_OK(utc_task_destroy(&t->base));
         CU_ASSERT_EQUAL(atomic_load(&t->fini_off_caller), THREADS);
     }
@@ -188,7 +192,7 @@ int main(int argc, char **argv)
          test_pinned_threads_lent_bound},
         {"run_wait, one thread: every share on the caller, past 64 slots",
          test_run_wait_one_thread},
-        {"run_wait, two threads, pinned or not: the last share on the caller",
+        {"run_wait, two threads, pinned or not: each share once, some on the caller",
          test_run_wait_two_threads},
         {"run_wait behind a run in flight: in order, each share once",
          test_run_wait_behind_a_run},
