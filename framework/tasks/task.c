@@ -565,9 +565,13 @@ static utc_status_t run_start(utc_task_t *task, const char *fn, bool *here)
 }
 
 /* The end of utc_task_wait and utc_task_run_wait, with the owner lock held (released
- * here): wait for every queued command, report a failed run as `what`. */
+ * here): lend the caller's core to the run in flight where allowed, wait for every queued
+ * command, report a failed run as `what`. */
 static utc_status_t wait_end(struct utc__task *t, const char *what)
 {
+    /* profiling off: a lent run would be counted as the caller's, not the task's */
+    if (t->lend && !UTC__PROF_ON())
+        (void)utc__thread_lend(t);
     /* where cores are scarce (lending allowed) the caller sleeps at once for what is left:
      * polling, it would keep a core from the threads it waits for (the thread whose share
      * it did not take, woken by the run's post, runs on the caller's core when the caller
@@ -605,9 +609,6 @@ utc_status_t utc_task_wait(utc_task_t *task)
     if (t->nlocal == 0)
         return UTC_OK;
     pthread_mutex_lock(&t->owner_lock);
-    /* profiling off: a lent run would be counted as the caller's, not the task's */
-    if (t->lend && !UTC__PROF_ON())
-        (void)utc__thread_lend(t);
     return wait_end(t, "utc_task_wait: a run");
 }
 
@@ -620,18 +621,15 @@ utc_status_t utc_task_run_wait(utc_task_t *task, void *arg)
         (rc = run_start(task, "utc_task_run_wait", &here)) != UTC_OK || !here)
         return rc;
     struct utc__task *t = task->impl;
-    bool lend = t->lend && !UTC__PROF_ON(); /* as utc_task_wait */
     uint64_t seq;
-    if (lend && t->nlocal == 1 && utc__mailbox_post_owned(t->mailbox, arg, &seq)) {
+    /* where wait_end would lend (it then finds nothing left to lend) */
+    if (t->lend && !UTC__PROF_ON() && utc__mailbox_post_owned(t->mailbox, arg, &seq))
         /* the one thread's share is the caller's from the start: that thread is not woken
          * for this run (a wake-up, and on a shared core two switches, a run) */
         utc__thread_run_share(t, 0, seq, arg);
-    } else { /* as utc_task_run and utc_task_wait: other threads to wake (the one whose
-              * share the caller takes would be woken with them), or commands in flight */
+    else /* as utc_task_run: other threads to wake (the one whose share the caller takes
+          * would be woken with them), or commands in flight */
         utc__mailbox_post(t->mailbox, UTC__CMD_RUN, arg);
-        if (lend)
-            (void)utc__thread_lend(t);
-    }
     return wait_end(t, "utc_task_run_wait: a run");
 }
 
