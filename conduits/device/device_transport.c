@@ -1508,6 +1508,8 @@ utc_status_t utc__device_transport_create(utc__transport_t *inner,
     t->base.kind = inner->kind;
     t->base.inner = inner;
     t->in = inner;
+    /* a staged write's chunks and a reader's answers may follow their direction's close */
+    inner->device_tags = true;
     t->ipc = ipc;
     pthread_mutex_init(&t->lock, NULL);
     pthread_once(&forget_once, forget_hook);

@@ -512,6 +512,8 @@ static void end_posted(node_tp_t *t, int dir, int peer, utc_status_t st)
     HASH_ITER(hh, t->tagqs, q, tmp) {
         if (peer >= 0 && (q->dir != dir || q->peer != peer))
             continue;
+        if (st == UTC_ERR_CLOSED && utc__transport_tag_spared(&t->base, q->tag))
+            continue; /* outside the stream: its messages may follow the end */
         while (q->phead) {
             utc_request_t *r = q->phead;
             q->phead = r->next;
@@ -952,7 +954,8 @@ static utc_status_t start_read(node_tp_t *t, utc_request_t *r)
         }
         if (!q->phead && q->uhead) {
             done = take_msg(t, q, r, q->uhead, &st);
-        } else if (!q->phead && eos_of(t, r->dir, r->peer)) {
+        } else if (!q->phead && eos_of(t, r->dir, r->peer) &&
+                   !utc__transport_tag_spared(&t->base, r->tag)) {
             st = UTC_ERR_CLOSED;
             done = true;
         } else {

@@ -783,6 +783,9 @@ static void test_duplex(void)
 
 /* ---- end of stream ---- */
 
+/* A device write pending at the close: more staged chunks than the pipeline's slots. */
+#define LATE_BYTES ((size_t)13 << 20)
+
 static int close_a(utc_ctx_t *ctx, void *d)
 {
     (void)ctx;
@@ -796,10 +799,19 @@ static int close_a(utc_ctx_t *ctx, void *d)
     cf_send(d, 8, seed_of(1, 0, 0), 1);
     cf_send(d, 1000, seed_of(1, 1, 0), 1);
     cf_send(d, 0, 0, 1);
+    /* a device conduit: a write still waiting for its reader when the close goes (a staged
+     * one's chunks follow the end of stream, and so does an IPC one's answer) */
+    unsigned char *late = tp->device ? cf_msg(LATE_BYTES, seed_of(4, 0, 0)) : NULL;
+    utc_request_t *rl = NULL;
+    if (late)
+        CT_OK(utc_conduit_iwrite(d, late, LATE_BYTES, 4, &rl));
     CT_OK(utc_conduit_close(d));
     int v = 1;
     CT_EXPECT(utc_conduit_write(d, &v, sizeof v, 1), UTC_ERR_CLOSED);
     CT_EXPECT(utc_conduit_close(d), UTC_ERR_STATE);
+    if (rl)
+        CT_OK(utc_request_wait(&rl, NULL));
+    free(late);
     /* the other direction still works */
     cf_recv(d, 1000, 1000, seed_of(9, 0, 1), 9);
     return 0;
@@ -821,8 +833,12 @@ static int close_b(utc_ctx_t *ctx, void *d)
     cf_recv(d, 8, 8, seed_of(1, 0, 0), 1);
     cf_recv(d, 1000, 1000, seed_of(1, 1, 0), 1);
     cf_recv(d, 0, 0, 0, 1);
-    if (tp->device)
+    if (tp->device) {
         CT_EXPECT(utc_conduit_read(d, &v, sizeof v, 2, NULL), UTC_ERR_CLOSED);
+        /* the write its writer started before the close and waits for after it */
+        cf_recv(d, LATE_BYTES, LATE_BYTES, seed_of(4, 0, 0), 4);
+        CT_EXPECT(utc_conduit_read(d, &v, sizeof v, 4, NULL), UTC_ERR_CLOSED);
+    }
     CT_EXPECT(utc_conduit_read(d, &v, sizeof v, 1, NULL), UTC_ERR_CLOSED);
     CT_EXPECT(utc_conduit_read(d, &v, sizeof v, 1, NULL), UTC_ERR_CLOSED); /* and stays so */
     double t0 = now_s();
