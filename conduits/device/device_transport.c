@@ -25,6 +25,10 @@
  *   at a time per (peer, direction) holds the data tag, so chunks never interleave. A
  *   transfer that failed in the host transport leaves that (peer, direction) out of step
  *   (chan_t.rx_broken, tx_broken): its later staged messages fail with UTC_ERR_STATE.
+ *   A staged transfer never holds a thread: once started it is listed on the transport
+ *   (dev_tp_t.xfers) and every thread that waits for or tests an operation of the
+ *   transport moves all of them on, and reads the control messages of every write waiting
+ *   for one (drive). So one thread at each end can exchange staged messages both ways.
  * A read that fails after it took a descriptor and before it answered (no device memory
  * for an owned read, a CUDA error once the IPC handles are open, an out-of-step pair)
  * answers "fail" with its status and message: the write ends with that status, and the
@@ -133,11 +137,21 @@ typedef struct dev_tp {
     handed_t *handed;
     stash_t *stash;
     chan_t *chans;
-    bool ipc; /* UTC_DEVICE_IPC is not 0 */
+    struct dev_op *xfers;  /* the staged transfers in flight (under lock) */
+    pthread_mutex_t drive; /* held by the one thread moving them on (drive) */
+    bool ipc;              /* UTC_DEVICE_IPC is not 0 */
 } dev_tp_t;
 
-/* Where an operation stands. */
-enum { PH_DESC, PH_GOT, PH_CTL };
+/* The staged path's io of an operation: chunks to or from `peer` in direction `dir`. */
+typedef struct io_arg {
+    dev_tp_t *t;
+    int dir, peer;
+} io_arg_t;
+
+/* Where an operation stands: its descriptor on the way; a read with its descriptor; a
+ * write waiting for its reader's answer; a staged read waiting for its (peer, direction)'s
+ * data tag; a staged transfer in flight (listed, moved on by drive). */
+enum { PH_DESC, PH_GOT, PH_CTL, PH_RXWAIT, PH_STAGED };
 
 /* One operation's state (the request's private part holds a pointer to it). */
 typedef struct dev_op {
@@ -159,7 +173,15 @@ typedef struct dev_op {
     size_t owned_cap;   /* an owned write: its buffer's size (given back on failure) */
     bool answered;      /* a read: its writer has its answer (ack, go or fail) */
     utc_request_t *req; /* the request it is the state of */
-    bool claimed;       /* a write with its control message: a thread finishes it */
+    bool claimed;       /* a thread other than its owner's finishes it (a write with its
+                         * control message, or a staged transfer: drive) */
+    /* a staged transfer */
+    io_arg_t ioa;
+    utc__staged_io_t io;
+    utc__staged_t *x;
+    void *dst;    /* a read: where the data goes */
+    bool refused; /* a read: the reader refused IPC (its "go" says so) */
+    struct dev_op *next_x;
 } dev_op_t;
 
 typedef struct dev_priv {
@@ -403,12 +425,83 @@ static void ctl_unwait(dev_op_t *op)
 
 static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op);
 
-/* One step of a write waiting for its control message: read the channel's next one (one
- * inner read at a time per channel) and hand it to the write it names. A write other than
- * op is finished here and now: the reader may wait for its chunks (or hold back its next
- * reads) while op's owner waits only for op. CTL_MINE once op has its message (or the
- * channel's error in op->ctl_err) and the caller is to finish it; CTL_OTHERS when another
- * thread finishes it (op may be gone when this returns); CTL_WAIT. */
+/*
+ * Under t->lock: one step of ch's control messages, while writes wait for one: read the
+ * next one (one inner read at a time per channel) and hand it to the write it names. A
+ * write other than `self` that gets its message while it waits (PH_CTL) is claimed and
+ * returned, for the caller to finish here and now (send_ctl_done, after the lock): the
+ * reader may wait for its chunks (or hold back its next reads) while that write's owner
+ * waits for something else. NULL otherwise.
+ */
+static dev_op_t *chan_step(dev_tp_t *t, chan_t *ch, dev_op_t *self)
+{
+    if (!ch->waiting)
+        return NULL;
+    if (!ch->ctl_rx) {
+        utc_request_t *q = malloc(sizeof *q);
+        utc_status_t rc = UTC_ERR_NO_MEMORY;
+        if (q) {
+            utc__req_prepare(q, UTC__OP_RECV, 1 - ch->dir, UTC__DEVICE_TAG_CTL, ch->peer, t->in);
+            q->rbuf = &ch->ctl_buf;
+            q->size = sizeof ch->ctl_buf;
+            rc = t->in->ops->start(t->in, q);
+        }
+        if (rc != UTC_OK) {
+            free(q);
+            if (self) { /* its own failure; the others try again */
+                self->ctl_got = true;
+                self->ctl_err = rc;
+                ctl_unwait(self);
+            }
+            return NULL;
+        }
+        ch->ctl_rx = q;
+    }
+    utc_request_t *q = ch->ctl_rx;
+    if (utc__req_state(q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, q))
+        return NULL;
+    utc_status_t st = q->status;
+    if (st == UTC_OK && (q->received != sizeof(ctl_t) || ch->ctl_buf.magic != CTL_MAGIC))
+        st = utc__error(UTC_ERR_INTERNAL,
+                        "conduit %d (device): a control message from "
+                        "rank %d is not one (%zu bytes)",
+                        t->base.conduit_id, ch->peer, q->received);
+    ch->ctl_rx = NULL;
+    free(q);
+    if (st != UTC_OK) { /* every waiting write ends with it (its owner finishes it) */
+        for (dev_op_t *w = ch->waiting; w; w = w->next_wait) {
+            w->ctl_got = true;
+            w->ctl_err = st;
+        }
+        ch->waiting = NULL;
+        return NULL;
+    }
+    dev_op_t **p = &ch->waiting;
+    while (*p && (*p)->d.seq != ch->ctl_buf.seq)
+        p = &(*p)->next_wait;
+    if (!*p) {
+        utc_log(UTC_LOG_WARN,
+                "conduit %d (device): a control message from rank %d "
+                "names write %llu, which no write here waits for; dropped",
+                t->base.conduit_id, ch->peer, (unsigned long long)ch->ctl_buf.seq);
+        return NULL;
+    }
+    dev_op_t *w = *p;
+    *p = w->next_wait;
+    w->ctl = ch->ctl_buf;
+    w->ctl_got = true;
+    w->ctl_err = UTC_OK;
+    if (w != self && w->phase == PH_CTL && !w->claimed) {
+        w->claimed = true;
+        return w;
+    } /* (one still sending its descriptor: its owner goes on, and finds it) */
+    return NULL;
+}
+
+/* One step of a write waiting for its control message (chan_step), a message for another
+ * write finished here and now. CTL_MINE once op has its message (or the channel's error in
+ * op->ctl_err) and the caller is to finish it; CTL_OTHERS when another thread finishes it
+ * (op may be gone when this returns); CTL_WAIT. */
 enum { CTL_WAIT, CTL_MINE, CTL_OTHERS };
 
 static int ctl_poll(dev_tp_t *t, utc_request_t *req, utc_status_t stop)
@@ -425,64 +518,8 @@ static int ctl_poll(dev_tp_t *t, utc_request_t *req, utc_status_t stop)
         op->ctl_got = true;
         op->ctl_err = stop;
     }
-    chan_t *ch = op->ch;
-    if (!op->ctl_got && !ch->ctl_rx) {
-        utc_request_t *q = malloc(sizeof *q);
-        utc_status_t rc = UTC_ERR_NO_MEMORY;
-        if (q) {
-            utc__req_prepare(q, UTC__OP_RECV, 1 - ch->dir, UTC__DEVICE_TAG_CTL, ch->peer, t->in);
-            q->rbuf = &ch->ctl_buf;
-            q->size = sizeof ch->ctl_buf;
-            rc = t->in->ops->start(t->in, q);
-        }
-        if (rc != UTC_OK) {
-            free(q);
-            op->ctl_got = true;
-            op->ctl_err = rc;
-            ctl_unwait(op);
-        } else {
-            ch->ctl_rx = q;
-        }
-    }
-    utc_request_t *q = ch->ctl_rx;
-    if (!op->ctl_got && q &&
-        (utc__req_state(q) == UTC__REQ_DONE || t->in->ops->progress(t->in, q))) {
-        utc_status_t st = q->status;
-        if (st == UTC_OK && (q->received != sizeof(ctl_t) || ch->ctl_buf.magic != CTL_MAGIC))
-            st = utc__error(UTC_ERR_INTERNAL,
-                            "conduit %d (device): a control message from "
-                            "rank %d is not one (%zu bytes)",
-                            t->base.conduit_id, ch->peer, q->received);
-        ch->ctl_rx = NULL;
-        free(q);
-        if (st != UTC_OK) { /* every waiting write ends with it */
-            for (dev_op_t *w = ch->waiting; w; w = w->next_wait) {
-                w->ctl_got = true;
-                w->ctl_err = st;
-            }
-            ch->waiting = NULL;
-        } else {
-            dev_op_t **p = &ch->waiting;
-            while (*p && (*p)->d.seq != ch->ctl_buf.seq)
-                p = &(*p)->next_wait;
-            if (*p) {
-                dev_op_t *w = *p;
-                *p = w->next_wait;
-                w->ctl = ch->ctl_buf;
-                w->ctl_got = true;
-                w->ctl_err = UTC_OK;
-                if (w != op && w->phase == PH_CTL) { /* finished by this thread, below */
-                    w->claimed = true;
-                    other = w;
-                } /* (one still sending its descriptor: its owner goes on, and finds it) */
-            } else {
-                utc_log(UTC_LOG_WARN,
-                        "conduit %d (device): a control message from rank %d "
-                        "names write %llu, which no write here waits for; dropped",
-                        t->base.conduit_id, ch->peer, (unsigned long long)ch->ctl_buf.seq);
-            }
-        }
-    }
+    if (!op->ctl_got)
+        other = chan_step(t, op->ch, op);
     /* op is claimed here, under the lock: once another thread claimed it, that thread may
      * free it as soon as the lock is let go */
     int got = !op->ctl_got ? CTL_WAIT : op->claimed ? CTL_OTHERS : CTL_MINE;
@@ -495,11 +532,6 @@ static int ctl_poll(dev_tp_t *t, utc_request_t *req, utc_status_t stop)
 }
 
 /* ---- the staged path's io: chunks on the inner transport's data tag ---- */
-
-typedef struct io_arg {
-    dev_tp_t *t;
-    int dir, peer;
-} io_arg_t;
 
 static utc_status_t io_start(void *arg, utc__op_t op, const void *sbuf, void *rbuf, size_t n,
                              void **h)
@@ -534,22 +566,21 @@ static utc_status_t io_irecv(void *arg, void *buf, size_t n, void **h)
 
 static utc_status_t stopped(dev_tp_t *t);
 
-/* A chunk's transfer, waited for. A receive also ends when the transport stops (a failed
- * task, the shutdown) and the inner transport gives it back: a chunk asked for after the
- * failure ended the reads might never come (its writer stops at the failure notice). */
-static utc_status_t io_wait(void *arg, void *h, size_t *received)
+/* Whether a chunk's transfer is over, without blocking. A receive also ends when the
+ * transport stops (a failed task, the shutdown) and the inner transport gives it back: a
+ * chunk asked for after the failure ended the reads might never come (its writer stops at
+ * the failure notice). */
+static bool io_test(void *arg, void *h, utc_status_t *status, size_t *received)
 {
     io_arg_t *a = arg;
     utc_request_t *q = h;
     utc__transport_t *in = a->t->in;
     utc_status_t st = UTC_OK;
-    while (utc__req_state(q) != UTC__REQ_DONE &&
-           !in->ops->wait(in, q, q->op == UTC__OP_RECV ? 0.05 : -1)) {
-        utc_status_t stop = stopped(a->t);
-        if (stop != UTC_OK && in->ops->cancel(in, q)) {
-            st = stop; /* withdrawn: q is no longer the inner transport's */
-            break;
-        }
+    if (utc__req_state(q) != UTC__REQ_DONE && !in->ops->progress(in, q)) {
+        utc_status_t stop = q->op == UTC__OP_RECV ? stopped(a->t) : UTC_OK;
+        if (stop == UTC_OK || !in->ops->cancel(in, q))
+            return false;
+        st = stop; /* withdrawn: q is no longer the inner transport's */
     }
     if (st == UTC_OK)
         st = q->status;
@@ -560,13 +591,29 @@ static utc_status_t io_wait(void *arg, void *h, size_t *received)
                         a->t->base.conduit_id, q->op == UTC__OP_SEND ? "to" : "from", a->peer,
                         utc_status_string(st));
     free(q);
-    return st;
+    *status = st;
+    return true;
 }
 
-static utc__staged_io_t io_of(io_arg_t *a)
+/* Op's staged io toward `peer` in direction `dir` (kept in op: it outlives the call). */
+static utc__staged_io_t *io_of(dev_tp_t *t, dev_op_t *op, int dir, int peer)
 {
-    return (utc__staged_io_t){
-        .arg = a, .isend = io_isend, .irecv = io_irecv, .wait = io_wait, .owner = a->t};
+    op->ioa = (io_arg_t){t, dir, peer};
+    op->io = (utc__staged_io_t){
+        .arg = &op->ioa, .isend = io_isend, .irecv = io_irecv, .test = io_test, .owner = t};
+    return &op->io;
+}
+
+/* List op's staged transfer, started: drive moves it on and finishes op. Op is not its
+ * owner's any more (it may be gone once this returns). */
+static void xfer_list(dev_tp_t *t, dev_op_t *op)
+{
+    pthread_mutex_lock(&t->lock);
+    op->phase = PH_STAGED;
+    op->claimed = true;
+    op->next_x = t->xfers;
+    t->xfers = op;
+    pthread_mutex_unlock(&t->lock);
 }
 
 /* ---- operations ---- */
@@ -976,52 +1023,6 @@ static utc_status_t ipc_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void
     return ctl_send(t, 1 - req->dir, writer, &m);
 }
 
-/* Staged, reader: hold the data tag of (writer, dir), say "go", run the pipeline. */
-static utc_status_t staged_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void *dst,
-                                bool ipc_refused)
-{
-    chan_t *ch;
-    utc__poll_t p = UTC__POLL_INIT;
-    for (;;) {
-        utc_status_t st = stopped(t);
-        if (st != UTC_OK)
-            return st;
-        pthread_mutex_lock(&t->lock);
-        ch = chan_at(t, req->peer, req->dir);
-        bool got = ch && !ch->rx_busy && !ch->rx_broken;
-        if (got)
-            ch->rx_busy = true;
-        utc_status_t broken = ch ? ch->rx_broken : UTC_OK;
-        pthread_mutex_unlock(&t->lock);
-        if (!ch)
-            return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
-                              t->base.conduit_id);
-        if (broken)
-            return utc__error(UTC_ERR_STATE,
-                              "conduit %d (device): the staged chunks from rank %d are out "
-                              "of step since a transfer of an earlier message failed midway "
-                              "(%s): destroy the conduit",
-                              t->base.conduit_id, req->peer, utc_status_string(broken));
-        if (got)
-            break;
-        utc__poll_step(&p);
-    }
-    ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_GO, .seq = op->d.seq, .ipc_refused = ipc_refused};
-    op->answered = true;
-    utc_status_t rc = ctl_send(t, 1 - req->dir, req->peer, &m);
-    io_arg_t a = {t, req->dir, req->peer};
-    utc__staged_io_t io = io_of(&a);
-    if (rc == UTC_OK)
-        rc = utc__staged_recv(&io, dst, op->dev_buf, op->d.size, op->d.chunk,
-                              op->gpu ? op->s : NULL);
-    pthread_mutex_lock(&t->lock);
-    ch->rx_busy = false;
-    if (io.out_of_step && !ch->rx_broken)
-        ch->rx_broken = rc != UTC_OK ? rc : UTC_ERR_INTERNAL;
-    pthread_mutex_unlock(&t->lock);
-    return rc;
-}
-
 /* A read that took a message's descriptor failed with `rc`: the message is dropped. A
  * handed buffer still listed goes; a writer waiting for this read's answer gets a fail
  * naming rc (unless the conduit is stopping: its writers end by that). */
@@ -1046,7 +1047,25 @@ static void recv_failed(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_statu
     (void)utc__error(rc, "%s", m.why); /* this read's own message again */
 }
 
-/* A read has its descriptor: the data, by the writer's path. */
+/* The end of a read that had its descriptor, with `rc`: an owned read's buffer is the
+ * reader's (or freed, on failure), a CPU thread's data is in place, a failure answers the
+ * writer. `own_dst`: op->dst is this layer's (an owned read's buffer, not handed over). */
+static void recv_finish(dev_tp_t *t, utc_request_t *req, dev_op_t *op, bool own_dst,
+                        utc_status_t rc)
+{
+    if (own_dst && req->owned && rc == UTC_OK)
+        rc = recv_owned_give(req, op, op->dst);
+    else if (own_dst && req->owned && op->dst)
+        (void)cudaFreeAsync(op->dst, op->s);
+    if (rc == UTC_OK && !op->gpu) /* a CPU thread: the data in place on return */
+        rc = stream_drain(t, op->device, op->s);
+    if (rc != UTC_OK)
+        recv_failed(t, req, op, rc);
+    op_end(req, rc);
+}
+
+/* A read has its descriptor: the data, by the writer's path (a staged one goes on to
+ * PH_RXWAIT). */
 static void recv_got(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
     if (!req->owned && op->d.size > req->size) { /* stays for the next read of its tag */
@@ -1070,28 +1089,93 @@ static void recv_got(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         return;
     }
     req->received = op->d.size;
-    void *dst = NULL;
     cudaError_t err = use_device(op->device);
     utc_status_t rc =
         err == cudaSuccess ? UTC_OK : cuda_error(t->base.conduit_id, err, "cudaSetDevice");
     if (rc == UTC_OK && op->d.kind == K_HANDOVER) {
-        rc = handover_recv(t, req, op);
-    } else if (rc == UTC_OK && (rc = recv_dst(t, req, op, &dst)) == UTC_OK) {
-        bool refused = false;
-        if (op->d.kind == K_IPC && (rc = ipc_recv(t, req, op, dst)) == UTC_ERR_UNSUPPORTED)
-            refused = true;
-        if (op->d.kind == K_STAGED || refused)
-            rc = staged_recv(t, req, op, dst, refused);
-        if (req->owned && rc == UTC_OK)
-            rc = recv_owned_give(req, op, dst);
-        else if (req->owned && dst)
-            (void)cudaFreeAsync(dst, op->s);
+        recv_finish(t, req, op, false, handover_recv(t, req, op));
+        return;
     }
-    if (rc == UTC_OK && !op->gpu) /* a CPU thread: the data in place on return */
-        rc = stream_drain(t, op->device, op->s);
-    if (rc != UTC_OK)
-        recv_failed(t, req, op, rc);
-    op_end(req, rc);
+    if (rc == UTC_OK && (rc = recv_dst(t, req, op, &op->dst)) == UTC_OK) {
+        if (op->d.kind == K_IPC && (rc = ipc_recv(t, req, op, op->dst)) == UTC_ERR_UNSUPPORTED)
+            op->refused = true;
+        if (op->d.kind == K_STAGED || op->refused) {
+            op->phase = PH_RXWAIT;
+            return;
+        }
+    }
+    recv_finish(t, req, op, true, rc);
+}
+
+/* A staged read's transfer ended with `st`: the data tag of its (peer, direction) is free
+ * again (or out of step), and the read ends. */
+static void staged_recv_end(dev_tp_t *t, dev_op_t *op, utc_status_t st)
+{
+    utc_request_t *req = op->req;
+    pthread_mutex_lock(&t->lock);
+    chan_t *ch = chan_at(t, req->peer, req->dir); /* there: made by staged_recv_begin */
+    if (ch) {
+        ch->rx_busy = false;
+        if (op->io.out_of_step && !ch->rx_broken)
+            ch->rx_broken = st != UTC_OK ? st : UTC_ERR_INTERNAL;
+    }
+    pthread_mutex_unlock(&t->lock);
+    recv_finish(t, req, op, true, st);
+}
+
+/* Staged, reader (PH_RXWAIT): once the data tag of (writer, dir) is free, hold it, say
+ * "go" and start the transfer (listed: drive moves it on). False while another staged read
+ * holds the tag; true once op moved on (listed, or ended). */
+static bool staged_recv_begin(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    utc_status_t st = stopped(t);
+    if (st != UTC_OK) {
+        recv_finish(t, req, op, true, st);
+        return true;
+    }
+    pthread_mutex_lock(&t->lock);
+    chan_t *ch = chan_at(t, req->peer, req->dir);
+    bool got = ch && !ch->rx_busy && !ch->rx_broken;
+    if (got)
+        ch->rx_busy = true;
+    utc_status_t broken = ch ? ch->rx_broken : UTC_OK;
+    pthread_mutex_unlock(&t->lock);
+    if (!ch) {
+        recv_finish(t, req, op, true,
+                    utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
+                               t->base.conduit_id));
+        return true;
+    }
+    if (broken) {
+        recv_finish(t, req, op, true,
+                    utc__error(UTC_ERR_STATE,
+                               "conduit %d (device): the staged chunks from rank %d are out "
+                               "of step since a transfer of an earlier message failed midway "
+                               "(%s): destroy the conduit",
+                               t->base.conduit_id, req->peer, utc_status_string(broken)));
+        return true;
+    }
+    if (!got)
+        return false;
+    ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_GO, .seq = op->d.seq, .ipc_refused = op->refused};
+    op->answered = true;
+    utc_status_t rc = ctl_send(t, 1 - req->dir, req->peer, &m);
+    bool go_sent = rc == UTC_OK;
+    utc__staged_io_t *io = io_of(t, op, req->dir, req->peer);
+    cudaError_t err = rc == UTC_OK ? use_device(op->device) : cudaSuccess;
+    if (err != cudaSuccess)
+        rc = cuda_error(t->base.conduit_id, err, "cudaSetDevice");
+    if (rc == UTC_OK)
+        rc = utc__staged_start(io, false, op->dst, op->dev_buf, op->d.size, op->d.chunk,
+                               op->gpu ? op->s : NULL, &op->x);
+    if (rc != UTC_OK) {
+        /* no transfer: the writer's chunks (it has its "go") are not taken */
+        io->out_of_step = go_sent;
+        staged_recv_end(t, op, rc);
+        return true;
+    }
+    xfer_list(t, op);
+    return true;
 }
 
 static utc_status_t recv_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
@@ -1149,9 +1233,40 @@ static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
     return UTC_OK;
 }
 
-/* A write whose reader said "go": the staged pipeline (rc: an error before it, then the
- * reader gets the abort mark of every chunk: it waits for them). */
-static utc_status_t send_staged(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_status_t rc)
+/* A write's end with `rc` (its answer came, or its staged transfer ended): a CPU thread's
+ * source is free on return, an owned buffer goes once sent (or is the caller's again). */
+static void send_finish(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_status_t rc)
+{
+    if (op->ev_held) {
+        utc__ipc_event_put(&op->ev);
+        op->ev_held = false;
+    }
+    if (rc == UTC_OK && !op->gpu)
+        rc = stream_drain(t, op->device, op->s);
+    if (req->owned && rc == UTC_OK) /* sent: the buffer goes, after the transfer */
+        (void)cudaFreeAsync((void *)req->sbuf, op->s);
+    else if (rc != UTC_OK)
+        owned_back(req, op);
+    op_end(req, rc);
+}
+
+/* A staged write's transfer ended with `st`: a transfer that failed in the host transport
+ * leaves the chunks to its (peer, direction) out of step; the write ends. */
+static void send_staged_end(dev_tp_t *t, dev_op_t *op, utc_status_t st)
+{
+    if (op->io.out_of_step) {
+        pthread_mutex_lock(&t->lock);
+        if (!op->ch->tx_broken)
+            op->ch->tx_broken = st != UTC_OK ? st : UTC_ERR_INTERNAL;
+        pthread_mutex_unlock(&t->lock);
+    }
+    send_finish(t, op->req, op, st);
+}
+
+/* A write whose reader said "go": start its staged transfer and list it (drive moves it
+ * on and ends the write), or with `rc` an error before it, the abort mark of every chunk
+ * (the reader waits for them). Ends the write itself when no transfer could start. */
+static void send_staged(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_status_t rc)
 {
     pthread_mutex_lock(&t->lock);
     if (op->ctl.ipc_refused)
@@ -1168,30 +1283,25 @@ static utc_status_t send_staged(dev_tp_t *t, utc_request_t *req, dev_op_t *op, u
                         "since a transfer of an earlier message failed midway (%s): destroy "
                         "the conduit",
                         t->base.conduit_id, req->peer, utc_status_string(broken));
-    io_arg_t a = {t, req->dir, req->peer};
-    utc__staged_io_t io = io_of(&a);
-    if (rc == UTC_OK) {
-        rc = utc__staged_send(&io, req->sbuf, op->dev_buf, req->size, op->d.chunk,
-                              op->gpu ? op->s : NULL);
-    } else if (op->d.chunk) {
-        char why[512]; /* rc's message, which the marks' sends may overwrite */
-        utc__text_copy(why, sizeof why, utc_last_error());
-        if (utc__staged_send_abort(&io, req->size, op->d.chunk, 0) != UTC_OK)
-            io.out_of_step = true; /* (set by it too) */
-        rc = utc__error(rc, "%s", why);
-    } else {
-        io.out_of_step = true; /* no chunk size: the reader waits for chunks never sent */
+    utc__staged_io_t *io = io_of(t, op, req->dir, req->peer);
+    utc_status_t st = UTC_OK;
+    if (rc == UTC_OK)
+        st = utc__staged_start(io, true, (void *)req->sbuf, op->dev_buf, req->size, op->d.chunk,
+                               op->gpu ? op->s : NULL, &op->x);
+    else if (op->d.chunk)
+        st = utc__staged_start_abort(io, req->size, op->d.chunk, 0, rc, &op->x);
+    if (op->x) {
+        xfer_list(t, op);
+        return;
     }
-    if (io.out_of_step) {
-        pthread_mutex_lock(&t->lock);
-        if (!op->ch->tx_broken)
-            op->ch->tx_broken = rc != UTC_OK ? rc : UTC_ERR_INTERNAL;
-        pthread_mutex_unlock(&t->lock);
-    }
-    return rc;
+    /* no transfer: no chunk size, or none could start: the reader waits for chunks never
+     * sent */
+    io->out_of_step = true;
+    send_staged_end(t, op, rc != UTC_OK ? rc : st);
 }
 
-/* A write whose control message came: finish it by its path. */
+/* A write whose control message came: finish it by its path (a staged one goes on in its
+ * transfer). */
 static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
     utc_status_t rc = op->ctl_err;
@@ -1203,7 +1313,8 @@ static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
          * stream order */
         rc = utc__ipc_event_wait(req->peer, &op->ctl.copied, op->s);
     } else if (op->ctl_err == UTC_OK && op->ctl.kind == CTL_GO) {
-        rc = send_staged(t, req, op, rc);
+        send_staged(t, req, op, rc);
+        return;
     } else if (rc == UTC_OK && op->ctl.kind == CTL_FAIL) {
         utc_status_t st = op->ctl.status;
         if (st >= 0 || !strcmp(utc_status_string(st), "unknown status"))
@@ -1220,17 +1331,7 @@ static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
                         "with control message %u",
                         t->base.conduit_id, req->peer, kind_name[op->d.kind], op->ctl.kind);
     }
-    if (op->ev_held) {
-        utc__ipc_event_put(&op->ev);
-        op->ev_held = false;
-    }
-    if (rc == UTC_OK && !op->gpu)
-        rc = stream_drain(t, op->device, op->s);
-    if (req->owned && rc == UTC_OK) /* sent: the buffer goes, after the transfer */
-        (void)cudaFreeAsync((void *)req->sbuf, op->s);
-    else if (rc != UTC_OK)
-        owned_back(req, op);
-    op_end(req, rc);
+    send_finish(t, req, op, rc);
 }
 
 /* The descriptor's send or receive completed (q DONE): next phase. */
@@ -1304,6 +1405,10 @@ static bool advance_steps(dev_tp_t *t, utc_request_t *req)
         case PH_GOT:
             recv_got(t, req, op);
             break;
+        case PH_RXWAIT:
+            if (!staged_recv_begin(t, req, op))
+                return false;
+            break;
         case PH_CTL: {
             int got = ctl_poll(t, req, stopped(t));
             if (got == CTL_WAIT)
@@ -1328,9 +1433,85 @@ static bool advance(dev_tp_t *t, utc_request_t *req)
     return done;
 }
 
+/* The control messages of the writes waiting for one, on every channel (chan_step); a
+ * write that gets its message is finished here. Drive's part; takes t->lock. */
+static void poll_chans(dev_tp_t *t)
+{
+    for (;;) {
+        dev_op_t *other = NULL;
+        pthread_mutex_lock(&t->lock);
+        for (chan_t *ch = t->chans; ch && !other; ch = ch->next)
+            other = chan_step(t, ch, NULL);
+        pthread_mutex_unlock(&t->lock);
+        if (!other)
+            return;
+        send_ctl_done(t, other->req, other);
+    }
+}
+
+/*
+ * Move on every staged transfer in flight on t (each one step as far as it goes without
+ * waiting; one that ends finishes its operation), after reading the control messages of
+ * the writes waiting for one. Called by every thread that waits for or tests an operation
+ * of t, whichever operation: so a thread blocked in a read still sends its own staged
+ * writes. One thread at a time (trylock: another one driving is as good).
+ */
+static void drive(dev_tp_t *t)
+{
+    if (pthread_mutex_trylock(&t->drive) != 0)
+        return;
+    int prev = dev_save();
+    poll_chans(t);
+    pthread_mutex_lock(&t->lock);
+    dev_op_t *list = t->xfers, *keep = NULL, **tail = &keep;
+    t->xfers = NULL;
+    pthread_mutex_unlock(&t->lock);
+    while (list) {
+        dev_op_t *op = list;
+        list = op->next_x;
+        op->next_x = NULL;
+        if (use_device(op->device) != cudaSuccess)
+            (void)cudaGetLastError(); /* the transfer's own calls fail and say why */
+        utc_status_t st;
+        if (!utc__staged_step(op->x, &st)) {
+            *tail = op;
+            tail = &op->next_x;
+            continue;
+        }
+        op->x = NULL;
+        if (op->req->op == UTC__OP_SEND)
+            send_staged_end(t, op, st);
+        else
+            staged_recv_end(t, op, st);
+    }
+    if (keep) { /* before the ones listed meanwhile: the older ones first */
+        pthread_mutex_lock(&t->lock);
+        *tail = t->xfers;
+        t->xfers = keep;
+        pthread_mutex_unlock(&t->lock);
+    }
+    dev_restore(prev);
+    pthread_mutex_unlock(&t->drive);
+}
+
+/* Whether drive has work on t: a staged transfer, or a write waiting for its answer. */
+static bool drive_busy(dev_tp_t *t)
+{
+    pthread_mutex_lock(&t->lock);
+    bool busy = t->xfers != NULL;
+    for (chan_t *ch = t->chans; ch && !busy; ch = ch->next)
+        busy = ch->waiting != NULL;
+    pthread_mutex_unlock(&t->lock);
+    return busy;
+}
+
 static bool dev_progress(utc__transport_t *tp, utc_request_t *req)
 {
-    return advance(dt_of(tp), req);
+    dev_tp_t *t = dt_of(tp);
+    if (advance(t, req))
+        return true;
+    drive(t);
+    return utc__req_state(req) == UTC__REQ_DONE;
 }
 
 static bool dev_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
@@ -1341,6 +1522,9 @@ static bool dev_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
     for (;;) {
         if (advance(t, req))
             return true;
+        drive(t);
+        if (utc__req_state(req) == UTC__REQ_DONE)
+            return true;
         pthread_mutex_lock(&t->lock);
         dev_op_t *op = op_of(req);
         int phase = op && !op->claimed ? op->phase : -1;
@@ -1348,7 +1532,9 @@ static bool dev_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
         double left = deadline < 0 ? -1 : deadline - utc_wtime();
         if (deadline >= 0 && left <= 0)
             return false;
-        if (phase == PH_DESC) /* one inner request (no other thread's): sleep in its wait */
+        /* one inner request (no other thread's) and nothing else to move: sleep in its
+         * wait; else poll, driving */
+        if (phase == PH_DESC && !drive_busy(t))
             (void)t->in->ops->wait(t->in, &op->q, left);
         else
             utc__poll_step(&p);
@@ -1422,6 +1608,19 @@ static void dev_destroy(utc__transport_t *tp)
         t->stash = s->next;
         free(s); /* a handover's buffer is in `handed`, dropped above */
     }
+    /* transfers whose operations nobody waited for: run to their end (at once after the
+     * shutdown), without their requests */
+    while (t->xfers) {
+        dev_op_t *op = t->xfers;
+        t->xfers = op->next_x;
+        utc__poll_t p = UTC__POLL_INIT;
+        utc_status_t st;
+        if (use_device(op->device) != cudaSuccess)
+            (void)cudaGetLastError();
+        while (!utc__staged_step(op->x, &st))
+            utc__poll_step(&p);
+        free(op);
+    }
     while (t->chans) {
         chan_t *c = t->chans;
         t->chans = c->next;
@@ -1430,6 +1629,7 @@ static void dev_destroy(utc__transport_t *tp)
     }
     t->in->ops->destroy(t->in);
     utc__staged_release(t); /* the failed sends' rings: the inner transport is done */
+    pthread_mutex_destroy(&t->drive);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }
@@ -1512,6 +1712,7 @@ utc_status_t utc__device_transport_create(utc__transport_t *inner,
     inner->device_tags = true;
     t->ipc = ipc;
     pthread_mutex_init(&t->lock, NULL);
+    pthread_mutex_init(&t->drive, NULL);
     pthread_once(&forget_once, forget_hook);
     utc__dev_mark_in_use();
     *out = &t->base;

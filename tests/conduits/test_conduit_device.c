@@ -8,6 +8,8 @@
  *   made on its stream just before the write (no synchronisation), and overwritten on its
  *   stream just after (the write returned: the buffer is reusable in stream order); the
  *   reader, on another stream, copies the message out on its own stream after the read;
+ * - both directions at once from one GPU thread at each end (write as a request, read,
+ *   wait for the write), 13 MiB each way;
  * - tags and order: requests of three tags read in another order than written;
  * - host and device memory mixed, GPU and CPU threads at either end;
  * - owned buffers (utc_gpu_malloc): handed over in-process (the very pointer), copied
@@ -137,6 +139,66 @@ static void test_sizes(void)
 {
     ct_begin();
     ct_each_placement(true, sizes_at, NULL);
+    CT_END();
+}
+
+/* ---- both directions from one thread at each end ---- */
+
+#define SWAP_BYTES (13 * MIB) /* more staged chunks than the pipeline's slots */
+#define NSWAPS     3
+
+/* Each end's one GPU thread writes its message as a request, reads the other end's, then
+ * waits for its write: a thread blocked in its read moves its own write on (a staged one's
+ * chunks; an IPC one's answer). */
+static int swap_job(utc_ctx_t *ctx, void *data, uint64_t mine, uint64_t theirs)
+{
+    utc_conduit_t *c = data;
+    cudaStream_t s = my_stream(ctx);
+    unsigned char *h = malloc(SWAP_BYTES), *out = NULL, *in = NULL;
+    if (!h || !CUDA_OK(cudaMalloc((void **)&out, SWAP_BYTES)) ||
+        !CUDA_OK(cudaMalloc((void **)&in, SWAP_BYTES)))
+        return 1;
+    for (int i = 0; i < NSWAPS; i++) {
+        ct_fill(h, SWAP_BYTES, mine + (uint64_t)i);
+        CUDA_OK(cudaMemcpyAsync(out, h, SWAP_BYTES, cudaMemcpyHostToDevice, s));
+        utc_request_t *w = NULL;
+        size_t got = 0;
+        CT_OK(utc_conduit_iwrite(c, out, SWAP_BYTES, 4, &w));
+        CT_OK(utc_conduit_read(c, in, SWAP_BYTES, 4, &got));
+        CT_OK(utc_request_wait(&w, NULL));
+        CUDA_OK(cudaMemcpyAsync(h, in, SWAP_BYTES, cudaMemcpyDeviceToHost, s));
+        my_sync(ctx);
+        CT_CHECK(got == SWAP_BYTES && ct_verify(h, SWAP_BYTES, theirs + (uint64_t)i),
+                 "swap %d: %zu bytes or contents differ", i, got);
+    }
+    cudaFree(out);
+    cudaFree(in);
+    free(h);
+    return 0;
+}
+
+static int swap_a(utc_ctx_t *ctx, void *data)
+{
+    return swap_job(ctx, data, 500, 600);
+}
+
+static int swap_b(utc_ctx_t *ctx, void *data)
+{
+    return swap_job(ctx, data, 600, 500);
+}
+
+static void swap_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    ct_pair_t p = dev_pair(ra, true, rb, true, UTC_CONDUIT_SINGLE_ENTRY);
+    ct_run2(p.a, swap_a, p.c, p.b, swap_b, p.c);
+    ct_pair_close(&p);
+}
+
+static void test_swap(void)
+{
+    ct_begin();
+    ct_each_placement(true, swap_at, NULL);
     CT_END();
 }
 
@@ -530,6 +592,7 @@ int main(int argc, char **argv)
     static const utc_test_case_t cases[] = {
         {"a GPU on every rank (else skip)", test_need_a_gpu},
         {"sizes 0 B to 64 MiB, stream order, the path", test_sizes},
+        {"both directions from one thread at each end", test_swap},
         {"tags in order, requests, truncation, refused calls", test_tags},
         {"host and device memory, GPU and CPU threads", test_mixed},
         {"owned buffers", test_owned},

@@ -157,8 +157,7 @@ static void on_transport(const utc__transport_component_t *comp, int id, bool ma
     }
     utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
     static const int members[2] = {0, 1};
-    utc__transport_args_t args = {.conduit_id = id, .opts = &o, .members = members,
-                                  .nmembers = 2};
+    utc__transport_args_t args = {.conduit_id = id, .opts = &o, .members = members, .nmembers = 2};
     utc__transport_t *tp = NULL;
     bool mine = utc_rank() < 2;
     if (!comp->collective && !mine)

@@ -1741,15 +1741,16 @@ static const utc_test_case_t cases[] = {
  * conduit (cf_put), and where it probes or reads any tag, the device conduit's refusal is
  * what it checks (cf_probe_rc). Not for it: the cases of the calls it refuses (probes,
  * any-tag reads, shared conduits), owned buffers (utc_buf_alloc's: a device conduit hands
- * over utc_gpu_malloc's; test_conduit_device covers them), both directions at once (each
- * end blocks in a read while its own staged write waits for a thread to run it), threads,
- * free mode, 10,000 conduits. */
+ * over utc_gpu_malloc's; test_conduit_device covers them), threads, free mode, 10,000
+ * conduits. Both directions at once runs: a thread blocked in a read moves its own staged
+ * write on (the device transport's drive). */
 static const utc_test_case_t device_cases[] = {
     {"sizes 0 B to 8 MiB, both directions, contents", test_sizes},
     {"sizes as requests, reads posted first", test_sizes_async},
     {"tags in order and independent", test_tags},
     {"truncation: the message stays first", test_truncate},
     {"256 requests in flight", test_inflight},
+    {"both directions at once", test_duplex},
     {"close: end of stream", test_close},
     {"cancel and timed-out reads", test_cancel_timeout},
     {"destroy with operations pending", test_destroy_pending},
