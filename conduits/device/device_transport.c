@@ -1208,6 +1208,8 @@ static utc_status_t recv_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     return t->in->ops->start(t->in, &op->q);
 }
 
+static bool advance(dev_tp_t *t, utc_request_t *req);
+
 static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
 {
     dev_tp_t *t = dt_of(tp);
@@ -1230,6 +1232,11 @@ static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
         return rc;
     }
     UTC__REQ_PRIV(req, dev_priv_t)->op = op;
+    /* a write's descriptor usually leaves at once: the write then waits for its answer,
+     * which any thread's drive takes (or, handed over in-process, it is done). Only its
+     * owner sees a descriptor sent later (a full node ring, a slow MPI send). */
+    if (req->op == UTC__OP_SEND)
+        (void)advance(t, req);
     return UTC_OK;
 }
 
