@@ -398,12 +398,14 @@ static mpi_rxq_t *pull(mpi_transport_t *t, int source, int mtag)
 }
 
 /* A queue of `source` and direction `dir` whose oldest stashed message no read waits
- * for: what an any-tag read takes (or a probe reports) before asking MPI. */
+ * for: what an any-tag read takes (or a probe reports) before asking MPI. A device
+ * conduit's own tags are no user's messages: never one of those. */
 static mpi_rxq_t *stash_free(mpi_transport_t *t, int source, int dir)
 {
     mpi_rxq_t *q, *tmp;
     HASH_ITER(hh, t->rxqs, q, tmp) {
-        if (q->source == source && (q->mpi_tag & 1) == dir && q->shead && !q->phead)
+        if (q->source == source && (q->mpi_tag & 1) == dir && q->shead && !q->phead &&
+            !mtag_spared(t, q->mpi_tag))
             return q;
     }
     return NULL;
@@ -416,7 +418,7 @@ static mpi_rxq_t *next_any(mpi_transport_t *t, int source, int dir)
 {
     mpi_rxq_t *q = stash_free(t, source, dir);
     while (!q && (q = pull(t, source, MPI_ANY_TAG)))
-        if ((q->mpi_tag & 1) != dir || q->phead)
+        if ((q->mpi_tag & 1) != dir || q->phead || mtag_spared(t, q->mpi_tag))
             q = NULL;
     return q;
 }

@@ -10,6 +10,7 @@
  * - one sent before the close does not count in the end of stream: the user's tag still
  *   ends exactly after its own messages (each read, then UTC_ERR_CLOSED);
  * - the other direction alike (an answer after that direction's close);
+ * - any-tag probes and reads never see the spared tags' messages;
  * - unmarked (a host conduit's transport), the top tags are the user's: the end of stream
  *   ends them as any other.
  * Two ranks or more (rank 2 only enters the collective creates).
@@ -125,6 +126,47 @@ static void reader(utc__transport_t *tp)
     CT_OK(send_fill(tp, UTC__DIR_BACK, UTC__DEVICE_TAG_CTL, peer, 64, 14));
 }
 
+/* Any-tag probes and reads pass over the spared tags: rank 0 sends two spared messages,
+ * then a user message; rank 1 finds the user message alone by any-tag probe and read, the
+ * spared ones stay for their own reads, and an any-tag probe then finds nothing. */
+static void any_tag(utc__transport_t *tp)
+{
+    if (utc_rank() == 0) {
+        CT_OK(send_fill(tp, UTC__DIR_FWD, UTC__DEVICE_TAG_DATA, 1, 300, 20));
+        CT_OK(send_fill(tp, UTC__DIR_FWD, UTC__DEVICE_TAG_CTL, 1, 40, 21));
+        CT_OK(send_fill(tp, UTC__DIR_FWD, USER_TAG, 1, 16, 22));
+        return;
+    }
+    utc_request_t pr;
+    utc_status_t rc;
+    do { /* until the user message came: the spared ones came before it */
+        utc__req_prepare(&pr, UTC__OP_RECV, UTC__DIR_FWD, UTC_ANY_TAG, 0, tp);
+        rc = tp->ops->probe(tp, &pr);
+    } while (rc == UTC_ERR_TIMEOUT);
+    CT_CHECK(rc == UTC_OK && pr.tag == USER_TAG && pr.received == 16,
+             "any-tag probe: %s, tag %d, %zu bytes (tag %d, 16 expected)", utc_status_string(rc),
+             pr.tag, pr.received, USER_TAG);
+    char buf[512];
+    utc_request_t q;
+    utc__req_prepare(&q, UTC__OP_RECV, UTC__DIR_FWD, UTC_ANY_TAG, 0, tp);
+    q.rbuf = buf;
+    q.size = sizeof buf;
+    CT_OK(tp->ops->start(tp, &q));
+    if (utc__req_state(&q) != UTC__REQ_DONE)
+        (void)tp->ops->wait(tp, &q, -1);
+    CT_CHECK(q.tag == USER_TAG, "any-tag read: tag %d, %d expected", q.tag, USER_TAG);
+    check_got(q.status, buf, q.received, 16, 22, "the any-tag read");
+    utc__req_prepare(&pr, UTC__OP_RECV, UTC__DIR_FWD, UTC_ANY_TAG, 0, tp);
+    rc = tp->ops->probe(tp, &pr);
+    CT_CHECK(rc == UTC_ERR_TIMEOUT, "any-tag probe with only spared messages left: %s (tag %d)",
+             utc_status_string(rc), pr.tag);
+    size_t got = 0;
+    rc = transfer(tp, UTC__OP_RECV, UTC__DIR_FWD, UTC__DEVICE_TAG_DATA, 0, buf, sizeof buf, &got);
+    check_got(rc, buf, got, 300, 20, "the spared data message");
+    rc = transfer(tp, UTC__OP_RECV, UTC__DIR_FWD, UTC__DEVICE_TAG_CTL, 0, buf, sizeof buf, &got);
+    check_got(rc, buf, got, 40, 21, "the spared control message");
+}
+
 /* Unmarked: after the end of stream, a read of a top tag ends with UTC_ERR_CLOSED. */
 static void unmarked(utc__transport_t *tp)
 {
@@ -197,6 +239,12 @@ static void test_mpi(void)
     on_transport(&utc__mpi_component, FIRST_ID + 1, true, both_ends);
 }
 
+static void test_any_tag(void)
+{
+    on_transport(&utc__node_component, FIRST_ID + 4, true, any_tag);
+    on_transport(&utc__mpi_component, FIRST_ID + 5, true, any_tag);
+}
+
 static void test_unmarked(void)
 {
     on_transport(&utc__node_component, FIRST_ID + 2, false, unmarked);
@@ -208,6 +256,7 @@ int main(int argc, char **argv)
     static const utc_test_case_t cases[] = {
         {"spared tags past the end of stream: the node transport", test_node},
         {"spared tags past the end of stream: MPI", test_mpi},
+        {"any-tag probes and reads pass over the spared tags", test_any_tag},
         {"unmarked: the top tags end with the stream", test_unmarked},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "device tags and the end of stream", cases);
