@@ -26,9 +26,17 @@
  *   transfer that failed in the host transport leaves that (peer, direction) out of step
  *   (chan_t.rx_broken, tx_broken): its later staged messages fail with UTC_ERR_STATE.
  *   A staged transfer never holds a thread: once started it is listed on the transport
- *   (dev_tp_t.xfers) and every thread that waits for or tests an operation of the
- *   transport moves all of them on, and reads the control messages of every write waiting
- *   for one (drive). So one thread at each end can exchange staged messages both ways.
+ *   (dev_tp_t.xfers).
+ * Progress (drive): every thread that waits for or tests an operation of the transport
+ * moves every staged transfer on, reads the control messages of every write waiting for
+ * one, and steps every operation nobody steps now (dev_op_t.stepping: an owner waiting for
+ * its operation steps it; drive takes the others, e.g. a read whose thread waits for its
+ * own write). So one thread at each end can exchange device messages both ways, in any
+ * order of waits.
+ * Probes and any-tag reads: the layer takes descriptors off the inner transport into its
+ * stash (pull: an any-tag probe of the inner transport, which never sees the layer's own
+ * tags, then a read of the tag found) to learn their sizes and tags; reads of a tag look
+ * at the stash first, an any-tag read takes the oldest written there.
  * A read that fails after it took a descriptor and before it answered (no device memory
  * for an owned read, a CUDA error once the IPC handles are open, an out-of-step pair)
  * answers "fail" with its status and message: the write ends with that status, and the
@@ -101,8 +109,10 @@ typedef struct handed {
     struct handed *next;
 } handed_t;
 
-/* A descriptor a read took but could not use (its buffer was too small): the next read of
- * its (direction, peer, tag) gets it. */
+/* A descriptor taken off the inner transport and not yet read: one a read took but could
+ * not use (its buffer was too small: put first), or one a probe or an any-tag read took to
+ * learn its message's size and tag (put last). The next read of its (direction, peer,
+ * tag) gets the first of them; an any-tag read the oldest written (lowest seq). */
 typedef struct stash {
     int dir, peer, tag;
     desc_t d;
@@ -131,13 +141,20 @@ typedef struct dev_tp {
     utc__transport_t base;
     utc__transport_t *in; /* the host transport (base.inner) */
     pthread_mutex_t lock; /* handed, stash, chans */
-    atomic_int down;      /* the shutdown's status; 0 while up */
+    /* held while descriptors are taken into the stash (pull) and while a read looks at the
+     * stash and starts its inner read: a read never waits in the inner transport for a
+     * message behind one a pull took */
+    pthread_mutex_t pull_lock;
+    atomic_int down; /* the shutdown's status; 0 while up */
     atomic_uint_fast64_t seq;
     uint64_t next_hid;
     handed_t *handed;
     stash_t *stash;
     chan_t *chans;
     struct dev_op *xfers;  /* the staged transfers in flight (under lock) */
+    struct dev_op *live;   /* every operation started and not ended (under lock) */
+    uint64_t next_id;      /* the operations' ids (under lock) */
+    unsigned pass;         /* drive's passes (under drive) */
     pthread_mutex_t drive; /* held by the one thread moving them on (drive) */
     bool ipc;              /* UTC_DEVICE_IPC is not 0 */
 } dev_tp_t;
@@ -150,8 +167,9 @@ typedef struct io_arg {
 
 /* Where an operation stands: its descriptor on the way; a read with its descriptor; a
  * write waiting for its reader's answer; a staged read waiting for its (peer, direction)'s
- * data tag; a staged transfer in flight (listed, moved on by drive). */
-enum { PH_DESC, PH_GOT, PH_CTL, PH_RXWAIT, PH_STAGED };
+ * data tag; a staged transfer in flight (listed, moved on by drive); an any-tag read
+ * waiting for a message (it looks by pull, no inner read). */
+enum { PH_DESC, PH_GOT, PH_CTL, PH_RXWAIT, PH_STAGED, PH_ANY };
 
 /* One operation's state (the request's private part holds a pointer to it). */
 typedef struct dev_op {
@@ -175,6 +193,13 @@ typedef struct dev_op {
     utc_request_t *req; /* the request it is the state of */
     bool claimed;       /* a thread other than its owner's finishes it (a write with its
                          * control message, or a staged transfer: drive) */
+    /* Who moves it: while not claimed, the one thread that set `stepping` (under lock):
+     * its owner waiting for it, or drive (an operation nobody waits for now). A claim
+     * needs it clear. */
+    bool stepping;
+    uint64_t id;   /* unique on its transport */
+    unsigned pass; /* drive's last pass that stepped it */
+    struct dev_op *next_live, *prev_live;
     /* a staged transfer */
     io_arg_t ioa;
     utc__staged_io_t io;
@@ -186,6 +211,10 @@ typedef struct dev_op {
 
 typedef struct dev_priv {
     dev_op_t *op;
+    /* an operation that ended with an error, maybe in another thread (drive): its message,
+     * raised again in the thread that sees it done (dev_progress, dev_wait) */
+    bool has_why;
+    char why[512];
 } dev_priv_t;
 UTC__REQ_PRIV_FITS(dev_priv_t);
 
@@ -491,10 +520,10 @@ static dev_op_t *chan_step(dev_tp_t *t, chan_t *ch, dev_op_t *self)
     w->ctl = ch->ctl_buf;
     w->ctl_got = true;
     w->ctl_err = UTC_OK;
-    if (w != self && w->phase == PH_CTL && !w->claimed) {
+    if (w != self && w->phase == PH_CTL && !w->claimed && !w->stepping) {
         w->claimed = true;
         return w;
-    } /* (one still sending its descriptor: its owner goes on, and finds it) */
+    } /* (one still sending its descriptor, or being moved: its stepper finds it) */
     return NULL;
 }
 
@@ -632,6 +661,18 @@ static utc_status_t stopped(dev_tp_t *t)
     return utc__transport_fail_status(&t->base);
 }
 
+/* Under t->lock: op leaves the live operations. */
+static void live_unlink(dev_tp_t *t, dev_op_t *op)
+{
+    if (op->prev_live)
+        op->prev_live->next_live = op->next_live;
+    else if (t->live == op)
+        t->live = op->next_live;
+    if (op->next_live)
+        op->next_live->prev_live = op->prev_live;
+    op->next_live = op->prev_live = NULL;
+}
+
 /* End req with `st` (its state freed first: the owner may reuse req once it is DONE). */
 static void op_end(utc_request_t *req, utc_status_t st)
 {
@@ -643,10 +684,29 @@ static void op_end(utc_request_t *req, utc_status_t st)
         dev_tp_t *t = dt_of(req->tp);
         pthread_mutex_lock(&t->lock);
         UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+        live_unlink(t, op);
         pthread_mutex_unlock(&t->lock);
         free(op);
     }
+    dev_priv_t *pv = UTC__REQ_PRIV(req, dev_priv_t);
+    pv->has_why = st != UTC_OK && st != UTC_ERR_TRUNCATE;
+    if (pv->has_why)
+        utc__text_copy(pv->why, sizeof pv->why, utc_last_error());
     utc__req_finish(req, st);
+}
+
+/* Whether req is done; if so, the calling thread's last error is its error's message
+ * (set by whichever thread ended it). */
+static bool done_here(utc_request_t *req)
+{
+    if (utc__req_state(req) != UTC__REQ_DONE)
+        return false;
+    dev_priv_t *pv = UTC__REQ_PRIV(req, dev_priv_t);
+    if (pv->has_why) {
+        pv->has_why = false;
+        (void)utc__error(req->status, "%s", pv->why);
+    }
+    return true;
 }
 
 /* The caller's device and stream for an operation on `buf` (is_dev: device memory on
@@ -1178,6 +1238,146 @@ static bool staged_recv_begin(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     return true;
 }
 
+/* ---- the stash, probes and any-tag reads ---- */
+
+/* Under t->lock: take out (take) or look at the stashed descriptor a read of (dir, peer,
+ * tag) gets (UTC_ANY_TAG: the oldest written); true with it in *d and its tag in *tag. */
+static bool stash_find(dev_tp_t *t, int dir, int peer, int tag, bool take, desc_t *d, int *out_tag)
+{
+    stash_t **best = NULL;
+    for (stash_t **p = &t->stash; *p; p = &(*p)->next) {
+        stash_t *e = *p;
+        if (e->dir != dir || e->peer != peer || (tag != UTC_ANY_TAG && e->tag != tag))
+            continue;
+        if (!best || (tag == UTC_ANY_TAG && e->d.seq < (*best)->d.seq))
+            best = p;
+        if (tag != UTC_ANY_TAG)
+            break; /* the first of its tag */
+    }
+    if (!best)
+        return false;
+    stash_t *e = *best;
+    *d = e->d;
+    *out_tag = e->tag;
+    if (take) {
+        *best = e->next;
+        free(e);
+    }
+    return true;
+}
+
+/*
+ * Under pull_lock: take every descriptor of (dir, peer) that the inner transport has now
+ * and that no read started earlier waits for into the stash, in the order they come (an
+ * any-tag probe of the inner transport, which never sees the layer's own tags, then a read
+ * of the tag it found). UTC_OK (nothing more now); the inner probe's UTC_ERR_CLOSED (the
+ * stream is over) or failure status; a descriptor that is none (UTC_ERR_INTERNAL: dropped)
+ * or no memory for it.
+ */
+static utc_status_t pull(dev_tp_t *t, int dir, int peer)
+{
+    for (;;) {
+        utc_request_t q;
+        utc__req_prepare(&q, UTC__OP_RECV, dir, UTC_ANY_TAG, peer, t->in);
+        utc_status_t st = t->in->ops->probe(t->in, &q);
+        if (st == UTC_ERR_TIMEOUT)
+            return UTC_OK;
+        if (st != UTC_OK)
+            return st;
+        stash_t *e = malloc(sizeof *e);
+        if (!e)
+            return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
+                              t->base.conduit_id);
+        *e = (stash_t){.dir = dir, .peer = peer, .tag = q.tag};
+        utc__req_prepare(&q, UTC__OP_RECV, dir, e->tag, peer, t->in);
+        q.rbuf = &e->d;
+        q.size = sizeof e->d;
+        if ((st = t->in->ops->start(t->in, &q)) != UTC_OK) {
+            free(e);
+            return st;
+        }
+        /* the probe found it and no read started since (pull_lock): it is there */
+        if (utc__req_state(&q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, &q)) {
+            if (t->in->ops->cancel(t->in, &q)) { /* gone after all: nothing to take */
+                free(e);
+                return UTC_OK;
+            }
+            (void)t->in->ops->wait(t->in, &q, -1); /* matched: arriving */
+        }
+        st = q.status;
+        if (st == UTC_OK && (q.received != sizeof(desc_t) || e->d.magic != DESC_MAGIC))
+            st = utc__error(UTC_ERR_INTERNAL,
+                            "conduit %d (device): message of tag %d from rank %d is no "
+                            "device descriptor (%zu bytes): dropped",
+                            t->base.conduit_id, e->tag, peer, q.received);
+        if (st != UTC_OK) {
+            free(e);
+            return st;
+        }
+        pthread_mutex_lock(&t->lock);
+        stash_t **p = &t->stash;
+        while (*p)
+            p = &(*p)->next;
+        *p = e;
+        pthread_mutex_unlock(&t->lock);
+    }
+}
+
+/* An any-tag read (PH_ANY): the oldest message of (dir, peer) there is, by pull. True once
+ * it moved on (PH_GOT, its tag set; or ended: the stream is over, a failure, the
+ * shutdown); false while none came. */
+static bool any_step(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    int tag;
+    pthread_mutex_lock(&t->pull_lock);
+    utc_status_t st = pull(t, req->dir, req->peer);
+    pthread_mutex_lock(&t->lock);
+    bool got = stash_find(t, req->dir, req->peer, UTC_ANY_TAG, true, &op->d, &tag);
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_unlock(&t->pull_lock);
+    if (got) {
+        req->tag = tag;
+        op->phase = PH_GOT;
+        return true;
+    }
+    if (st == UTC_OK)
+        st = stopped(t);
+    if (st == UTC_OK)
+        return false;
+    op_end(req, st);
+    return true;
+}
+
+/* A read waiting for its descriptor (PH_DESC) whose message a pull took meanwhile (a
+ * transport that had not yet matched it to the read's inner read: the in-process one
+ * leaves a blocking read's unposted): its inner read withdrawn, it takes the stashed one.
+ * True when it did (PH_GOT). */
+static bool desc_stashed(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    desc_t d;
+    int tag;
+    bool got = false;
+    pthread_mutex_lock(&t->pull_lock);
+    pthread_mutex_lock(&t->lock);
+    bool there = stash_find(t, req->dir, req->peer, req->tag, false, &d, &tag);
+    pthread_mutex_unlock(&t->lock);
+    if (there && utc__req_state(&op->q) != UTC__REQ_DONE && t->in->ops->cancel(t->in, &op->q)) {
+        pthread_mutex_lock(&t->lock);
+        got = stash_find(t, req->dir, req->peer, req->tag, true, &op->d, &tag);
+        pthread_mutex_unlock(&t->lock);
+        if (got) /* (it is: only holders of pull_lock take from the stash) */
+            op->phase = PH_GOT;
+        else if (t->in->ops->start(t->in, &op->q) != UTC_OK) /* waits again, as before */
+            op_end(req, utc__error(UTC_ERR_INTERNAL,
+                                   "conduit %d (device): a read lost its "
+                                   "descriptor's inner read",
+                                   t->base.conduit_id));
+        got = true; /* moved on either way */
+    }
+    pthread_mutex_unlock(&t->pull_lock);
+    return got;
+}
+
 static utc_status_t recv_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
     int bdev = -1;
@@ -1185,16 +1385,17 @@ static utc_status_t recv_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     utc_status_t rc = op_caller(t, op, op->dev_buf, bdev);
     if (rc != UTC_OK)
         return rc;
+    if (req->tag == UTC_ANY_TAG) { /* looks at each step (PH_ANY): its first look now */
+        op->phase = PH_ANY;
+        return UTC_OK;
+    }
+    int tag;
+    pthread_mutex_lock(&t->pull_lock);
     pthread_mutex_lock(&t->lock);
-    stash_t **p = &t->stash, *s = NULL;
-    while (*p && !((*p)->dir == req->dir && (*p)->peer == req->peer && (*p)->tag == req->tag))
-        p = &(*p)->next;
-    if ((s = *p))
-        *p = s->next;
+    bool got = stash_find(t, req->dir, req->peer, req->tag, true, &op->d, &tag);
     pthread_mutex_unlock(&t->lock);
-    if (s) {
-        op->d = s->d;
-        free(s);
+    if (got) {
+        pthread_mutex_unlock(&t->pull_lock);
         op->phase = PH_GOT;
         return UTC_OK;
     }
@@ -1205,7 +1406,9 @@ static utc_status_t recv_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
      * transport posts those at once, so reads get their messages in the order they were
      * started (a blocking one it leaves unposted, polled by its owner) */
     op->q.heap = req->heap;
-    return t->in->ops->start(t->in, &op->q);
+    rc = t->in->ops->start(t->in, &op->q);
+    pthread_mutex_unlock(&t->pull_lock);
+    return rc;
 }
 
 static bool advance(dev_tp_t *t, utc_request_t *req);
@@ -1214,6 +1417,7 @@ static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
 {
     dev_tp_t *t = dt_of(tp);
     UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+    UTC__REQ_PRIV(req, dev_priv_t)->has_why = false;
     utc_status_t st = stopped(t);
     if (st != UTC_OK) {
         utc__req_finish(req, st);
@@ -1231,7 +1435,14 @@ static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
         free(op);
         return rc;
     }
+    pthread_mutex_lock(&t->lock);
     UTC__REQ_PRIV(req, dev_priv_t)->op = op;
+    op->id = ++t->next_id;
+    op->next_live = t->live;
+    if (t->live)
+        t->live->prev_live = op;
+    t->live = op;
+    pthread_mutex_unlock(&t->lock);
     /* a write's descriptor usually leaves at once: the write then waits for its answer,
      * which any thread's drive takes (or, handed over in-process, it is done). Only its
      * owner sees a descriptor sent later (a full node ring, a slow MPI send). */
@@ -1387,44 +1598,74 @@ static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     pthread_mutex_unlock(&t->lock);
 }
 
-/* Move req on as far as it goes without waiting (a staged transfer runs to its end once its
- * "go" is there). True once DONE. */
+/* What op_step did: nothing (op is as it was, still the caller's), or something (op may
+ * have ended, or be another thread's now: the caller touches neither op nor, unless it
+ * is its owner, its request). */
+enum { STEP_WAIT, STEP_DID };
+
+/* One step of op, whose `stepping` the caller holds: its phase's action, as far as it goes
+ * without waiting (a staged transfer is started and listed, not run). `stashed`: the
+ * stash had descriptors when the caller looked. */
+static int op_step(dev_tp_t *t, dev_op_t *op, bool stashed)
+{
+    utc_request_t *req = op->req;
+    switch (op->phase) {
+    case PH_DESC:
+        if (req->op == UTC__OP_RECV && stashed && desc_stashed(t, req, op))
+            return STEP_DID; /* (PH_GOT, or ended) */
+        if (utc__req_state(&op->q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, &op->q))
+            return STEP_WAIT;
+        desc_done(t, req, op);
+        return STEP_DID;
+    case PH_GOT:
+        recv_got(t, req, op);
+        return STEP_DID;
+    case PH_RXWAIT:
+        return staged_recv_begin(t, req, op) ? STEP_DID : STEP_WAIT;
+    case PH_ANY:
+        return any_step(t, req, op) ? STEP_DID : STEP_WAIT;
+    case PH_CTL: {
+        int got = ctl_poll(t, req, stopped(t));
+        if (got == CTL_WAIT)
+            return STEP_WAIT;
+        if (got == CTL_MINE)
+            send_ctl_done(t, req, op);
+        return STEP_DID; /* (CTL_OTHERS: another thread finishes it) */
+    }
+    default:
+        return STEP_WAIT; /* PH_STAGED: listed, drive's */
+    }
+}
+
+/* The owner's moves: req on as far as it goes without waiting, unless another thread
+ * steps it now (drive) or finishes it (claimed). True once DONE. */
 static bool advance_steps(dev_tp_t *t, utc_request_t *req)
 {
+    dev_op_t *held = NULL; /* the op whose `stepping` this thread holds */
     for (;;) {
         if (utc__req_state(req) == UTC__REQ_DONE)
             return true;
-        /* under the lock: a write claimed by another thread is that thread's to finish (and
-         * free) */
         pthread_mutex_lock(&t->lock);
         dev_op_t *op = op_of(req);
-        bool others = !op || op->claimed;
-        int phase = others ? -1 : op->phase; /* only PH_CTL ops are claimed by others */
-        pthread_mutex_unlock(&t->lock);
-        if (others)
+        if (!op || op->claimed) { /* ended, or another thread's to finish (and free) */
+            pthread_mutex_unlock(&t->lock);
             return utc__req_state(req) == UTC__REQ_DONE;
-        switch (phase) {
-        case PH_DESC:
-            if (utc__req_state(&op->q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, &op->q))
-                return false;
-            desc_done(t, req, op);
-            break;
-        case PH_GOT:
-            recv_got(t, req, op);
-            break;
-        case PH_RXWAIT:
-            if (!staged_recv_begin(t, req, op))
-                return false;
-            break;
-        case PH_CTL: {
-            int got = ctl_poll(t, req, stopped(t));
-            if (got == CTL_WAIT)
-                return false;
-            if (got == CTL_OTHERS) /* another thread finishes it; op may be gone */
-                return utc__req_state(req) == UTC__REQ_DONE;
-            send_ctl_done(t, req, op);
-            break;
         }
+        if (op != held) {
+            if (op->stepping) { /* drive moves it now */
+                pthread_mutex_unlock(&t->lock);
+                return false;
+            }
+            op->stepping = true;
+            held = op;
+        }
+        bool stashed = t->stash != NULL;
+        pthread_mutex_unlock(&t->lock);
+        if (op_step(t, op, stashed) == STEP_WAIT) {
+            pthread_mutex_lock(&t->lock);
+            op->stepping = false;
+            pthread_mutex_unlock(&t->lock);
+            return false;
         }
     }
 }
@@ -1456,6 +1697,44 @@ static void poll_chans(dev_tp_t *t)
     }
 }
 
+/* Drive's part: one step of every operation that neither its owner nor another thread
+ * moves now (a read whose reader waits for another request, say: its writer may wait for
+ * its answer). Under t->drive. */
+static void drive_idle(dev_tp_t *t)
+{
+    unsigned pass = ++t->pass;
+    for (;;) {
+        pthread_mutex_lock(&t->lock);
+        dev_op_t *op = t->live;
+        while (op && (op->claimed || op->stepping || op->pass == pass))
+            op = op->next_live;
+        if (!op) {
+            pthread_mutex_unlock(&t->lock);
+            return;
+        }
+        op->pass = pass;
+        op->stepping = true;
+        uint64_t id = op->id;
+        bool stashed = t->stash != NULL;
+        pthread_mutex_unlock(&t->lock);
+        if (use_device(op->device) != cudaSuccess)
+            (void)cudaGetLastError(); /* its own calls fail and say why */
+        int did = op_step(t, op, stashed);
+        pthread_mutex_lock(&t->lock);
+        if (did == STEP_WAIT) {
+            op->stepping = false;
+        } else { /* op may be gone: give it back only if it is still there, unclaimed */
+            for (dev_op_t *o = t->live; o; o = o->next_live)
+                if (o == op && o->id == id) {
+                    if (!o->claimed)
+                        o->stepping = false;
+                    break;
+                }
+        }
+        pthread_mutex_unlock(&t->lock);
+    }
+}
+
 /*
  * Move on every staged transfer in flight on t (each one step as far as it goes without
  * waiting; one that ends finishes its operation), after reading the control messages of
@@ -1469,6 +1748,7 @@ static void drive(dev_tp_t *t)
         return;
     int prev = dev_save();
     poll_chans(t);
+    drive_idle(t);
     pthread_mutex_lock(&t->lock);
     dev_op_t *list = t->xfers, *keep = NULL, **tail = &keep;
     t->xfers = NULL;
@@ -1501,25 +1781,17 @@ static void drive(dev_tp_t *t)
     pthread_mutex_unlock(&t->drive);
 }
 
-/* Whether drive has work on t: a staged transfer, or a write waiting for its answer. */
-static bool drive_busy(dev_tp_t *t)
-{
-    pthread_mutex_lock(&t->lock);
-    bool busy = t->xfers != NULL;
-    for (chan_t *ch = t->chans; ch && !busy; ch = ch->next)
-        busy = ch->waiting != NULL;
-    pthread_mutex_unlock(&t->lock);
-    return busy;
-}
-
 static bool dev_progress(utc__transport_t *tp, utc_request_t *req)
 {
     dev_tp_t *t = dt_of(tp);
-    if (advance(t, req))
-        return true;
-    drive(t);
-    return utc__req_state(req) == UTC__REQ_DONE;
+    if (!advance(t, req))
+        drive(t);
+    return done_here(req);
 }
+
+/* The longest sleep in the inner wait of a read's descriptor: work for drive (a write
+ * waiting for its answer, a staged transfer) may come meanwhile. */
+#define DESC_NAP_S 0.01
 
 static bool dev_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
 {
@@ -1528,48 +1800,77 @@ static bool dev_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
     utc__poll_t p = UTC__POLL_INIT;
     for (;;) {
         if (advance(t, req))
-            return true;
+            return done_here(req);
         drive(t);
         if (utc__req_state(req) == UTC__REQ_DONE)
-            return true;
-        pthread_mutex_lock(&t->lock);
-        dev_op_t *op = op_of(req);
-        int phase = op && !op->claimed ? op->phase : -1;
-        pthread_mutex_unlock(&t->lock);
+            return done_here(req);
         double left = deadline < 0 ? -1 : deadline - utc_wtime();
         if (deadline >= 0 && left <= 0)
             return false;
-        /* one inner request (no other thread's) and nothing else to move: sleep in its
-         * wait; else poll, driving */
-        if (phase == PH_DESC && !drive_busy(t))
-            (void)t->in->ops->wait(t->in, &op->q, left);
-        else
+        /* its descriptor on the way, nothing else to move: a nap in the inner wait (held
+         * as its stepper, so no other thread frees it meanwhile); else poll, driving */
+        pthread_mutex_lock(&t->lock);
+        dev_op_t *op = op_of(req);
+        bool nap = op && !op->claimed && !op->stepping && op->phase == PH_DESC && !t->xfers;
+        for (chan_t *ch = t->chans; ch && nap; ch = ch->next)
+            nap = ch->waiting == NULL;
+        if (nap)
+            op->stepping = true;
+        pthread_mutex_unlock(&t->lock);
+        if (nap) {
+            (void)t->in->ops->wait(t->in, &op->q,
+                                   left < 0 || left > DESC_NAP_S ? DESC_NAP_S : left);
+            pthread_mutex_lock(&t->lock);
+            op->stepping = false;
+            pthread_mutex_unlock(&t->lock);
+        } else {
             utc__poll_step(&p);
+        }
     }
 }
 
 static bool dev_cancel(utc__transport_t *tp, utc_request_t *req)
 {
     dev_tp_t *t = dt_of(tp);
-    dev_op_t *op = op_of(req);
-    if (req->op != UTC__OP_RECV || !op || op->phase != PH_DESC ||
-        !t->in->ops->cancel(t->in, &op->q))
+    if (req->op != UTC__OP_RECV)
         return false;
-    /* unhooked under the lock, as op_end does: a thread looking at it sees it or nothing */
+    /* under the lock: an op nobody steps or finishes now is the caller's to withdraw */
     pthread_mutex_lock(&t->lock);
-    UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+    dev_op_t *op = op_of(req);
+    bool out = op && !op->claimed && !op->stepping &&
+               (op->phase == PH_ANY || (op->phase == PH_DESC && t->in->ops->cancel(t->in, &op->q)));
+    if (out) { /* unhooked, as op_end does: a thread looking at it sees it or nothing */
+        UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+        live_unlink(t, op);
+    }
     pthread_mutex_unlock(&t->lock);
-    free(op);
-    return true;
+    if (out)
+        free(op);
+    return out;
 }
 
+/* A probe: the stash, after taking into it what the inner transport has (pull), says the
+ * message's size and tag; nothing is read. The probing thread moves the transfers on. */
 static utc_status_t dev_probe(utc__transport_t *tp, utc_request_t *req)
 {
-    (void)req;
-    return utc__error(UTC_ERR_UNSUPPORTED,
-                      "conduit %d: probes are not supported on a device "
-                      "conduit",
-                      tp->conduit_id);
+    dev_tp_t *t = dt_of(tp);
+    drive(t);
+    desc_t d;
+    int tag;
+    pthread_mutex_lock(&t->pull_lock);
+    utc_status_t st = pull(t, req->dir, req->peer);
+    pthread_mutex_lock(&t->lock);
+    bool got = stash_find(t, req->dir, req->peer, req->tag, false, &d, &tag);
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_unlock(&t->pull_lock);
+    if (got) {
+        req->received = (size_t)d.size;
+        req->tag = tag;
+        return UTC_OK;
+    }
+    if (st == UTC_OK)
+        st = stopped(t);
+    return st != UTC_OK ? st : UTC_ERR_TIMEOUT;
 }
 
 static utc_status_t dev_close(utc__transport_t *tp, int dir, int peer)
@@ -1617,6 +1918,7 @@ static void dev_destroy(utc__transport_t *tp)
     }
     /* transfers whose operations nobody waited for: run to their end (at once after the
      * shutdown), without their requests */
+    int prev = dev_save();
     while (t->xfers) {
         dev_op_t *op = t->xfers;
         t->xfers = op->next_x;
@@ -1628,6 +1930,7 @@ static void dev_destroy(utc__transport_t *tp)
             utc__poll_step(&p);
         free(op);
     }
+    dev_restore(prev);
     while (t->chans) {
         chan_t *c = t->chans;
         t->chans = c->next;
@@ -1637,6 +1940,7 @@ static void dev_destroy(utc__transport_t *tp)
     t->in->ops->destroy(t->in);
     utc__staged_release(t); /* the failed sends' rings: the inner transport is done */
     pthread_mutex_destroy(&t->drive);
+    pthread_mutex_destroy(&t->pull_lock);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }
@@ -1720,6 +2024,7 @@ utc_status_t utc__device_transport_create(utc__transport_t *inner,
     t->ipc = ipc;
     pthread_mutex_init(&t->lock, NULL);
     pthread_mutex_init(&t->drive, NULL);
+    pthread_mutex_init(&t->pull_lock, NULL);
     pthread_once(&forget_once, forget_hook);
     utc__dev_mark_in_use();
     *out = &t->base;

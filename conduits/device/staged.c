@@ -570,6 +570,8 @@ utc_status_t utc__staged_start_abort(utc__staged_io_t *io, size_t size, size_t c
 {
     static char none;
     const char *fn = "device conduit, staged send (abort marks)";
+    if (out)
+        *out = NULL;
     if (chunk == 0)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: a chunk size of 0", fn);
     char why[512];
