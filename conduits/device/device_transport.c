@@ -1107,6 +1107,8 @@ static void recv_failed(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_statu
     (void)utc__error(rc, "%s", m.why); /* this read's own message again */
 }
 
+static void stash_insert(dev_tp_t *t, stash_t *e);
+
 /* The end of a read that had its descriptor, with `rc`: an owned read's buffer is the
  * reader's (or freed, on failure), a CPU thread's data is in place, a failure answers the
  * writer. `own_dst`: op->dst is this layer's (an owned read's buffer, not handed over). */
@@ -1141,8 +1143,7 @@ static void recv_got(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         }
         *s = (stash_t){.dir = req->dir, .peer = req->peer, .tag = req->tag, .d = op->d};
         pthread_mutex_lock(&t->lock);
-        s->next = t->stash;
-        t->stash = s;
+        stash_insert(t, s); /* first of its tag again */
         pthread_mutex_unlock(&t->lock);
         req->received = op->d.size;
         op_end(req, UTC_ERR_TRUNCATE);
@@ -1266,15 +1267,28 @@ static bool stash_find(dev_tp_t *t, int dir, int peer, int tag, bool take, desc_
     return true;
 }
 
+/* Under t->lock: stash e, among the stashed descriptors of its (dir, peer, tag) in the
+ * order they were written (seq), so the first of its tag is the oldest. */
+static void stash_insert(dev_tp_t *t, stash_t *e)
+{
+    stash_t **p = &t->stash;
+    for (; *p; p = &(*p)->next)
+        if ((*p)->dir == e->dir && (*p)->peer == e->peer && (*p)->tag == e->tag &&
+            (*p)->d.seq > e->d.seq)
+            break;
+    e->next = *p;
+    *p = e;
+}
+
 /*
  * Under pull_lock: take every descriptor of (dir, peer) that the inner transport has now
  * and that no read started earlier waits for into the stash, in the order they come (an
  * any-tag probe of the inner transport, which never sees the layer's own tags, then a read
  * of the tag it found). UTC_OK (nothing more now); the inner probe's UTC_ERR_CLOSED (the
  * stream is over) or failure status; a descriptor that is none (UTC_ERR_INTERNAL: dropped)
- * or no memory for it.
+ * or no memory for it; UTC_ERR_MPI with its code in *tp_err.
  */
-static utc_status_t pull(dev_tp_t *t, int dir, int peer)
+static utc_status_t pull(dev_tp_t *t, int dir, int peer, int *tp_err)
 {
     for (;;) {
         utc_request_t q;
@@ -1305,6 +1319,7 @@ static utc_status_t pull(dev_tp_t *t, int dir, int peer)
             (void)t->in->ops->wait(t->in, &q, -1); /* matched: arriving */
         }
         st = q.status;
+        *tp_err = q.tp_err;
         if (st == UTC_OK && (q.received != sizeof(desc_t) || e->d.magic != DESC_MAGIC))
             st = utc__error(UTC_ERR_INTERNAL,
                             "conduit %d (device): message of tag %d from rank %d is no "
@@ -1315,12 +1330,20 @@ static utc_status_t pull(dev_tp_t *t, int dir, int peer)
             return st;
         }
         pthread_mutex_lock(&t->lock);
-        stash_t **p = &t->stash;
-        while (*p)
-            p = &(*p)->next;
-        *p = e;
+        stash_insert(t, e);
         pthread_mutex_unlock(&t->lock);
     }
+}
+
+/* Under t->lock: whether an any-tag read of (dir, peer) started before `id` (0: any) waits
+ * (it takes the oldest message there first). */
+static bool any_read_before(dev_tp_t *t, int dir, int peer, uint64_t id)
+{
+    for (dev_op_t *o = t->live; o; o = o->next_live)
+        if (o->phase == PH_ANY && o->req->dir == dir && o->req->peer == peer &&
+            (id == 0 || o->id < id))
+            return true;
+    return false;
 }
 
 /* An any-tag read (PH_ANY): the oldest message of (dir, peer) there is, by pull. True once
@@ -1328,13 +1351,16 @@ static utc_status_t pull(dev_tp_t *t, int dir, int peer)
  * shutdown); false while none came. */
 static bool any_step(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
-    int tag;
+    int tag, tp_err = 0;
     pthread_mutex_lock(&t->pull_lock);
-    utc_status_t st = pull(t, req->dir, req->peer);
+    utc_status_t st = pull(t, req->dir, req->peer, &tp_err);
     pthread_mutex_lock(&t->lock);
-    bool got = stash_find(t, req->dir, req->peer, UTC_ANY_TAG, true, &op->d, &tag);
+    /* any-tag reads take messages in the order they were started */
+    bool got = !any_read_before(t, req->dir, req->peer, op->id) &&
+               stash_find(t, req->dir, req->peer, UTC_ANY_TAG, true, &op->d, &tag);
     pthread_mutex_unlock(&t->lock);
     pthread_mutex_unlock(&t->pull_lock);
+    op->q.tp_err = tp_err; /* (an MPI error's code, for op_end) */
     if (got) {
         req->tag = tag;
         op->phase = PH_GOT;
@@ -1402,10 +1428,11 @@ static utc_status_t recv_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     utc__req_prepare(&op->q, UTC__OP_RECV, req->dir, req->tag, req->peer, t->in);
     op->q.rbuf = &op->d;
     op->q.size = sizeof op->d;
-    /* an asynchronous read's descriptor read is asynchronous too: the in-process
-     * transport posts those at once, so reads get their messages in the order they were
-     * started (a blocking one it leaves unposted, polled by its owner) */
-    op->q.heap = req->heap;
+    /* posted at once (the in-process transport leaves a blocking read's unposted, polled
+     * by its owner: op->q lives on the heap, in op): reads get their messages in the order
+     * they were started, and a pull (an any-tag probe of the inner transport) never takes
+     * a message a started read waits for */
+    op->q.heap = true;
     rc = t->in->ops->start(t->in, &op->q);
     pthread_mutex_unlock(&t->pull_lock);
     return rc;
@@ -1552,6 +1579,38 @@ static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     send_finish(t, req, op, rc);
 }
 
+/* A read's inner read ended with `st` (UTC_OK: op->d came; UTC_ERR_CLOSED): a stashed
+ * descriptor of its tag written before op->d (one another read of the tag truncated while
+ * this one was posted) is the read's: it takes that one, and the one it got is stashed in
+ * its place in the order. UTC_OK when the read has a descriptor, else st. */
+static utc_status_t stash_older(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_status_t st)
+{
+    desc_t first;
+    int tag;
+    pthread_mutex_lock(&t->pull_lock);
+    pthread_mutex_lock(&t->lock);
+    if (stash_find(t, req->dir, req->peer, req->tag, false, &first, &tag) &&
+        (st == UTC_ERR_CLOSED || first.seq < op->d.seq)) {
+        stash_t *e = st == UTC_OK ? malloc(sizeof *e) : NULL;
+        if (e) {
+            *e = (stash_t){.dir = req->dir, .peer = req->peer, .tag = req->tag, .d = op->d};
+            stash_insert(t, e);
+        } else if (st == UTC_OK) { /* (the older one stays for the next read) */
+            st = utc__error(UTC_ERR_NO_MEMORY,
+                            "conduit %d (device): out of memory to keep a message of tag %d "
+                            "behind an older one: dropped",
+                            t->base.conduit_id, req->tag);
+        }
+        if (st == UTC_OK || st == UTC_ERR_CLOSED) {
+            (void)stash_find(t, req->dir, req->peer, req->tag, true, &op->d, &tag);
+            st = UTC_OK;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_unlock(&t->pull_lock);
+    return st;
+}
+
 /* The descriptor's send or receive completed (q DONE): next phase. */
 static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
@@ -1562,6 +1621,8 @@ static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
                             "conduit %d (device): message of tag %d from "
                             "rank %d is no device descriptor (%zu bytes)",
                             t->base.conduit_id, req->tag, req->peer, op->q.received);
+        if (st == UTC_OK || st == UTC_ERR_CLOSED)
+            st = stash_older(t, req, op, st);
         if (st != UTC_OK) {
             op_end(req, st);
             return;
@@ -1814,6 +1875,8 @@ static bool dev_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
         bool nap = op && !op->claimed && !op->stepping && op->phase == PH_DESC && !t->xfers;
         for (chan_t *ch = t->chans; ch && nap; ch = ch->next)
             nap = ch->waiting == NULL;
+        for (dev_op_t *o = t->live; o && nap; o = o->next_live)
+            nap = o == op || o->claimed; /* no other operation for drive to move */
         if (nap)
             op->stepping = true;
         pthread_mutex_unlock(&t->lock);
@@ -1834,9 +1897,18 @@ static bool dev_cancel(utc__transport_t *tp, utc_request_t *req)
     dev_tp_t *t = dt_of(tp);
     if (req->op != UTC__OP_RECV)
         return false;
-    /* under the lock: an op nobody steps or finishes now is the caller's to withdraw */
-    pthread_mutex_lock(&t->lock);
-    dev_op_t *op = op_of(req);
+    /* under the lock: an op nobody steps or finishes now is the caller's (its owner's) to
+     * withdraw; one drive steps now is its again after that one bounded step */
+    utc__poll_t p = UTC__POLL_INIT;
+    dev_op_t *op;
+    for (;;) {
+        pthread_mutex_lock(&t->lock);
+        op = op_of(req);
+        if (!(op && !op->claimed && op->stepping && (op->phase == PH_ANY || op->phase == PH_DESC)))
+            break;
+        pthread_mutex_unlock(&t->lock);
+        utc__poll_step(&p);
+    }
     bool out = op && !op->claimed && !op->stepping &&
                (op->phase == PH_ANY || (op->phase == PH_DESC && t->in->ops->cancel(t->in, &op->q)));
     if (out) { /* unhooked, as op_end does: a thread looking at it sees it or nothing */
@@ -1855,14 +1927,20 @@ static utc_status_t dev_probe(utc__transport_t *tp, utc_request_t *req)
 {
     dev_tp_t *t = dt_of(tp);
     drive(t);
-    desc_t d;
-    int tag;
+    desc_t d, oldest;
+    int tag, otag, tp_err = 0;
     pthread_mutex_lock(&t->pull_lock);
-    utc_status_t st = pull(t, req->dir, req->peer);
+    utc_status_t st = pull(t, req->dir, req->peer, &tp_err);
     pthread_mutex_lock(&t->lock);
     bool got = stash_find(t, req->dir, req->peer, req->tag, false, &d, &tag);
+    /* the oldest message is an earlier any-tag read's, as on the host transports */
+    if (got && any_read_before(t, req->dir, req->peer, 0) &&
+        stash_find(t, req->dir, req->peer, UTC_ANY_TAG, false, &oldest, &otag) &&
+        (req->tag == UTC_ANY_TAG || oldest.seq == d.seq))
+        got = false;
     pthread_mutex_unlock(&t->lock);
     pthread_mutex_unlock(&t->pull_lock);
+    req->tp_err = tp_err;
     if (got) {
         req->received = (size_t)d.size;
         req->tag = tag;
