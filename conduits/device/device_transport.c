@@ -168,8 +168,9 @@ typedef struct io_arg {
 /* Where an operation stands: its descriptor on the way; a read with its descriptor; a
  * write waiting for its reader's answer; a staged read waiting for its (peer, direction)'s
  * data tag; a staged transfer in flight (listed, moved on by drive); an any-tag read
- * waiting for a message (it looks by pull, no inner read). */
-enum { PH_DESC, PH_GOT, PH_CTL, PH_RXWAIT, PH_STAGED, PH_ANY };
+ * waiting for a message (it looks by pull, no inner read); a read whose stashed message is
+ * too large for it (it stays first of its tag: the read ends UTC_ERR_TRUNCATE). */
+enum { PH_DESC, PH_GOT, PH_CTL, PH_RXWAIT, PH_STAGED, PH_ANY, PH_TRUNC };
 
 /* One operation's state (the request's private part holds a pointer to it). */
 typedef struct dev_op {
@@ -1130,7 +1131,7 @@ static void recv_finish(dev_tp_t *t, utc_request_t *req, dev_op_t *op, bool own_
  * PH_RXWAIT). */
 static void recv_got(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
-    if (!req->owned && op->d.size > req->size) { /* stays for the next read of its tag */
+    if (!req->owned && op->d.size > req->size) { /* (decided before on every path: a guard) */
         stash_t *s = malloc(sizeof *s);
         if (!s) {
             utc_status_t rc = utc__error(UTC_ERR_NO_MEMORY,
@@ -1241,32 +1242,6 @@ static bool staged_recv_begin(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 
 /* ---- the stash, probes and any-tag reads ---- */
 
-/* Under t->lock: take out (take) or look at the stashed descriptor a read of (dir, peer,
- * tag) gets (UTC_ANY_TAG: the oldest written); true with it in *d and its tag in *tag. */
-static bool stash_find(dev_tp_t *t, int dir, int peer, int tag, bool take, desc_t *d, int *out_tag)
-{
-    stash_t **best = NULL;
-    for (stash_t **p = &t->stash; *p; p = &(*p)->next) {
-        stash_t *e = *p;
-        if (e->dir != dir || e->peer != peer || (tag != UTC_ANY_TAG && e->tag != tag))
-            continue;
-        if (!best || (tag == UTC_ANY_TAG && e->d.seq < (*best)->d.seq))
-            best = p;
-        if (tag != UTC_ANY_TAG)
-            break; /* the first of its tag */
-    }
-    if (!best)
-        return false;
-    stash_t *e = *best;
-    *d = e->d;
-    *out_tag = e->tag;
-    if (take) {
-        *best = e->next;
-        free(e);
-    }
-    return true;
-}
-
 /* Under t->lock: stash e, among the stashed descriptors of its (dir, peer, tag) in the
  * order they were written (seq), so the first of its tag is the oldest. */
 static void stash_insert(dev_tp_t *t, stash_t *e)
@@ -1346,60 +1321,103 @@ static bool any_read_before(dev_tp_t *t, int dir, int peer, uint64_t id)
     return false;
 }
 
-/* An any-tag read (PH_ANY): the oldest message of (dir, peer) there is, by pull. True once
- * it moved on (PH_GOT, its tag set; or ended: the stream is over, a failure, the
- * shutdown); false while none came. */
+/* Under t->lock: whether a read of (dir, peer, tag) started before `id` (0: any) still waits
+ * for its descriptor: the next message of the tag is its own (reads of a tag get their
+ * messages in the order they were started). */
+static bool tag_read_before(dev_tp_t *t, int dir, int peer, int tag, uint64_t id)
+{
+    for (dev_op_t *o = t->live; o; o = o->next_live)
+        if (o->phase == PH_DESC && o->req->op == UTC__OP_RECV && o->req->tag == tag &&
+            o->req->dir == dir && o->req->peer == peer && (id == 0 || o->id < id))
+            return true;
+    return false;
+}
+
+/* Under t->lock: the stashed descriptor an any-tag read started as `id` (0: a probe) gets:
+ * the oldest written of (dir, peer) whose tag no earlier read waits for. */
+static stash_t *stash_any(dev_tp_t *t, int dir, int peer, uint64_t id)
+{
+    stash_t *best = NULL;
+    for (stash_t *e = t->stash; e; e = e->next)
+        if (e->dir == dir && e->peer == peer && (!best || e->d.seq < best->d.seq) &&
+            !tag_read_before(t, dir, peer, e->tag, id))
+            best = e;
+    return best;
+}
+
+/* Under t->lock: read req takes stashed descriptor e (PH_GOT), or, too large for it, leaves
+ * it first of its tag and ends UTC_ERR_TRUNCATE (PH_TRUNC, its size in op->d). */
+static void stash_take(dev_tp_t *t, utc_request_t *req, dev_op_t *op, stash_t *e)
+{
+    op->d = e->d;
+    if (!req->owned && e->d.size > req->size) {
+        op->phase = PH_TRUNC;
+        return;
+    }
+    stash_t **p = &t->stash;
+    while (*p != e)
+        p = &(*p)->next;
+    *p = e->next;
+    free(e);
+    op->phase = PH_GOT;
+}
+
+/* Under t->lock: the first stashed descriptor of (dir, peer, tag) (the oldest), or NULL. */
+static stash_t *stash_first(dev_tp_t *t, int dir, int peer, int tag)
+{
+    stash_t *e = t->stash;
+    while (e && !(e->dir == dir && e->peer == peer && e->tag == tag))
+        e = e->next;
+    return e;
+}
+
+/* An any-tag read (PH_ANY): the oldest message of (dir, peer) there is, by pull, once the
+ * any-tag reads started before it have theirs. True once it moved on (PH_GOT or PH_TRUNC,
+ * its tag set; or ended: the stream is over, a failure, the shutdown); false while none
+ * came for it. */
 static bool any_step(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
-    int tag, tp_err = 0;
+    int tp_err = 0;
     pthread_mutex_lock(&t->pull_lock);
     utc_status_t st = pull(t, req->dir, req->peer, &tp_err);
     pthread_mutex_lock(&t->lock);
-    /* any-tag reads take messages in the order they were started */
-    bool got = !any_read_before(t, req->dir, req->peer, op->id) &&
-               stash_find(t, req->dir, req->peer, UTC_ANY_TAG, true, &op->d, &tag);
+    bool first = !any_read_before(t, req->dir, req->peer, op->id);
+    stash_t *e = first ? stash_any(t, req->dir, req->peer, op->id) : NULL;
+    if (e) {
+        req->tag = e->tag;
+        stash_take(t, req, op, e);
+    }
+    /* messages still there go to the reads started before it, then maybe to it */
+    bool left = false;
+    for (stash_t *x = t->stash; x && !left; x = x->next)
+        left = x->dir == req->dir && x->peer == req->peer;
     pthread_mutex_unlock(&t->lock);
     pthread_mutex_unlock(&t->pull_lock);
     op->q.tp_err = tp_err; /* (an MPI error's code, for op_end) */
-    if (got) {
-        req->tag = tag;
-        op->phase = PH_GOT;
+    if (e)
         return true;
-    }
     if (st == UTC_OK)
         st = stopped(t);
-    if (st == UTC_OK)
+    if (st == UTC_OK || (st == UTC_ERR_CLOSED && left))
         return false;
     op_end(req, st);
     return true;
 }
 
-/* A read waiting for its descriptor (PH_DESC) whose message a pull took meanwhile (a
- * transport that had not yet matched it to the read's inner read: the in-process one
- * leaves a blocking read's unposted): its inner read withdrawn, it takes the stashed one.
- * True when it did (PH_GOT). */
+/* A read waiting for its descriptor (PH_DESC), the oldest read of its tag, with a stashed
+ * message of its tag (one a read truncated, put back first of its tag): its inner read
+ * withdrawn (none matched yet), it takes that one. True when it did (PH_GOT or PH_TRUNC). */
 static bool desc_stashed(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
-    desc_t d;
-    int tag;
     bool got = false;
     pthread_mutex_lock(&t->pull_lock);
     pthread_mutex_lock(&t->lock);
-    bool there = stash_find(t, req->dir, req->peer, req->tag, false, &d, &tag);
-    pthread_mutex_unlock(&t->lock);
-    if (there && utc__req_state(&op->q) != UTC__REQ_DONE && t->in->ops->cancel(t->in, &op->q)) {
-        pthread_mutex_lock(&t->lock);
-        got = stash_find(t, req->dir, req->peer, req->tag, true, &op->d, &tag);
-        pthread_mutex_unlock(&t->lock);
-        if (got) /* (it is: only holders of pull_lock take from the stash) */
-            op->phase = PH_GOT;
-        else if (t->in->ops->start(t->in, &op->q) != UTC_OK) /* waits again, as before */
-            op_end(req, utc__error(UTC_ERR_INTERNAL,
-                                   "conduit %d (device): a read lost its "
-                                   "descriptor's inner read",
-                                   t->base.conduit_id));
-        got = true; /* moved on either way */
+    stash_t *e = stash_first(t, req->dir, req->peer, req->tag);
+    if (e && utc__req_state(&op->q) != UTC__REQ_DONE && t->in->ops->cancel(t->in, &op->q)) {
+        stash_take(t, req, op, e);
+        got = true;
     }
+    pthread_mutex_unlock(&t->lock);
     pthread_mutex_unlock(&t->pull_lock);
     return got;
 }
@@ -1415,14 +1433,18 @@ static utc_status_t recv_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         op->phase = PH_ANY;
         return UTC_OK;
     }
-    int tag;
     pthread_mutex_lock(&t->pull_lock);
     pthread_mutex_lock(&t->lock);
-    bool got = stash_find(t, req->dir, req->peer, req->tag, true, &op->d, &tag);
+    /* a stashed message of its tag, unless an earlier read of the tag waits (it is that
+     * one's): taken, or too large, left first of its tag */
+    stash_t *e = tag_read_before(t, req->dir, req->peer, req->tag, 0)
+                     ? NULL
+                     : stash_first(t, req->dir, req->peer, req->tag);
+    if (e)
+        stash_take(t, req, op, e);
     pthread_mutex_unlock(&t->lock);
-    if (got) {
+    if (e) {
         pthread_mutex_unlock(&t->pull_lock);
-        op->phase = PH_GOT;
         return UTC_OK;
     }
     utc__req_prepare(&op->q, UTC__OP_RECV, req->dir, req->tag, req->peer, t->in);
@@ -1579,35 +1601,50 @@ static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     send_finish(t, req, op, rc);
 }
 
-/* A read's inner read ended with `st` (UTC_OK: op->d came; UTC_ERR_CLOSED): a stashed
- * descriptor of its tag written before op->d (one another read of the tag truncated while
- * this one was posted) is the read's: it takes that one, and the one it got is stashed in
- * its place in the order. UTC_OK when the read has a descriptor, else st. */
-static utc_status_t stash_older(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_status_t st)
+/*
+ * A read's inner read ended with `st` (UTC_OK: op->d came; UTC_ERR_CLOSED): where it goes,
+ * decided at once under the locks (so a later read of the tag sees the outcome):
+ * - a stashed descriptor of its tag written before op->d (a message another read
+ *   truncated while this one was posted) is the read's, and op->d is stashed behind it;
+ * - the read's descriptor too large for it stays (stashed) first of its tag: UTC_ERR_TRUNCATE,
+ *   its size in req->received;
+ * - else PH_GOT. UTC_OK; UTC_ERR_TRUNCATE; st (the end of stream, nothing stashed);
+ *   UTC_ERR_NO_MEMORY (op->d could not be kept: dropped).
+ */
+static utc_status_t desc_settle(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_status_t st)
 {
-    desc_t first;
-    int tag;
+    stash_t *spare = st == UTC_OK ? malloc(sizeof *spare) : NULL;
     pthread_mutex_lock(&t->pull_lock);
     pthread_mutex_lock(&t->lock);
-    if (stash_find(t, req->dir, req->peer, req->tag, false, &first, &tag) &&
-        (st == UTC_ERR_CLOSED || first.seq < op->d.seq)) {
-        stash_t *e = st == UTC_OK ? malloc(sizeof *e) : NULL;
-        if (e) {
-            *e = (stash_t){.dir = req->dir, .peer = req->peer, .tag = req->tag, .d = op->d};
-            stash_insert(t, e);
-        } else if (st == UTC_OK) { /* (the older one stays for the next read) */
-            st = utc__error(UTC_ERR_NO_MEMORY,
-                            "conduit %d (device): out of memory to keep a message of tag %d "
-                            "behind an older one: dropped",
-                            t->base.conduit_id, req->tag);
+    stash_t *first = stash_first(t, req->dir, req->peer, req->tag);
+    bool behind = first && (st == UTC_ERR_CLOSED || first->d.seq < op->d.seq);
+    bool keep = st == UTC_OK && (behind || (!req->owned && op->d.size > req->size));
+    if (keep && !spare) {
+        st = utc__error(UTC_ERR_NO_MEMORY,
+                        "conduit %d (device): out of memory to keep a message of tag %d "
+                        "from rank %d: dropped",
+                        t->base.conduit_id, req->tag, req->peer);
+    } else if (keep) {
+        *spare = (stash_t){.dir = req->dir, .peer = req->peer, .tag = req->tag, .d = op->d};
+        stash_insert(t, spare);
+        spare = NULL;
+        if (!behind) { /* too large: it stays first of its tag */
+            req->received = op->d.size;
+            st = UTC_ERR_TRUNCATE;
+            op->phase = PH_TRUNC;
         }
-        if (st == UTC_OK || st == UTC_ERR_CLOSED) {
-            (void)stash_find(t, req->dir, req->peer, req->tag, true, &op->d, &tag);
-            st = UTC_OK;
-        }
+    }
+    if (behind && st != UTC_ERR_NO_MEMORY) {
+        stash_take(t, req, op, stash_first(t, req->dir, req->peer, req->tag));
+        st = op->phase == PH_TRUNC ? UTC_ERR_TRUNCATE : UTC_OK;
+        if (st == UTC_ERR_TRUNCATE)
+            req->received = op->d.size;
+    } else if (st == UTC_OK) {
+        op->phase = PH_GOT;
     }
     pthread_mutex_unlock(&t->lock);
     pthread_mutex_unlock(&t->pull_lock);
+    free(spare);
     return st;
 }
 
@@ -1621,13 +1658,13 @@ static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
                             "conduit %d (device): message of tag %d from "
                             "rank %d is no device descriptor (%zu bytes)",
                             t->base.conduit_id, req->tag, req->peer, op->q.received);
+        utc_status_t came = st;
         if (st == UTC_OK || st == UTC_ERR_CLOSED)
-            st = stash_older(t, req, op, st);
-        if (st != UTC_OK) {
+            st = desc_settle(t, req, op, st);
+        if (st == UTC_ERR_NO_MEMORY && came == UTC_OK)
+            recv_failed(t, req, op, st); /* its writer learns it was dropped */
+        if (st != UTC_OK)
             op_end(req, st);
-            return;
-        }
-        op->phase = PH_GOT;
         return;
     }
     if (st != UTC_OK) {
@@ -1672,14 +1709,26 @@ static int op_step(dev_tp_t *t, dev_op_t *op, bool stashed)
     utc_request_t *req = op->req;
     switch (op->phase) {
     case PH_DESC:
-        if (req->op == UTC__OP_RECV && stashed && desc_stashed(t, req, op))
-            return STEP_DID; /* (PH_GOT, or ended) */
+        if (req->op == UTC__OP_RECV) {
+            /* reads of a tag take their messages in the order they were started */
+            pthread_mutex_lock(&t->lock);
+            bool later = tag_read_before(t, req->dir, req->peer, req->tag, op->id);
+            pthread_mutex_unlock(&t->lock);
+            if (later)
+                return STEP_WAIT;
+            if (stashed && desc_stashed(t, req, op))
+                return STEP_DID; /* (PH_GOT or PH_TRUNC) */
+        }
         if (utc__req_state(&op->q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, &op->q))
             return STEP_WAIT;
         desc_done(t, req, op);
         return STEP_DID;
     case PH_GOT:
         recv_got(t, req, op);
+        return STEP_DID;
+    case PH_TRUNC: /* its message stays first of its tag */
+        req->received = op->d.size;
+        op_end(req, UTC_ERR_TRUNCATE);
         return STEP_DID;
     case PH_RXWAIT:
         return staged_recv_begin(t, req, op) ? STEP_DID : STEP_WAIT;
@@ -1927,17 +1976,31 @@ static utc_status_t dev_probe(utc__transport_t *tp, utc_request_t *req)
 {
     dev_tp_t *t = dt_of(tp);
     drive(t);
-    desc_t d, oldest;
-    int tag, otag, tp_err = 0;
+    int tp_err = 0;
     pthread_mutex_lock(&t->pull_lock);
     utc_status_t st = pull(t, req->dir, req->peer, &tp_err);
     pthread_mutex_lock(&t->lock);
-    bool got = stash_find(t, req->dir, req->peer, req->tag, false, &d, &tag);
-    /* the oldest message is an earlier any-tag read's, as on the host transports */
-    if (got && any_read_before(t, req->dir, req->peer, 0) &&
-        stash_find(t, req->dir, req->peer, UTC_ANY_TAG, false, &oldest, &otag) &&
-        (req->tag == UTC_ANY_TAG || oldest.seq == d.seq))
-        got = false;
+    /* what a read started now would get: not a message earlier reads wait for (the oldest
+     * one when an any-tag read waits; its tag's next when a read of its tag does) */
+    stash_t *e = NULL;
+    bool hidden = false;
+    if (req->tag == UTC_ANY_TAG) {
+        hidden = any_read_before(t, req->dir, req->peer, 0);
+        e = hidden ? NULL : stash_any(t, req->dir, req->peer, 0);
+    } else {
+        hidden = tag_read_before(t, req->dir, req->peer, req->tag, 0);
+        e = hidden ? NULL : stash_first(t, req->dir, req->peer, req->tag);
+        stash_t *oldest = e && any_read_before(t, req->dir, req->peer, 0)
+                              ? stash_any(t, req->dir, req->peer, 0)
+                              : NULL;
+        if (oldest == e && oldest) {
+            e = NULL;
+            hidden = true;
+        }
+    }
+    desc_t d = e ? e->d : (desc_t){0};
+    int tag = e ? e->tag : req->tag;
+    bool got = e != NULL;
     pthread_mutex_unlock(&t->lock);
     pthread_mutex_unlock(&t->pull_lock);
     req->tp_err = tp_err;
@@ -1946,6 +2009,8 @@ static utc_status_t dev_probe(utc__transport_t *tp, utc_request_t *req)
         req->tag = tag;
         return UTC_OK;
     }
+    if (hidden) /* a message is there, an earlier read's */
+        return UTC_ERR_TIMEOUT;
     if (st == UTC_OK)
         st = stopped(t);
     return st != UTC_OK ? st : UTC_ERR_TIMEOUT;
