@@ -1315,20 +1315,22 @@ static utc_status_t pull(dev_tp_t *t, int dir, int peer, int *tp_err)
 static bool any_read_before(dev_tp_t *t, int dir, int peer, uint64_t id)
 {
     for (dev_op_t *o = t->live; o; o = o->next_live)
-        if (o->phase == PH_ANY && o->req->dir == dir && o->req->peer == peer &&
+        if (o->phase == PH_ANY && o->id && o->req->dir == dir && o->req->peer == peer &&
             (id == 0 || o->id < id))
             return true;
     return false;
 }
 
-/* Under t->lock: whether a read of (dir, peer, tag) started before `id` (0: any) still waits
- * for its descriptor: the next message of the tag is its own (reads of a tag get their
- * messages in the order they were started). */
+/* Under t->lock: whether a read of (dir, peer, tag) (UTC_ANY_TAG: of any tag) started
+ * before `id` (0: any) still waits for its descriptor: the next message of the tag is its
+ * own (reads of a tag get their messages in the order they were started). A read not yet
+ * posted (id 0) comes after every posted one. */
 static bool tag_read_before(dev_tp_t *t, int dir, int peer, int tag, uint64_t id)
 {
     for (dev_op_t *o = t->live; o; o = o->next_live)
-        if (o->phase == PH_DESC && o->req->op == UTC__OP_RECV && o->req->tag == tag &&
-            o->req->dir == dir && o->req->peer == peer && (id == 0 || o->id < id))
+        if (o->phase == PH_DESC && o->id && o->req->op == UTC__OP_RECV &&
+            (tag == UTC_ANY_TAG || o->req->tag == tag) && o->req->dir == dir &&
+            o->req->peer == peer && (id == 0 || o->id < id))
             return true;
     return false;
 }
@@ -1387,8 +1389,9 @@ static bool any_step(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         req->tag = e->tag;
         stash_take(t, req, op, e);
     }
-    /* messages still there go to the reads started before it, then maybe to it */
-    bool left = false;
+    /* messages still there go to the reads started before it, then maybe to it; a read
+     * still settling its descriptor may put one back (a truncation) */
+    bool left = tag_read_before(t, req->dir, req->peer, UTC_ANY_TAG, 0);
     for (stash_t *x = t->stash; x && !left; x = x->next)
         left = x->dir == req->dir && x->peer == req->peer;
     pthread_mutex_unlock(&t->lock);
@@ -1429,15 +1432,20 @@ static utc_status_t recv_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     utc_status_t rc = op_caller(t, op, op->dev_buf, bdev);
     if (rc != UTC_OK)
         return rc;
-    if (req->tag == UTC_ANY_TAG) { /* looks at each step (PH_ANY): its first look now */
-        op->phase = PH_ANY;
-        return UTC_OK;
-    }
+    /* its id (the order of reads) given where it is posted, under pull_lock: ids follow the
+     * order the inner transport serves reads in */
     pthread_mutex_lock(&t->pull_lock);
     pthread_mutex_lock(&t->lock);
+    op->id = ++t->next_id;
+    if (req->tag == UTC_ANY_TAG) { /* looks at each step (PH_ANY) */
+        op->phase = PH_ANY;
+        pthread_mutex_unlock(&t->lock);
+        pthread_mutex_unlock(&t->pull_lock);
+        return UTC_OK;
+    }
     /* a stashed message of its tag, unless an earlier read of the tag waits (it is that
      * one's): taken, or too large, left first of its tag */
-    stash_t *e = tag_read_before(t, req->dir, req->peer, req->tag, 0)
+    stash_t *e = tag_read_before(t, req->dir, req->peer, req->tag, op->id)
                      ? NULL
                      : stash_first(t, req->dir, req->peer, req->tag);
     if (e)
@@ -1477,21 +1485,33 @@ static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
         return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory", tp->conduit_id);
     op->phase = PH_DESC;
     op->req = req;
-    int prev = dev_save();
-    utc_status_t rc = req->op == UTC__OP_SEND ? send_start(t, req, op) : recv_start(t, req, op);
-    dev_restore(prev);
-    if (rc != UTC_OK) {
-        free(op);
-        return rc;
-    }
+    /* listed (and the request's) from now, held by this thread while it starts: no other
+     * thread steps or claims it; a read gets its id where it is posted (recv_start) */
     pthread_mutex_lock(&t->lock);
     UTC__REQ_PRIV(req, dev_priv_t)->op = op;
-    op->id = ++t->next_id;
+    op->stepping = true;
     op->next_live = t->live;
     if (t->live)
         t->live->prev_live = op;
     t->live = op;
     pthread_mutex_unlock(&t->lock);
+    int prev = dev_save();
+    utc_status_t rc = req->op == UTC__OP_SEND ? send_start(t, req, op) : recv_start(t, req, op);
+    dev_restore(prev);
+    pthread_mutex_lock(&t->lock);
+    if (rc != UTC_OK) {
+        UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+        live_unlink(t, op);
+    } else {
+        if (!op->id)
+            op->id = ++t->next_id;
+        op->stepping = false;
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (rc != UTC_OK) {
+        free(op);
+        return rc;
+    }
     /* a write's descriptor usually leaves at once: the write then waits for its answer,
      * which any thread's drive takes (or, handed over in-process, it is done). Only its
      * owner sees a descriptor sent later (a full node ring, a slow MPI send). */
@@ -1985,8 +2005,11 @@ static utc_status_t dev_probe(utc__transport_t *tp, utc_request_t *req)
     stash_t *e = NULL;
     bool hidden = false;
     if (req->tag == UTC_ANY_TAG) {
-        hidden = any_read_before(t, req->dir, req->peer, 0);
-        e = hidden ? NULL : stash_any(t, req->dir, req->peer, 0);
+        /* (a read settling its descriptor may put one back: not over yet) */
+        hidden = any_read_before(t, req->dir, req->peer, 0) ||
+                 tag_read_before(t, req->dir, req->peer, UTC_ANY_TAG, 0);
+        e = any_read_before(t, req->dir, req->peer, 0) ? NULL
+                                                       : stash_any(t, req->dir, req->peer, 0);
     } else {
         hidden = tag_read_before(t, req->dir, req->peer, req->tag, 0);
         e = hidden ? NULL : stash_first(t, req->dir, req->peer, req->tag);
