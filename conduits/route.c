@@ -81,12 +81,9 @@ static utc_status_t check_args(const xfer_t *x)
 }
 
 /* The checks of an operation on device conduit c (opts.memory = UTC_CONDUIT_MEM_DEVICE):
- * the calls it refuses, its tags, its buffers (conduits/device/). */
+ * its tags, its buffers (conduits/device/). */
 static utc_status_t check_device_args(const utc_conduit_t *c, const xfer_t *x)
 {
-    if (x->probe || x->any_tag)
-        return utc__error(UTC_ERR_UNSUPPORTED, "%s: conduit %d is a device conduit, which "
-                          "takes no probes and no any-tag reads: read a tag", x->fn, c->id);
     if (x->tag > UTC_CONDUIT_DEVICE_TAG_MAX)
         return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is above UTC_CONDUIT_DEVICE_TAG_MAX "
                           "(%d): the top two tags of a device conduit are the device layer's",

@@ -25,6 +25,18 @@
  *   at a time per (peer, direction) holds the data tag, so chunks never interleave. A
  *   transfer that failed in the host transport leaves that (peer, direction) out of step
  *   (chan_t.rx_broken, tx_broken): its later staged messages fail with UTC_ERR_STATE.
+ *   A staged transfer never holds a thread: once started it is listed on the transport
+ *   (dev_tp_t.xfers).
+ * Progress (drive): every thread that waits for or tests an operation of the transport
+ * moves every staged transfer on, reads the control messages of every write waiting for
+ * one, and steps every operation nobody steps now (dev_op_t.stepping: an owner waiting for
+ * its operation steps it; drive takes the others, e.g. a read whose thread waits for its
+ * own write). So one thread at each end can exchange device messages both ways, in any
+ * order of waits.
+ * Probes and any-tag reads: the layer takes descriptors off the inner transport into its
+ * stash (pull: an any-tag probe of the inner transport, which never sees the layer's own
+ * tags, then a read of the tag found) to learn their sizes and tags; reads of a tag look
+ * at the stash first, an any-tag read takes the oldest written there.
  * A read that fails after it took a descriptor and before it answered (no device memory
  * for an owned read, a CUDA error once the IPC handles are open, an out-of-step pair)
  * answers "fail" with its status and message: the write ends with that status, and the
@@ -97,8 +109,10 @@ typedef struct handed {
     struct handed *next;
 } handed_t;
 
-/* A descriptor a read took but could not use (its buffer was too small): the next read of
- * its (direction, peer, tag) gets it. */
+/* A descriptor taken off the inner transport and not yet read: one a read took but could
+ * not use (its buffer was too small: put first), or one a probe or an any-tag read took to
+ * learn its message's size and tag (put last). The next read of its (direction, peer,
+ * tag) gets the first of them; an any-tag read the oldest written (lowest seq). */
 typedef struct stash {
     int dir, peer, tag;
     desc_t d;
@@ -127,17 +141,36 @@ typedef struct dev_tp {
     utc__transport_t base;
     utc__transport_t *in; /* the host transport (base.inner) */
     pthread_mutex_t lock; /* handed, stash, chans */
-    atomic_int down;      /* the shutdown's status; 0 while up */
+    /* held while descriptors are taken into the stash (pull) and while a read looks at the
+     * stash and starts its inner read: a read never waits in the inner transport for a
+     * message behind one a pull took */
+    pthread_mutex_t pull_lock;
+    atomic_int down; /* the shutdown's status; 0 while up */
     atomic_uint_fast64_t seq;
     uint64_t next_hid;
     handed_t *handed;
     stash_t *stash;
     chan_t *chans;
-    bool ipc; /* UTC_DEVICE_IPC is not 0 */
+    struct dev_op *xfers;  /* the staged transfers in flight (under lock) */
+    struct dev_op *live;   /* every operation started and not ended (under lock) */
+    uint64_t next_id;      /* the operations' ids (under lock) */
+    unsigned pass;         /* drive's passes (under drive) */
+    pthread_mutex_t drive; /* held by the one thread moving them on (drive) */
+    bool ipc;              /* UTC_DEVICE_IPC is not 0 */
 } dev_tp_t;
 
-/* Where an operation stands. */
-enum { PH_DESC, PH_GOT, PH_CTL };
+/* The staged path's io of an operation: chunks to or from `peer` in direction `dir`. */
+typedef struct io_arg {
+    dev_tp_t *t;
+    int dir, peer;
+} io_arg_t;
+
+/* Where an operation stands: its descriptor on the way; a read with its descriptor; a
+ * write waiting for its reader's answer; a staged read waiting for its (peer, direction)'s
+ * data tag; a staged transfer in flight (listed, moved on by drive); an any-tag read
+ * waiting for a message (it looks by pull, no inner read); a read whose stashed message is
+ * too large for it (it stays first of its tag: the read ends UTC_ERR_TRUNCATE). */
+enum { PH_DESC, PH_GOT, PH_CTL, PH_RXWAIT, PH_STAGED, PH_ANY, PH_TRUNC };
 
 /* One operation's state (the request's private part holds a pointer to it). */
 typedef struct dev_op {
@@ -159,11 +192,30 @@ typedef struct dev_op {
     size_t owned_cap;   /* an owned write: its buffer's size (given back on failure) */
     bool answered;      /* a read: its writer has its answer (ack, go or fail) */
     utc_request_t *req; /* the request it is the state of */
-    bool claimed;       /* a write with its control message: a thread finishes it */
+    bool claimed;       /* a thread other than its owner's finishes it (a write with its
+                         * control message, or a staged transfer: drive) */
+    /* Who moves it: while not claimed, the one thread that set `stepping` (under lock):
+     * its owner waiting for it, or drive (an operation nobody waits for now). A claim
+     * needs it clear. */
+    bool stepping;
+    uint64_t id;   /* unique on its transport */
+    unsigned pass; /* drive's last pass that stepped it */
+    struct dev_op *next_live, *prev_live;
+    /* a staged transfer */
+    io_arg_t ioa;
+    utc__staged_io_t io;
+    utc__staged_t *x;
+    void *dst;    /* a read: where the data goes */
+    bool refused; /* a read: the reader refused IPC (its "go" says so) */
+    struct dev_op *next_x;
 } dev_op_t;
 
 typedef struct dev_priv {
     dev_op_t *op;
+    /* an operation that ended with an error, maybe in another thread (drive): its message,
+     * raised again in the thread that sees it done (dev_progress, dev_wait) */
+    bool has_why;
+    char why[512];
 } dev_priv_t;
 UTC__REQ_PRIV_FITS(dev_priv_t);
 
@@ -403,12 +455,83 @@ static void ctl_unwait(dev_op_t *op)
 
 static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op);
 
-/* One step of a write waiting for its control message: read the channel's next one (one
- * inner read at a time per channel) and hand it to the write it names. A write other than
- * op is finished here and now: the reader may wait for its chunks (or hold back its next
- * reads) while op's owner waits only for op. CTL_MINE once op has its message (or the
- * channel's error in op->ctl_err) and the caller is to finish it; CTL_OTHERS when another
- * thread finishes it (op may be gone when this returns); CTL_WAIT. */
+/*
+ * Under t->lock: one step of ch's control messages, while writes wait for one: read the
+ * next one (one inner read at a time per channel) and hand it to the write it names. A
+ * write other than `self` that gets its message while it waits (PH_CTL) is claimed and
+ * returned, for the caller to finish here and now (send_ctl_done, after the lock): the
+ * reader may wait for its chunks (or hold back its next reads) while that write's owner
+ * waits for something else. NULL otherwise.
+ */
+static dev_op_t *chan_step(dev_tp_t *t, chan_t *ch, dev_op_t *self)
+{
+    if (!ch->waiting)
+        return NULL;
+    if (!ch->ctl_rx) {
+        utc_request_t *q = malloc(sizeof *q);
+        utc_status_t rc = UTC_ERR_NO_MEMORY;
+        if (q) {
+            utc__req_prepare(q, UTC__OP_RECV, 1 - ch->dir, UTC__DEVICE_TAG_CTL, ch->peer, t->in);
+            q->rbuf = &ch->ctl_buf;
+            q->size = sizeof ch->ctl_buf;
+            rc = t->in->ops->start(t->in, q);
+        }
+        if (rc != UTC_OK) {
+            free(q);
+            if (self) { /* its own failure; the others try again */
+                self->ctl_got = true;
+                self->ctl_err = rc;
+                ctl_unwait(self);
+            }
+            return NULL;
+        }
+        ch->ctl_rx = q;
+    }
+    utc_request_t *q = ch->ctl_rx;
+    if (utc__req_state(q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, q))
+        return NULL;
+    utc_status_t st = q->status;
+    if (st == UTC_OK && (q->received != sizeof(ctl_t) || ch->ctl_buf.magic != CTL_MAGIC))
+        st = utc__error(UTC_ERR_INTERNAL,
+                        "conduit %d (device): a control message from "
+                        "rank %d is not one (%zu bytes)",
+                        t->base.conduit_id, ch->peer, q->received);
+    ch->ctl_rx = NULL;
+    free(q);
+    if (st != UTC_OK) { /* every waiting write ends with it (its owner finishes it) */
+        for (dev_op_t *w = ch->waiting; w; w = w->next_wait) {
+            w->ctl_got = true;
+            w->ctl_err = st;
+        }
+        ch->waiting = NULL;
+        return NULL;
+    }
+    dev_op_t **p = &ch->waiting;
+    while (*p && (*p)->d.seq != ch->ctl_buf.seq)
+        p = &(*p)->next_wait;
+    if (!*p) {
+        utc_log(UTC_LOG_WARN,
+                "conduit %d (device): a control message from rank %d "
+                "names write %llu, which no write here waits for; dropped",
+                t->base.conduit_id, ch->peer, (unsigned long long)ch->ctl_buf.seq);
+        return NULL;
+    }
+    dev_op_t *w = *p;
+    *p = w->next_wait;
+    w->ctl = ch->ctl_buf;
+    w->ctl_got = true;
+    w->ctl_err = UTC_OK;
+    if (w != self && w->phase == PH_CTL && !w->claimed && !w->stepping) {
+        w->claimed = true;
+        return w;
+    } /* (one still sending its descriptor, or being moved: its stepper finds it) */
+    return NULL;
+}
+
+/* One step of a write waiting for its control message (chan_step), a message for another
+ * write finished here and now. CTL_MINE once op has its message (or the channel's error in
+ * op->ctl_err) and the caller is to finish it; CTL_OTHERS when another thread finishes it
+ * (op may be gone when this returns); CTL_WAIT. */
 enum { CTL_WAIT, CTL_MINE, CTL_OTHERS };
 
 static int ctl_poll(dev_tp_t *t, utc_request_t *req, utc_status_t stop)
@@ -425,64 +548,8 @@ static int ctl_poll(dev_tp_t *t, utc_request_t *req, utc_status_t stop)
         op->ctl_got = true;
         op->ctl_err = stop;
     }
-    chan_t *ch = op->ch;
-    if (!op->ctl_got && !ch->ctl_rx) {
-        utc_request_t *q = malloc(sizeof *q);
-        utc_status_t rc = UTC_ERR_NO_MEMORY;
-        if (q) {
-            utc__req_prepare(q, UTC__OP_RECV, 1 - ch->dir, UTC__DEVICE_TAG_CTL, ch->peer, t->in);
-            q->rbuf = &ch->ctl_buf;
-            q->size = sizeof ch->ctl_buf;
-            rc = t->in->ops->start(t->in, q);
-        }
-        if (rc != UTC_OK) {
-            free(q);
-            op->ctl_got = true;
-            op->ctl_err = rc;
-            ctl_unwait(op);
-        } else {
-            ch->ctl_rx = q;
-        }
-    }
-    utc_request_t *q = ch->ctl_rx;
-    if (!op->ctl_got && q &&
-        (utc__req_state(q) == UTC__REQ_DONE || t->in->ops->progress(t->in, q))) {
-        utc_status_t st = q->status;
-        if (st == UTC_OK && (q->received != sizeof(ctl_t) || ch->ctl_buf.magic != CTL_MAGIC))
-            st = utc__error(UTC_ERR_INTERNAL,
-                            "conduit %d (device): a control message from "
-                            "rank %d is not one (%zu bytes)",
-                            t->base.conduit_id, ch->peer, q->received);
-        ch->ctl_rx = NULL;
-        free(q);
-        if (st != UTC_OK) { /* every waiting write ends with it */
-            for (dev_op_t *w = ch->waiting; w; w = w->next_wait) {
-                w->ctl_got = true;
-                w->ctl_err = st;
-            }
-            ch->waiting = NULL;
-        } else {
-            dev_op_t **p = &ch->waiting;
-            while (*p && (*p)->d.seq != ch->ctl_buf.seq)
-                p = &(*p)->next_wait;
-            if (*p) {
-                dev_op_t *w = *p;
-                *p = w->next_wait;
-                w->ctl = ch->ctl_buf;
-                w->ctl_got = true;
-                w->ctl_err = UTC_OK;
-                if (w != op && w->phase == PH_CTL) { /* finished by this thread, below */
-                    w->claimed = true;
-                    other = w;
-                } /* (one still sending its descriptor: its owner goes on, and finds it) */
-            } else {
-                utc_log(UTC_LOG_WARN,
-                        "conduit %d (device): a control message from rank %d "
-                        "names write %llu, which no write here waits for; dropped",
-                        t->base.conduit_id, ch->peer, (unsigned long long)ch->ctl_buf.seq);
-            }
-        }
-    }
+    if (!op->ctl_got)
+        other = chan_step(t, op->ch, op);
     /* op is claimed here, under the lock: once another thread claimed it, that thread may
      * free it as soon as the lock is let go */
     int got = !op->ctl_got ? CTL_WAIT : op->claimed ? CTL_OTHERS : CTL_MINE;
@@ -495,11 +562,6 @@ static int ctl_poll(dev_tp_t *t, utc_request_t *req, utc_status_t stop)
 }
 
 /* ---- the staged path's io: chunks on the inner transport's data tag ---- */
-
-typedef struct io_arg {
-    dev_tp_t *t;
-    int dir, peer;
-} io_arg_t;
 
 static utc_status_t io_start(void *arg, utc__op_t op, const void *sbuf, void *rbuf, size_t n,
                              void **h)
@@ -534,22 +596,21 @@ static utc_status_t io_irecv(void *arg, void *buf, size_t n, void **h)
 
 static utc_status_t stopped(dev_tp_t *t);
 
-/* A chunk's transfer, waited for. A receive also ends when the transport stops (a failed
- * task, the shutdown) and the inner transport gives it back: a chunk asked for after the
- * failure ended the reads might never come (its writer stops at the failure notice). */
-static utc_status_t io_wait(void *arg, void *h, size_t *received)
+/* Whether a chunk's transfer is over, without blocking. A receive also ends when the
+ * transport stops (a failed task, the shutdown) and the inner transport gives it back: a
+ * chunk asked for after the failure ended the reads might never come (its writer stops at
+ * the failure notice). */
+static bool io_test(void *arg, void *h, utc_status_t *status, size_t *received)
 {
     io_arg_t *a = arg;
     utc_request_t *q = h;
     utc__transport_t *in = a->t->in;
     utc_status_t st = UTC_OK;
-    while (utc__req_state(q) != UTC__REQ_DONE &&
-           !in->ops->wait(in, q, q->op == UTC__OP_RECV ? 0.05 : -1)) {
-        utc_status_t stop = stopped(a->t);
-        if (stop != UTC_OK && in->ops->cancel(in, q)) {
-            st = stop; /* withdrawn: q is no longer the inner transport's */
-            break;
-        }
+    if (utc__req_state(q) != UTC__REQ_DONE && !in->ops->progress(in, q)) {
+        utc_status_t stop = q->op == UTC__OP_RECV ? stopped(a->t) : UTC_OK;
+        if (stop == UTC_OK || !in->ops->cancel(in, q))
+            return false;
+        st = stop; /* withdrawn: q is no longer the inner transport's */
     }
     if (st == UTC_OK)
         st = q->status;
@@ -560,13 +621,29 @@ static utc_status_t io_wait(void *arg, void *h, size_t *received)
                         a->t->base.conduit_id, q->op == UTC__OP_SEND ? "to" : "from", a->peer,
                         utc_status_string(st));
     free(q);
-    return st;
+    *status = st;
+    return true;
 }
 
-static utc__staged_io_t io_of(io_arg_t *a)
+/* Op's staged io toward `peer` in direction `dir` (kept in op: it outlives the call). */
+static utc__staged_io_t *io_of(dev_tp_t *t, dev_op_t *op, int dir, int peer)
 {
-    return (utc__staged_io_t){
-        .arg = a, .isend = io_isend, .irecv = io_irecv, .wait = io_wait, .owner = a->t};
+    op->ioa = (io_arg_t){t, dir, peer};
+    op->io = (utc__staged_io_t){
+        .arg = &op->ioa, .isend = io_isend, .irecv = io_irecv, .test = io_test, .owner = t};
+    return &op->io;
+}
+
+/* List op's staged transfer, started: drive moves it on and finishes op. Op is not its
+ * owner's any more (it may be gone once this returns). */
+static void xfer_list(dev_tp_t *t, dev_op_t *op)
+{
+    pthread_mutex_lock(&t->lock);
+    op->phase = PH_STAGED;
+    op->claimed = true;
+    op->next_x = t->xfers;
+    t->xfers = op;
+    pthread_mutex_unlock(&t->lock);
 }
 
 /* ---- operations ---- */
@@ -585,6 +662,18 @@ static utc_status_t stopped(dev_tp_t *t)
     return utc__transport_fail_status(&t->base);
 }
 
+/* Under t->lock: op leaves the live operations. */
+static void live_unlink(dev_tp_t *t, dev_op_t *op)
+{
+    if (op->prev_live)
+        op->prev_live->next_live = op->next_live;
+    else if (t->live == op)
+        t->live = op->next_live;
+    if (op->next_live)
+        op->next_live->prev_live = op->prev_live;
+    op->next_live = op->prev_live = NULL;
+}
+
 /* End req with `st` (its state freed first: the owner may reuse req once it is DONE). */
 static void op_end(utc_request_t *req, utc_status_t st)
 {
@@ -596,10 +685,29 @@ static void op_end(utc_request_t *req, utc_status_t st)
         dev_tp_t *t = dt_of(req->tp);
         pthread_mutex_lock(&t->lock);
         UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+        live_unlink(t, op);
         pthread_mutex_unlock(&t->lock);
         free(op);
     }
+    dev_priv_t *pv = UTC__REQ_PRIV(req, dev_priv_t);
+    pv->has_why = st != UTC_OK && st != UTC_ERR_TRUNCATE;
+    if (pv->has_why)
+        utc__text_copy(pv->why, sizeof pv->why, utc_last_error());
     utc__req_finish(req, st);
+}
+
+/* Whether req is done; if so, the calling thread's last error is its error's message
+ * (set by whichever thread ended it). */
+static bool done_here(utc_request_t *req)
+{
+    if (utc__req_state(req) != UTC__REQ_DONE)
+        return false;
+    dev_priv_t *pv = UTC__REQ_PRIV(req, dev_priv_t);
+    if (pv->has_why) {
+        pv->has_why = false;
+        (void)utc__error(req->status, "%s", pv->why);
+    }
+    return true;
 }
 
 /* The caller's device and stream for an operation on `buf` (is_dev: device memory on
@@ -976,52 +1084,6 @@ static utc_status_t ipc_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void
     return ctl_send(t, 1 - req->dir, writer, &m);
 }
 
-/* Staged, reader: hold the data tag of (writer, dir), say "go", run the pipeline. */
-static utc_status_t staged_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void *dst,
-                                bool ipc_refused)
-{
-    chan_t *ch;
-    utc__poll_t p = UTC__POLL_INIT;
-    for (;;) {
-        utc_status_t st = stopped(t);
-        if (st != UTC_OK)
-            return st;
-        pthread_mutex_lock(&t->lock);
-        ch = chan_at(t, req->peer, req->dir);
-        bool got = ch && !ch->rx_busy && !ch->rx_broken;
-        if (got)
-            ch->rx_busy = true;
-        utc_status_t broken = ch ? ch->rx_broken : UTC_OK;
-        pthread_mutex_unlock(&t->lock);
-        if (!ch)
-            return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
-                              t->base.conduit_id);
-        if (broken)
-            return utc__error(UTC_ERR_STATE,
-                              "conduit %d (device): the staged chunks from rank %d are out "
-                              "of step since a transfer of an earlier message failed midway "
-                              "(%s): destroy the conduit",
-                              t->base.conduit_id, req->peer, utc_status_string(broken));
-        if (got)
-            break;
-        utc__poll_step(&p);
-    }
-    ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_GO, .seq = op->d.seq, .ipc_refused = ipc_refused};
-    op->answered = true;
-    utc_status_t rc = ctl_send(t, 1 - req->dir, req->peer, &m);
-    io_arg_t a = {t, req->dir, req->peer};
-    utc__staged_io_t io = io_of(&a);
-    if (rc == UTC_OK)
-        rc = utc__staged_recv(&io, dst, op->dev_buf, op->d.size, op->d.chunk,
-                              op->gpu ? op->s : NULL);
-    pthread_mutex_lock(&t->lock);
-    ch->rx_busy = false;
-    if (io.out_of_step && !ch->rx_broken)
-        ch->rx_broken = rc != UTC_OK ? rc : UTC_ERR_INTERNAL;
-    pthread_mutex_unlock(&t->lock);
-    return rc;
-}
-
 /* A read that took a message's descriptor failed with `rc`: the message is dropped. A
  * handed buffer still listed goes; a writer waiting for this read's answer gets a fail
  * naming rc (unless the conduit is stopping: its writers end by that). */
@@ -1046,10 +1108,30 @@ static void recv_failed(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_statu
     (void)utc__error(rc, "%s", m.why); /* this read's own message again */
 }
 
-/* A read has its descriptor: the data, by the writer's path. */
+static void stash_insert(dev_tp_t *t, stash_t *e);
+
+/* The end of a read that had its descriptor, with `rc`: an owned read's buffer is the
+ * reader's (or freed, on failure), a CPU thread's data is in place, a failure answers the
+ * writer. `own_dst`: op->dst is this layer's (an owned read's buffer, not handed over). */
+static void recv_finish(dev_tp_t *t, utc_request_t *req, dev_op_t *op, bool own_dst,
+                        utc_status_t rc)
+{
+    if (own_dst && req->owned && rc == UTC_OK)
+        rc = recv_owned_give(req, op, op->dst);
+    else if (own_dst && req->owned && op->dst)
+        (void)cudaFreeAsync(op->dst, op->s);
+    if (rc == UTC_OK && !op->gpu) /* a CPU thread: the data in place on return */
+        rc = stream_drain(t, op->device, op->s);
+    if (rc != UTC_OK)
+        recv_failed(t, req, op, rc);
+    op_end(req, rc);
+}
+
+/* A read has its descriptor: the data, by the writer's path (a staged one goes on to
+ * PH_RXWAIT). */
 static void recv_got(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
-    if (!req->owned && op->d.size > req->size) { /* stays for the next read of its tag */
+    if (!req->owned && op->d.size > req->size) { /* (decided before on every path: a guard) */
         stash_t *s = malloc(sizeof *s);
         if (!s) {
             utc_status_t rc = utc__error(UTC_ERR_NO_MEMORY,
@@ -1062,36 +1144,285 @@ static void recv_got(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         }
         *s = (stash_t){.dir = req->dir, .peer = req->peer, .tag = req->tag, .d = op->d};
         pthread_mutex_lock(&t->lock);
-        s->next = t->stash;
-        t->stash = s;
+        stash_insert(t, s); /* first of its tag again */
         pthread_mutex_unlock(&t->lock);
         req->received = op->d.size;
         op_end(req, UTC_ERR_TRUNCATE);
         return;
     }
     req->received = op->d.size;
-    void *dst = NULL;
     cudaError_t err = use_device(op->device);
     utc_status_t rc =
         err == cudaSuccess ? UTC_OK : cuda_error(t->base.conduit_id, err, "cudaSetDevice");
     if (rc == UTC_OK && op->d.kind == K_HANDOVER) {
-        rc = handover_recv(t, req, op);
-    } else if (rc == UTC_OK && (rc = recv_dst(t, req, op, &dst)) == UTC_OK) {
-        bool refused = false;
-        if (op->d.kind == K_IPC && (rc = ipc_recv(t, req, op, dst)) == UTC_ERR_UNSUPPORTED)
-            refused = true;
-        if (op->d.kind == K_STAGED || refused)
-            rc = staged_recv(t, req, op, dst, refused);
-        if (req->owned && rc == UTC_OK)
-            rc = recv_owned_give(req, op, dst);
-        else if (req->owned && dst)
-            (void)cudaFreeAsync(dst, op->s);
+        recv_finish(t, req, op, false, handover_recv(t, req, op));
+        return;
     }
-    if (rc == UTC_OK && !op->gpu) /* a CPU thread: the data in place on return */
-        rc = stream_drain(t, op->device, op->s);
-    if (rc != UTC_OK)
-        recv_failed(t, req, op, rc);
-    op_end(req, rc);
+    if (rc == UTC_OK && (rc = recv_dst(t, req, op, &op->dst)) == UTC_OK) {
+        if (op->d.kind == K_IPC && (rc = ipc_recv(t, req, op, op->dst)) == UTC_ERR_UNSUPPORTED)
+            op->refused = true;
+        if (op->d.kind == K_STAGED || op->refused) {
+            op->phase = PH_RXWAIT;
+            return;
+        }
+    }
+    recv_finish(t, req, op, true, rc);
+}
+
+/* A staged read's transfer ended with `st`: the data tag of its (peer, direction) is free
+ * again (or out of step), and the read ends. */
+static void staged_recv_end(dev_tp_t *t, dev_op_t *op, utc_status_t st)
+{
+    utc_request_t *req = op->req;
+    pthread_mutex_lock(&t->lock);
+    chan_t *ch = chan_at(t, req->peer, req->dir); /* there: made by staged_recv_begin */
+    if (ch) {
+        ch->rx_busy = false;
+        if (op->io.out_of_step && !ch->rx_broken)
+            ch->rx_broken = st != UTC_OK ? st : UTC_ERR_INTERNAL;
+    }
+    pthread_mutex_unlock(&t->lock);
+    recv_finish(t, req, op, true, st);
+}
+
+/* Staged, reader (PH_RXWAIT): once the data tag of (writer, dir) is free, hold it, say
+ * "go" and start the transfer (listed: drive moves it on). False while another staged read
+ * holds the tag; true once op moved on (listed, or ended). */
+static bool staged_recv_begin(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    utc_status_t st = stopped(t);
+    if (st != UTC_OK) {
+        recv_finish(t, req, op, true, st);
+        return true;
+    }
+    pthread_mutex_lock(&t->lock);
+    chan_t *ch = chan_at(t, req->peer, req->dir);
+    bool got = ch && !ch->rx_busy && !ch->rx_broken;
+    if (got)
+        ch->rx_busy = true;
+    utc_status_t broken = ch ? ch->rx_broken : UTC_OK;
+    pthread_mutex_unlock(&t->lock);
+    if (!ch) {
+        recv_finish(t, req, op, true,
+                    utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
+                               t->base.conduit_id));
+        return true;
+    }
+    if (broken) {
+        recv_finish(t, req, op, true,
+                    utc__error(UTC_ERR_STATE,
+                               "conduit %d (device): the staged chunks from rank %d are out "
+                               "of step since a transfer of an earlier message failed midway "
+                               "(%s): destroy the conduit",
+                               t->base.conduit_id, req->peer, utc_status_string(broken)));
+        return true;
+    }
+    if (!got)
+        return false;
+    ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_GO, .seq = op->d.seq, .ipc_refused = op->refused};
+    op->answered = true;
+    utc_status_t rc = ctl_send(t, 1 - req->dir, req->peer, &m);
+    bool go_sent = rc == UTC_OK;
+    utc__staged_io_t *io = io_of(t, op, req->dir, req->peer);
+    cudaError_t err = rc == UTC_OK ? use_device(op->device) : cudaSuccess;
+    if (err != cudaSuccess)
+        rc = cuda_error(t->base.conduit_id, err, "cudaSetDevice");
+    if (rc == UTC_OK)
+        rc = utc__staged_start(io, false, op->dst, op->dev_buf, op->d.size, op->d.chunk,
+                               op->gpu ? op->s : NULL, &op->x);
+    if (rc != UTC_OK) {
+        /* no transfer: the writer's chunks (it has its "go") are not taken */
+        io->out_of_step = go_sent;
+        staged_recv_end(t, op, rc);
+        return true;
+    }
+    xfer_list(t, op);
+    return true;
+}
+
+/* ---- the stash, probes and any-tag reads ---- */
+
+/* Under t->lock: stash e, among the stashed descriptors of its (dir, peer, tag) in the
+ * order they were written (seq), so the first of its tag is the oldest. */
+static void stash_insert(dev_tp_t *t, stash_t *e)
+{
+    stash_t **p = &t->stash;
+    for (; *p; p = &(*p)->next)
+        if ((*p)->dir == e->dir && (*p)->peer == e->peer && (*p)->tag == e->tag &&
+            (*p)->d.seq > e->d.seq)
+            break;
+    e->next = *p;
+    *p = e;
+}
+
+/*
+ * Under pull_lock: take every descriptor of (dir, peer) that the inner transport has now
+ * and that no read started earlier waits for into the stash, in the order they come (an
+ * any-tag probe of the inner transport, which never sees the layer's own tags, then a read
+ * of the tag it found). UTC_OK (nothing more now); the inner probe's UTC_ERR_CLOSED (the
+ * stream is over) or failure status; a descriptor that is none (UTC_ERR_INTERNAL: dropped)
+ * or no memory for it; UTC_ERR_MPI with its code in *tp_err.
+ */
+static utc_status_t pull(dev_tp_t *t, int dir, int peer, int *tp_err)
+{
+    for (;;) {
+        utc_request_t q;
+        utc__req_prepare(&q, UTC__OP_RECV, dir, UTC_ANY_TAG, peer, t->in);
+        utc_status_t st = t->in->ops->probe(t->in, &q);
+        if (st == UTC_ERR_TIMEOUT)
+            return UTC_OK;
+        if (st != UTC_OK)
+            return st;
+        stash_t *e = malloc(sizeof *e);
+        if (!e)
+            return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory",
+                              t->base.conduit_id);
+        *e = (stash_t){.dir = dir, .peer = peer, .tag = q.tag};
+        utc__req_prepare(&q, UTC__OP_RECV, dir, e->tag, peer, t->in);
+        q.rbuf = &e->d;
+        q.size = sizeof e->d;
+        if ((st = t->in->ops->start(t->in, &q)) != UTC_OK) {
+            free(e);
+            return st;
+        }
+        /* the probe found it and no read started since (pull_lock): it is there */
+        if (utc__req_state(&q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, &q)) {
+            if (t->in->ops->cancel(t->in, &q)) { /* gone after all: nothing to take */
+                free(e);
+                return UTC_OK;
+            }
+            (void)t->in->ops->wait(t->in, &q, -1); /* matched: arriving */
+        }
+        st = q.status;
+        *tp_err = q.tp_err;
+        if (st == UTC_OK && (q.received != sizeof(desc_t) || e->d.magic != DESC_MAGIC))
+            st = utc__error(UTC_ERR_INTERNAL,
+                            "conduit %d (device): message of tag %d from rank %d is no "
+                            "device descriptor (%zu bytes): dropped",
+                            t->base.conduit_id, e->tag, peer, q.received);
+        if (st != UTC_OK) {
+            free(e);
+            return st;
+        }
+        pthread_mutex_lock(&t->lock);
+        stash_insert(t, e);
+        pthread_mutex_unlock(&t->lock);
+    }
+}
+
+/* Under t->lock: whether an any-tag read of (dir, peer) started before `id` (0: any) waits
+ * (it takes the oldest message there first). */
+static bool any_read_before(dev_tp_t *t, int dir, int peer, uint64_t id)
+{
+    for (dev_op_t *o = t->live; o; o = o->next_live)
+        if (o->phase == PH_ANY && o->id && o->req->dir == dir && o->req->peer == peer &&
+            (id == 0 || o->id < id))
+            return true;
+    return false;
+}
+
+/* Under t->lock: whether a read of (dir, peer, tag) (UTC_ANY_TAG: of any tag) started
+ * before `id` (0: any) still waits for its descriptor: the next message of the tag is its
+ * own (reads of a tag get their messages in the order they were started). A read not yet
+ * posted (id 0) comes after every posted one. */
+static bool tag_read_before(dev_tp_t *t, int dir, int peer, int tag, uint64_t id)
+{
+    for (dev_op_t *o = t->live; o; o = o->next_live)
+        if (o->phase == PH_DESC && o->id && o->req->op == UTC__OP_RECV &&
+            (tag == UTC_ANY_TAG || o->req->tag == tag) && o->req->dir == dir &&
+            o->req->peer == peer && (id == 0 || o->id < id))
+            return true;
+    return false;
+}
+
+/* Under t->lock: the stashed descriptor an any-tag read started as `id` (0: a probe) gets:
+ * the oldest written of (dir, peer) whose tag no earlier read waits for. */
+static stash_t *stash_any(dev_tp_t *t, int dir, int peer, uint64_t id)
+{
+    stash_t *best = NULL;
+    for (stash_t *e = t->stash; e; e = e->next)
+        if (e->dir == dir && e->peer == peer && (!best || e->d.seq < best->d.seq) &&
+            !tag_read_before(t, dir, peer, e->tag, id))
+            best = e;
+    return best;
+}
+
+/* Under t->lock: read req takes stashed descriptor e (PH_GOT), or, too large for it, leaves
+ * it first of its tag and ends UTC_ERR_TRUNCATE (PH_TRUNC, its size in op->d). */
+static void stash_take(dev_tp_t *t, utc_request_t *req, dev_op_t *op, stash_t *e)
+{
+    op->d = e->d;
+    if (!req->owned && e->d.size > req->size) {
+        op->phase = PH_TRUNC;
+        return;
+    }
+    stash_t **p = &t->stash;
+    while (*p != e)
+        p = &(*p)->next;
+    *p = e->next;
+    free(e);
+    op->phase = PH_GOT;
+}
+
+/* Under t->lock: the first stashed descriptor of (dir, peer, tag) (the oldest), or NULL. */
+static stash_t *stash_first(dev_tp_t *t, int dir, int peer, int tag)
+{
+    stash_t *e = t->stash;
+    while (e && !(e->dir == dir && e->peer == peer && e->tag == tag))
+        e = e->next;
+    return e;
+}
+
+/* An any-tag read (PH_ANY): the oldest message of (dir, peer) there is, by pull, once the
+ * any-tag reads started before it have theirs. True once it moved on (PH_GOT or PH_TRUNC,
+ * its tag set; or ended: the stream is over, a failure, the shutdown); false while none
+ * came for it. */
+static bool any_step(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    int tp_err = 0;
+    pthread_mutex_lock(&t->pull_lock);
+    utc_status_t st = pull(t, req->dir, req->peer, &tp_err);
+    pthread_mutex_lock(&t->lock);
+    bool first = !any_read_before(t, req->dir, req->peer, op->id);
+    stash_t *e = first ? stash_any(t, req->dir, req->peer, op->id) : NULL;
+    if (e) {
+        req->tag = e->tag;
+        stash_take(t, req, op, e);
+    }
+    /* messages still there go to the reads started before it, then maybe to it; a read
+     * still settling its descriptor may put one back (a truncation) */
+    bool left = tag_read_before(t, req->dir, req->peer, UTC_ANY_TAG, 0);
+    for (stash_t *x = t->stash; x && !left; x = x->next)
+        left = x->dir == req->dir && x->peer == req->peer;
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_unlock(&t->pull_lock);
+    op->q.tp_err = tp_err; /* (an MPI error's code, for op_end) */
+    if (e)
+        return true;
+    if (st == UTC_OK)
+        st = stopped(t);
+    if (st == UTC_OK || (st == UTC_ERR_CLOSED && left))
+        return false;
+    op_end(req, st);
+    return true;
+}
+
+/* A read waiting for its descriptor (PH_DESC), the oldest read of its tag, with a stashed
+ * message of its tag (one a read truncated, put back first of its tag): its inner read
+ * withdrawn (none matched yet), it takes that one. True when it did (PH_GOT or PH_TRUNC). */
+static bool desc_stashed(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
+{
+    bool got = false;
+    pthread_mutex_lock(&t->pull_lock);
+    pthread_mutex_lock(&t->lock);
+    stash_t *e = stash_first(t, req->dir, req->peer, req->tag);
+    if (e && utc__req_state(&op->q) != UTC__REQ_DONE && t->in->ops->cancel(t->in, &op->q)) {
+        stash_take(t, req, op, e);
+        got = true;
+    }
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_unlock(&t->pull_lock);
+    return got;
 }
 
 static utc_status_t recv_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
@@ -1101,33 +1432,49 @@ static utc_status_t recv_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     utc_status_t rc = op_caller(t, op, op->dev_buf, bdev);
     if (rc != UTC_OK)
         return rc;
+    /* its id (the order of reads) given where it is posted, under pull_lock: ids follow the
+     * order the inner transport serves reads in */
+    pthread_mutex_lock(&t->pull_lock);
     pthread_mutex_lock(&t->lock);
-    stash_t **p = &t->stash, *s = NULL;
-    while (*p && !((*p)->dir == req->dir && (*p)->peer == req->peer && (*p)->tag == req->tag))
-        p = &(*p)->next;
-    if ((s = *p))
-        *p = s->next;
+    op->id = ++t->next_id;
+    if (req->tag == UTC_ANY_TAG) { /* looks at each step (PH_ANY) */
+        op->phase = PH_ANY;
+        pthread_mutex_unlock(&t->lock);
+        pthread_mutex_unlock(&t->pull_lock);
+        return UTC_OK;
+    }
+    /* a stashed message of its tag, unless an earlier read of the tag waits (it is that
+     * one's): taken, or too large, left first of its tag */
+    stash_t *e = tag_read_before(t, req->dir, req->peer, req->tag, op->id)
+                     ? NULL
+                     : stash_first(t, req->dir, req->peer, req->tag);
+    if (e)
+        stash_take(t, req, op, e);
     pthread_mutex_unlock(&t->lock);
-    if (s) {
-        op->d = s->d;
-        free(s);
-        op->phase = PH_GOT;
+    if (e) {
+        pthread_mutex_unlock(&t->pull_lock);
         return UTC_OK;
     }
     utc__req_prepare(&op->q, UTC__OP_RECV, req->dir, req->tag, req->peer, t->in);
     op->q.rbuf = &op->d;
     op->q.size = sizeof op->d;
-    /* an asynchronous read's descriptor read is asynchronous too: the in-process
-     * transport posts those at once, so reads get their messages in the order they were
-     * started (a blocking one it leaves unposted, polled by its owner) */
-    op->q.heap = req->heap;
-    return t->in->ops->start(t->in, &op->q);
+    /* posted at once (the in-process transport leaves a blocking read's unposted, polled
+     * by its owner: op->q lives on the heap, in op): reads get their messages in the order
+     * they were started, and a pull (an any-tag probe of the inner transport) never takes
+     * a message a started read waits for */
+    op->q.heap = true;
+    rc = t->in->ops->start(t->in, &op->q);
+    pthread_mutex_unlock(&t->pull_lock);
+    return rc;
 }
+
+static bool advance(dev_tp_t *t, utc_request_t *req);
 
 static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
 {
     dev_tp_t *t = dt_of(tp);
     UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+    UTC__REQ_PRIV(req, dev_priv_t)->has_why = false;
     utc_status_t st = stopped(t);
     if (st != UTC_OK) {
         utc__req_finish(req, st);
@@ -1138,20 +1485,75 @@ static utc_status_t dev_start(utc__transport_t *tp, utc_request_t *req)
         return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory", tp->conduit_id);
     op->phase = PH_DESC;
     op->req = req;
+    /* listed (and the request's) from now, held by this thread while it starts: no other
+     * thread steps or claims it; a read gets its id where it is posted (recv_start) */
+    pthread_mutex_lock(&t->lock);
+    UTC__REQ_PRIV(req, dev_priv_t)->op = op;
+    op->stepping = true;
+    op->next_live = t->live;
+    if (t->live)
+        t->live->prev_live = op;
+    t->live = op;
+    pthread_mutex_unlock(&t->lock);
     int prev = dev_save();
     utc_status_t rc = req->op == UTC__OP_SEND ? send_start(t, req, op) : recv_start(t, req, op);
     dev_restore(prev);
+    pthread_mutex_lock(&t->lock);
+    if (rc != UTC_OK) {
+        UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+        live_unlink(t, op);
+    } else {
+        if (!op->id)
+            op->id = ++t->next_id;
+        op->stepping = false;
+    }
+    pthread_mutex_unlock(&t->lock);
     if (rc != UTC_OK) {
         free(op);
         return rc;
     }
-    UTC__REQ_PRIV(req, dev_priv_t)->op = op;
+    /* a write's descriptor usually leaves at once: the write then waits for its answer,
+     * which any thread's drive takes (or, handed over in-process, it is done). Only its
+     * owner sees a descriptor sent later (a full node ring, a slow MPI send). */
+    if (req->op == UTC__OP_SEND)
+        (void)advance(t, req);
     return UTC_OK;
 }
 
-/* A write whose reader said "go": the staged pipeline (rc: an error before it, then the
- * reader gets the abort mark of every chunk: it waits for them). */
-static utc_status_t send_staged(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_status_t rc)
+/* A write's end with `rc` (its answer came, or its staged transfer ended): a CPU thread's
+ * source is free on return, an owned buffer goes once sent (or is the caller's again). */
+static void send_finish(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_status_t rc)
+{
+    if (op->ev_held) {
+        utc__ipc_event_put(&op->ev);
+        op->ev_held = false;
+    }
+    if (rc == UTC_OK && !op->gpu)
+        rc = stream_drain(t, op->device, op->s);
+    if (req->owned && rc == UTC_OK) /* sent: the buffer goes, after the transfer */
+        (void)cudaFreeAsync((void *)req->sbuf, op->s);
+    else if (rc != UTC_OK)
+        owned_back(req, op);
+    op_end(req, rc);
+}
+
+/* A staged write's transfer ended with `st`: a transfer that failed in the host transport
+ * leaves the chunks to its (peer, direction) out of step; the write ends. */
+static void send_staged_end(dev_tp_t *t, dev_op_t *op, utc_status_t st)
+{
+    if (op->io.out_of_step) {
+        pthread_mutex_lock(&t->lock);
+        if (!op->ch->tx_broken)
+            op->ch->tx_broken = st != UTC_OK ? st : UTC_ERR_INTERNAL;
+        pthread_mutex_unlock(&t->lock);
+    }
+    send_finish(t, op->req, op, st);
+}
+
+/* A write whose reader said "go": start its staged transfer and list it (drive moves it
+ * on and ends the write), or with `rc` an error before it, the abort mark of every chunk
+ * (the reader waits for them). Ends the write itself when no transfer could start. */
+static void send_staged(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_status_t rc)
 {
     pthread_mutex_lock(&t->lock);
     if (op->ctl.ipc_refused)
@@ -1168,30 +1570,25 @@ static utc_status_t send_staged(dev_tp_t *t, utc_request_t *req, dev_op_t *op, u
                         "since a transfer of an earlier message failed midway (%s): destroy "
                         "the conduit",
                         t->base.conduit_id, req->peer, utc_status_string(broken));
-    io_arg_t a = {t, req->dir, req->peer};
-    utc__staged_io_t io = io_of(&a);
-    if (rc == UTC_OK) {
-        rc = utc__staged_send(&io, req->sbuf, op->dev_buf, req->size, op->d.chunk,
-                              op->gpu ? op->s : NULL);
-    } else if (op->d.chunk) {
-        char why[512]; /* rc's message, which the marks' sends may overwrite */
-        utc__text_copy(why, sizeof why, utc_last_error());
-        if (utc__staged_send_abort(&io, req->size, op->d.chunk, 0) != UTC_OK)
-            io.out_of_step = true; /* (set by it too) */
-        rc = utc__error(rc, "%s", why);
-    } else {
-        io.out_of_step = true; /* no chunk size: the reader waits for chunks never sent */
+    utc__staged_io_t *io = io_of(t, op, req->dir, req->peer);
+    utc_status_t st = UTC_OK;
+    if (rc == UTC_OK)
+        st = utc__staged_start(io, true, (void *)req->sbuf, op->dev_buf, req->size, op->d.chunk,
+                               op->gpu ? op->s : NULL, &op->x);
+    else if (op->d.chunk)
+        st = utc__staged_start_abort(io, req->size, op->d.chunk, 0, rc, &op->x);
+    if (op->x) {
+        xfer_list(t, op);
+        return;
     }
-    if (io.out_of_step) {
-        pthread_mutex_lock(&t->lock);
-        if (!op->ch->tx_broken)
-            op->ch->tx_broken = rc != UTC_OK ? rc : UTC_ERR_INTERNAL;
-        pthread_mutex_unlock(&t->lock);
-    }
-    return rc;
+    /* no transfer: no chunk size, or none could start: the reader waits for chunks never
+     * sent */
+    io->out_of_step = true;
+    send_staged_end(t, op, rc != UTC_OK ? rc : st);
 }
 
-/* A write whose control message came: finish it by its path. */
+/* A write whose control message came: finish it by its path (a staged one goes on in its
+ * transfer). */
 static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
     utc_status_t rc = op->ctl_err;
@@ -1203,7 +1600,8 @@ static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
          * stream order */
         rc = utc__ipc_event_wait(req->peer, &op->ctl.copied, op->s);
     } else if (op->ctl_err == UTC_OK && op->ctl.kind == CTL_GO) {
-        rc = send_staged(t, req, op, rc);
+        send_staged(t, req, op, rc);
+        return;
     } else if (rc == UTC_OK && op->ctl.kind == CTL_FAIL) {
         utc_status_t st = op->ctl.status;
         if (st >= 0 || !strcmp(utc_status_string(st), "unknown status"))
@@ -1220,17 +1618,54 @@ static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
                         "with control message %u",
                         t->base.conduit_id, req->peer, kind_name[op->d.kind], op->ctl.kind);
     }
-    if (op->ev_held) {
-        utc__ipc_event_put(&op->ev);
-        op->ev_held = false;
+    send_finish(t, req, op, rc);
+}
+
+/*
+ * A read's inner read ended with `st` (UTC_OK: op->d came; UTC_ERR_CLOSED): where it goes,
+ * decided at once under the locks (so a later read of the tag sees the outcome):
+ * - a stashed descriptor of its tag written before op->d (a message another read
+ *   truncated while this one was posted) is the read's, and op->d is stashed behind it;
+ * - the read's descriptor too large for it stays (stashed) first of its tag: UTC_ERR_TRUNCATE,
+ *   its size in req->received;
+ * - else PH_GOT. UTC_OK; UTC_ERR_TRUNCATE; st (the end of stream, nothing stashed);
+ *   UTC_ERR_NO_MEMORY (op->d could not be kept: dropped).
+ */
+static utc_status_t desc_settle(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_status_t st)
+{
+    stash_t *spare = st == UTC_OK ? malloc(sizeof *spare) : NULL;
+    pthread_mutex_lock(&t->pull_lock);
+    pthread_mutex_lock(&t->lock);
+    stash_t *first = stash_first(t, req->dir, req->peer, req->tag);
+    bool behind = first && (st == UTC_ERR_CLOSED || first->d.seq < op->d.seq);
+    bool keep = st == UTC_OK && (behind || (!req->owned && op->d.size > req->size));
+    if (keep && !spare) {
+        st = utc__error(UTC_ERR_NO_MEMORY,
+                        "conduit %d (device): out of memory to keep a message of tag %d "
+                        "from rank %d: dropped",
+                        t->base.conduit_id, req->tag, req->peer);
+    } else if (keep) {
+        *spare = (stash_t){.dir = req->dir, .peer = req->peer, .tag = req->tag, .d = op->d};
+        stash_insert(t, spare);
+        spare = NULL;
+        if (!behind) { /* too large: it stays first of its tag */
+            req->received = op->d.size;
+            st = UTC_ERR_TRUNCATE;
+            op->phase = PH_TRUNC;
+        }
     }
-    if (rc == UTC_OK && !op->gpu)
-        rc = stream_drain(t, op->device, op->s);
-    if (req->owned && rc == UTC_OK) /* sent: the buffer goes, after the transfer */
-        (void)cudaFreeAsync((void *)req->sbuf, op->s);
-    else if (rc != UTC_OK)
-        owned_back(req, op);
-    op_end(req, rc);
+    if (behind && st != UTC_ERR_NO_MEMORY) {
+        stash_take(t, req, op, stash_first(t, req->dir, req->peer, req->tag));
+        st = op->phase == PH_TRUNC ? UTC_ERR_TRUNCATE : UTC_OK;
+        if (st == UTC_ERR_TRUNCATE)
+            req->received = op->d.size;
+    } else if (st == UTC_OK) {
+        op->phase = PH_GOT;
+    }
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_unlock(&t->pull_lock);
+    free(spare);
+    return st;
 }
 
 /* The descriptor's send or receive completed (q DONE): next phase. */
@@ -1243,11 +1678,13 @@ static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
                             "conduit %d (device): message of tag %d from "
                             "rank %d is no device descriptor (%zu bytes)",
                             t->base.conduit_id, req->tag, req->peer, op->q.received);
-        if (st != UTC_OK) {
+        utc_status_t came = st;
+        if (st == UTC_OK || st == UTC_ERR_CLOSED)
+            st = desc_settle(t, req, op, st);
+        if (st == UTC_ERR_NO_MEMORY && came == UTC_OK)
+            recv_failed(t, req, op, st); /* its writer learns it was dropped */
+        if (st != UTC_OK)
             op_end(req, st);
-            return;
-        }
-        op->phase = PH_GOT;
         return;
     }
     if (st != UTC_OK) {
@@ -1279,40 +1716,86 @@ static void desc_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     pthread_mutex_unlock(&t->lock);
 }
 
-/* Move req on as far as it goes without waiting (a staged transfer runs to its end once its
- * "go" is there). True once DONE. */
+/* What op_step did: nothing (op is as it was, still the caller's), or something (op may
+ * have ended, or be another thread's now: the caller touches neither op nor, unless it
+ * is its owner, its request). */
+enum { STEP_WAIT, STEP_DID };
+
+/* One step of op, whose `stepping` the caller holds: its phase's action, as far as it goes
+ * without waiting (a staged transfer is started and listed, not run). `stashed`: the
+ * stash had descriptors when the caller looked. */
+static int op_step(dev_tp_t *t, dev_op_t *op, bool stashed)
+{
+    utc_request_t *req = op->req;
+    switch (op->phase) {
+    case PH_DESC:
+        if (req->op == UTC__OP_RECV) {
+            /* reads of a tag take their messages in the order they were started */
+            pthread_mutex_lock(&t->lock);
+            bool later = tag_read_before(t, req->dir, req->peer, req->tag, op->id);
+            pthread_mutex_unlock(&t->lock);
+            if (later)
+                return STEP_WAIT;
+            if (stashed && desc_stashed(t, req, op))
+                return STEP_DID; /* (PH_GOT or PH_TRUNC) */
+        }
+        if (utc__req_state(&op->q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, &op->q))
+            return STEP_WAIT;
+        desc_done(t, req, op);
+        return STEP_DID;
+    case PH_GOT:
+        recv_got(t, req, op);
+        return STEP_DID;
+    case PH_TRUNC: /* its message stays first of its tag */
+        req->received = op->d.size;
+        op_end(req, UTC_ERR_TRUNCATE);
+        return STEP_DID;
+    case PH_RXWAIT:
+        return staged_recv_begin(t, req, op) ? STEP_DID : STEP_WAIT;
+    case PH_ANY:
+        return any_step(t, req, op) ? STEP_DID : STEP_WAIT;
+    case PH_CTL: {
+        int got = ctl_poll(t, req, stopped(t));
+        if (got == CTL_WAIT)
+            return STEP_WAIT;
+        if (got == CTL_MINE)
+            send_ctl_done(t, req, op);
+        return STEP_DID; /* (CTL_OTHERS: another thread finishes it) */
+    }
+    default:
+        return STEP_WAIT; /* PH_STAGED: listed, drive's */
+    }
+}
+
+/* The owner's moves: req on as far as it goes without waiting, unless another thread
+ * steps it now (drive) or finishes it (claimed). True once DONE. */
 static bool advance_steps(dev_tp_t *t, utc_request_t *req)
 {
+    dev_op_t *held = NULL; /* the op whose `stepping` this thread holds */
     for (;;) {
         if (utc__req_state(req) == UTC__REQ_DONE)
             return true;
-        /* under the lock: a write claimed by another thread is that thread's to finish (and
-         * free) */
         pthread_mutex_lock(&t->lock);
         dev_op_t *op = op_of(req);
-        bool others = !op || op->claimed;
-        int phase = others ? -1 : op->phase; /* only PH_CTL ops are claimed by others */
-        pthread_mutex_unlock(&t->lock);
-        if (others)
+        if (!op || op->claimed) { /* ended, or another thread's to finish (and free) */
+            pthread_mutex_unlock(&t->lock);
             return utc__req_state(req) == UTC__REQ_DONE;
-        switch (phase) {
-        case PH_DESC:
-            if (utc__req_state(&op->q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, &op->q))
-                return false;
-            desc_done(t, req, op);
-            break;
-        case PH_GOT:
-            recv_got(t, req, op);
-            break;
-        case PH_CTL: {
-            int got = ctl_poll(t, req, stopped(t));
-            if (got == CTL_WAIT)
-                return false;
-            if (got == CTL_OTHERS) /* another thread finishes it; op may be gone */
-                return utc__req_state(req) == UTC__REQ_DONE;
-            send_ctl_done(t, req, op);
-            break;
         }
+        if (op != held) {
+            if (op->stepping) { /* drive moves it now */
+                pthread_mutex_unlock(&t->lock);
+                return false;
+            }
+            op->stepping = true;
+            held = op;
+        }
+        bool stashed = t->stash != NULL;
+        pthread_mutex_unlock(&t->lock);
+        if (op_step(t, op, stashed) == STEP_WAIT) {
+            pthread_mutex_lock(&t->lock);
+            op->stepping = false;
+            pthread_mutex_unlock(&t->lock);
+            return false;
         }
     }
 }
@@ -1328,10 +1811,117 @@ static bool advance(dev_tp_t *t, utc_request_t *req)
     return done;
 }
 
+/* The control messages of the writes waiting for one, on every channel (chan_step); a
+ * write that gets its message is finished here. Drive's part; takes t->lock. */
+static void poll_chans(dev_tp_t *t)
+{
+    for (;;) {
+        dev_op_t *other = NULL;
+        pthread_mutex_lock(&t->lock);
+        for (chan_t *ch = t->chans; ch && !other; ch = ch->next)
+            other = chan_step(t, ch, NULL);
+        pthread_mutex_unlock(&t->lock);
+        if (!other)
+            return;
+        send_ctl_done(t, other->req, other);
+    }
+}
+
+/* Drive's part: one step of every operation that neither its owner nor another thread
+ * moves now (a read whose reader waits for another request, say: its writer may wait for
+ * its answer). Under t->drive. */
+static void drive_idle(dev_tp_t *t)
+{
+    unsigned pass = ++t->pass;
+    for (;;) {
+        pthread_mutex_lock(&t->lock);
+        dev_op_t *op = t->live;
+        while (op && (op->claimed || op->stepping || op->pass == pass))
+            op = op->next_live;
+        if (!op) {
+            pthread_mutex_unlock(&t->lock);
+            return;
+        }
+        op->pass = pass;
+        op->stepping = true;
+        uint64_t id = op->id;
+        bool stashed = t->stash != NULL;
+        pthread_mutex_unlock(&t->lock);
+        if (use_device(op->device) != cudaSuccess)
+            (void)cudaGetLastError(); /* its own calls fail and say why */
+        int did = op_step(t, op, stashed);
+        pthread_mutex_lock(&t->lock);
+        if (did == STEP_WAIT) {
+            op->stepping = false;
+        } else { /* op may be gone: give it back only if it is still there, unclaimed */
+            for (dev_op_t *o = t->live; o; o = o->next_live)
+                if (o == op && o->id == id) {
+                    if (!o->claimed)
+                        o->stepping = false;
+                    break;
+                }
+        }
+        pthread_mutex_unlock(&t->lock);
+    }
+}
+
+/*
+ * Move on every staged transfer in flight on t (each one step as far as it goes without
+ * waiting; one that ends finishes its operation), after reading the control messages of
+ * the writes waiting for one. Called by every thread that waits for or tests an operation
+ * of t, whichever operation: so a thread blocked in a read still sends its own staged
+ * writes. One thread at a time (trylock: another one driving is as good).
+ */
+static void drive(dev_tp_t *t)
+{
+    if (pthread_mutex_trylock(&t->drive) != 0)
+        return;
+    int prev = dev_save();
+    poll_chans(t);
+    drive_idle(t);
+    pthread_mutex_lock(&t->lock);
+    dev_op_t *list = t->xfers, *keep = NULL, **tail = &keep;
+    t->xfers = NULL;
+    pthread_mutex_unlock(&t->lock);
+    while (list) {
+        dev_op_t *op = list;
+        list = op->next_x;
+        op->next_x = NULL;
+        if (use_device(op->device) != cudaSuccess)
+            (void)cudaGetLastError(); /* the transfer's own calls fail and say why */
+        utc_status_t st;
+        if (!utc__staged_step(op->x, &st)) {
+            *tail = op;
+            tail = &op->next_x;
+            continue;
+        }
+        op->x = NULL;
+        if (op->req->op == UTC__OP_SEND)
+            send_staged_end(t, op, st);
+        else
+            staged_recv_end(t, op, st);
+    }
+    if (keep) { /* before the ones listed meanwhile: the older ones first */
+        pthread_mutex_lock(&t->lock);
+        *tail = t->xfers;
+        t->xfers = keep;
+        pthread_mutex_unlock(&t->lock);
+    }
+    dev_restore(prev);
+    pthread_mutex_unlock(&t->drive);
+}
+
 static bool dev_progress(utc__transport_t *tp, utc_request_t *req)
 {
-    return advance(dt_of(tp), req);
+    dev_tp_t *t = dt_of(tp);
+    if (!advance(t, req))
+        drive(t);
+    return done_here(req);
 }
+
+/* The longest sleep in the inner wait of a read's descriptor: work for drive (a write
+ * waiting for its answer, a staged transfer) may come meanwhile. */
+#define DESC_NAP_S 0.01
 
 static bool dev_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
 {
@@ -1340,43 +1930,113 @@ static bool dev_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
     utc__poll_t p = UTC__POLL_INIT;
     for (;;) {
         if (advance(t, req))
-            return true;
-        pthread_mutex_lock(&t->lock);
-        dev_op_t *op = op_of(req);
-        int phase = op && !op->claimed ? op->phase : -1;
-        pthread_mutex_unlock(&t->lock);
+            return done_here(req);
+        drive(t);
+        if (utc__req_state(req) == UTC__REQ_DONE)
+            return done_here(req);
         double left = deadline < 0 ? -1 : deadline - utc_wtime();
         if (deadline >= 0 && left <= 0)
             return false;
-        if (phase == PH_DESC) /* one inner request (no other thread's): sleep in its wait */
-            (void)t->in->ops->wait(t->in, &op->q, left);
-        else
+        /* its descriptor on the way, nothing else to move: a nap in the inner wait (held
+         * as its stepper, so no other thread frees it meanwhile); else poll, driving */
+        pthread_mutex_lock(&t->lock);
+        dev_op_t *op = op_of(req);
+        bool nap = op && !op->claimed && !op->stepping && op->phase == PH_DESC && !t->xfers;
+        for (chan_t *ch = t->chans; ch && nap; ch = ch->next)
+            nap = ch->waiting == NULL;
+        for (dev_op_t *o = t->live; o && nap; o = o->next_live)
+            nap = o == op || o->claimed; /* no other operation for drive to move */
+        if (nap)
+            op->stepping = true;
+        pthread_mutex_unlock(&t->lock);
+        if (nap) {
+            (void)t->in->ops->wait(t->in, &op->q,
+                                   left < 0 || left > DESC_NAP_S ? DESC_NAP_S : left);
+            pthread_mutex_lock(&t->lock);
+            op->stepping = false;
+            pthread_mutex_unlock(&t->lock);
+        } else {
             utc__poll_step(&p);
+        }
     }
 }
 
 static bool dev_cancel(utc__transport_t *tp, utc_request_t *req)
 {
     dev_tp_t *t = dt_of(tp);
-    dev_op_t *op = op_of(req);
-    if (req->op != UTC__OP_RECV || !op || op->phase != PH_DESC ||
-        !t->in->ops->cancel(t->in, &op->q))
+    if (req->op != UTC__OP_RECV)
         return false;
-    /* unhooked under the lock, as op_end does: a thread looking at it sees it or nothing */
-    pthread_mutex_lock(&t->lock);
-    UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+    /* under the lock: an op nobody steps or finishes now is the caller's (its owner's) to
+     * withdraw; one drive steps now is its again after that one bounded step */
+    utc__poll_t p = UTC__POLL_INIT;
+    dev_op_t *op;
+    for (;;) {
+        pthread_mutex_lock(&t->lock);
+        op = op_of(req);
+        if (!(op && !op->claimed && op->stepping && (op->phase == PH_ANY || op->phase == PH_DESC)))
+            break;
+        pthread_mutex_unlock(&t->lock);
+        utc__poll_step(&p);
+    }
+    bool out = op && !op->claimed && !op->stepping &&
+               (op->phase == PH_ANY || (op->phase == PH_DESC && t->in->ops->cancel(t->in, &op->q)));
+    if (out) { /* unhooked, as op_end does: a thread looking at it sees it or nothing */
+        UTC__REQ_PRIV(req, dev_priv_t)->op = NULL;
+        live_unlink(t, op);
+    }
     pthread_mutex_unlock(&t->lock);
-    free(op);
-    return true;
+    if (out)
+        free(op);
+    return out;
 }
 
+/* A probe: the stash, after taking into it what the inner transport has (pull), says the
+ * message's size and tag; nothing is read. The probing thread moves the transfers on. */
 static utc_status_t dev_probe(utc__transport_t *tp, utc_request_t *req)
 {
-    (void)req;
-    return utc__error(UTC_ERR_UNSUPPORTED,
-                      "conduit %d: probes are not supported on a device "
-                      "conduit",
-                      tp->conduit_id);
+    dev_tp_t *t = dt_of(tp);
+    drive(t);
+    int tp_err = 0;
+    pthread_mutex_lock(&t->pull_lock);
+    utc_status_t st = pull(t, req->dir, req->peer, &tp_err);
+    pthread_mutex_lock(&t->lock);
+    /* what a read started now would get: not a message earlier reads wait for (the oldest
+     * one when an any-tag read waits; its tag's next when a read of its tag does) */
+    stash_t *e = NULL;
+    bool hidden = false;
+    if (req->tag == UTC_ANY_TAG) {
+        /* (a read settling its descriptor may put one back: not over yet) */
+        hidden = any_read_before(t, req->dir, req->peer, 0) ||
+                 tag_read_before(t, req->dir, req->peer, UTC_ANY_TAG, 0);
+        e = any_read_before(t, req->dir, req->peer, 0) ? NULL
+                                                       : stash_any(t, req->dir, req->peer, 0);
+    } else {
+        hidden = tag_read_before(t, req->dir, req->peer, req->tag, 0);
+        e = hidden ? NULL : stash_first(t, req->dir, req->peer, req->tag);
+        stash_t *oldest = e && any_read_before(t, req->dir, req->peer, 0)
+                              ? stash_any(t, req->dir, req->peer, 0)
+                              : NULL;
+        if (oldest == e && oldest) {
+            e = NULL;
+            hidden = true;
+        }
+    }
+    desc_t d = e ? e->d : (desc_t){0};
+    int tag = e ? e->tag : req->tag;
+    bool got = e != NULL;
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_unlock(&t->pull_lock);
+    req->tp_err = tp_err;
+    if (got) {
+        req->received = (size_t)d.size;
+        req->tag = tag;
+        return UTC_OK;
+    }
+    if (hidden) /* a message is there, an earlier read's */
+        return UTC_ERR_TIMEOUT;
+    if (st == UTC_OK)
+        st = stopped(t);
+    return st != UTC_OK ? st : UTC_ERR_TIMEOUT;
 }
 
 static utc_status_t dev_close(utc__transport_t *tp, int dir, int peer)
@@ -1422,6 +2082,21 @@ static void dev_destroy(utc__transport_t *tp)
         t->stash = s->next;
         free(s); /* a handover's buffer is in `handed`, dropped above */
     }
+    /* transfers whose operations nobody waited for: run to their end (at once after the
+     * shutdown), without their requests */
+    int prev = dev_save();
+    while (t->xfers) {
+        dev_op_t *op = t->xfers;
+        t->xfers = op->next_x;
+        utc__poll_t p = UTC__POLL_INIT;
+        utc_status_t st;
+        if (use_device(op->device) != cudaSuccess)
+            (void)cudaGetLastError();
+        while (!utc__staged_step(op->x, &st))
+            utc__poll_step(&p);
+        free(op);
+    }
+    dev_restore(prev);
     while (t->chans) {
         chan_t *c = t->chans;
         t->chans = c->next;
@@ -1430,6 +2105,8 @@ static void dev_destroy(utc__transport_t *tp)
     }
     t->in->ops->destroy(t->in);
     utc__staged_release(t); /* the failed sends' rings: the inner transport is done */
+    pthread_mutex_destroy(&t->drive);
+    pthread_mutex_destroy(&t->pull_lock);
     pthread_mutex_destroy(&t->lock);
     free(t);
 }
@@ -1508,8 +2185,12 @@ utc_status_t utc__device_transport_create(utc__transport_t *inner,
     t->base.kind = inner->kind;
     t->base.inner = inner;
     t->in = inner;
+    /* a staged write's chunks and a reader's answers may follow their direction's close */
+    inner->device_tags = true;
     t->ipc = ipc;
     pthread_mutex_init(&t->lock, NULL);
+    pthread_mutex_init(&t->drive, NULL);
+    pthread_mutex_init(&t->pull_lock, NULL);
     pthread_once(&forget_once, forget_hook);
     utc__dev_mark_in_use();
     *out = &t->base;

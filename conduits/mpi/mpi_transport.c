@@ -209,6 +209,21 @@ static inline int eos_slot(const mpi_transport_t *t, int dir, int source)
     return dir * t->nmembers + source;
 }
 
+/* Whether MPI tag `mtag`'s messages are outside the end of stream (a device conduit's own
+ * tags: utc__transport_tag_spared): neither counted in it nor ended by it. */
+static inline bool mtag_spared(const mpi_transport_t *t, int mtag)
+{
+    return utc__transport_tag_spared(&t->base, mtag >> 1);
+}
+
+/* Under the lock: a message of MPI tag `mtag` from `source` is out of MPI (counted against
+ * its direction's end of stream). */
+static inline void got_one(mpi_transport_t *t, int source, int mtag)
+{
+    if (!mtag_spared(t, mtag))
+        t->got[eos_slot(t, mtag & 1, source)]++;
+}
+
 /* ---- the stash ---- */
 
 static void stash_pop(mpi_rxq_t *q)
@@ -370,7 +385,7 @@ static mpi_rxq_t *pull(mpi_transport_t *t, int source, int mtag)
     if (MPI_Mrecv(wire, WIRE_BYTES, MPI_BYTE, &msg, &st))
         return NULL;
     MPI_Get_count(&st, MPI_BYTE, &count);
-    t->got[eos_slot(t, mtag & 1, source)]++;
+    got_one(t, source, mtag);
     mpi_rxq_t *q = rxq_get(t, source, mtag, true);
     if (!q) {
         utc_log(UTC_LOG_ERROR, "conduit %d: out of memory: a message (tag %d) is lost",
@@ -383,12 +398,14 @@ static mpi_rxq_t *pull(mpi_transport_t *t, int source, int mtag)
 }
 
 /* A queue of `source` and direction `dir` whose oldest stashed message no read waits
- * for: what an any-tag read takes (or a probe reports) before asking MPI. */
+ * for: what an any-tag read takes (or a probe reports) before asking MPI. A device
+ * conduit's own tags are no user's messages: never one of those. */
 static mpi_rxq_t *stash_free(mpi_transport_t *t, int source, int dir)
 {
     mpi_rxq_t *q, *tmp;
     HASH_ITER(hh, t->rxqs, q, tmp) {
-        if (q->source == source && (q->mpi_tag & 1) == dir && q->shead && !q->phead)
+        if (q->source == source && (q->mpi_tag & 1) == dir && q->shead && !q->phead &&
+            !mtag_spared(t, q->mpi_tag))
             return q;
     }
     return NULL;
@@ -401,7 +418,7 @@ static mpi_rxq_t *next_any(mpi_transport_t *t, int source, int dir)
 {
     mpi_rxq_t *q = stash_free(t, source, dir);
     while (!q && (q = pull(t, source, MPI_ANY_TAG)))
-        if ((q->mpi_tag & 1) != dir || q->phead)
+        if ((q->mpi_tag & 1) != dir || q->phead || mtag_spared(t, q->mpi_tag))
             q = NULL;
     return q;
 }
@@ -581,7 +598,7 @@ static void rxq_progress(mpi_transport_t *t, mpi_rxq_t *q)
             if (!flag)
                 break;
             MPI_Get_count(&status, MPI_BYTE, &MR(r)->count);
-            t->got[eos_slot(t, q->mpi_tag & 1, q->source)]++;
+            got_one(t, q->source, q->mpi_tag);
             MR(r)->phase = RX_ARRIVED;
             /* fall through */
         case RX_ARRIVED:
@@ -676,7 +693,7 @@ static bool withdraw_posted(mpi_transport_t *t, mpi_rxq_t *q, utc_request_t *r)
     if (cancelled)
         return true;
     MPI_Get_count(&status, MPI_BYTE, &MR(r)->count);
-    t->got[eos_slot(t, q->mpi_tag & 1, q->source)]++;
+    got_one(t, q->source, q->mpi_tag);
     MR(r)->phase = RX_ARRIVED;
     return false;
 }
@@ -731,7 +748,7 @@ static void settle_eos(mpi_transport_t *t)
             ;
     mpi_rxq_t *q, *tmp;
     HASH_ITER(hh, t->rxqs, q, tmp) {
-        if (q->phead && stream_over(t, q->source, q->mpi_tag & 1))
+        if (q->phead && !mtag_spared(t, q->mpi_tag) && stream_over(t, q->source, q->mpi_tag & 1))
             close_reads(t, q);
     }
     utc_request_t **link = &t->anyq.phead, *prev = NULL;
@@ -820,13 +837,16 @@ static bool send_test(utc_request_t *req, utc_status_t done_status)
 static utc_status_t send_start(mpi_transport_t *t, utc_request_t *req)
 {
     int dest = t->crank[req->peer], tag = mpi_tag(req), err;
-    /* counted once in MPI: an end of stream sent after this send counts it */
+    /* counted once in MPI: an end of stream sent after this send counts it (a spared
+     * tag's message is outside the stream) */
     atomic_uint *sent = &t->sent[eos_slot(t, req->dir, dest)];
+    bool spared = mtag_spared(t, tag);
     if (req->size <= EAGER_MAX) {
         if ((err = MPI_Isend(req->sbuf, (int)req->size, MPI_BYTE, dest, tag, t->comm,
                              &MR(req)->req)))
             return utc__mpi_error(err, "MPI_Isend");
-        atomic_fetch_add_explicit(sent, 1, memory_order_relaxed);
+        if (!spared)
+            atomic_fetch_add_explicit(sent, 1, memory_order_relaxed);
         /* a small message usually leaves at once (MPI copies it out): finish the write
          * here rather than in a first round of its wait */
         send_test(req, UTC_OK);
@@ -846,7 +866,8 @@ static utc_status_t send_start(mpi_transport_t *t, utc_request_t *req)
         bytes_type_done(&type);
         return utc__mpi_error(err, "MPI_Isend");
     }
-    atomic_fetch_add_explicit(sent, 1, memory_order_relaxed);
+    if (!spared)
+        atomic_fetch_add_explicit(sent, 1, memory_order_relaxed);
     err = MPI_Isend((const unsigned char *)req->sbuf + EAGER_MAX, count, type, dest, tag,
                     t->bulk, &MR(req)->bulk);
     bytes_type_done(&type);
@@ -1057,7 +1078,7 @@ static int posted_poll(mpi_transport_t *t, utc_request_t *req)
         ret = 1;
     } else if (flag) {
         MPI_Get_count(&status, MPI_BYTE, &MR(req)->count);
-        t->got[eos_slot(t, q->mpi_tag & 1, q->source)]++;
+        got_one(t, q->source, q->mpi_tag);
         MR(req)->phase = RX_ARRIVED;
         ret = arrived(t, q, req, &st) ? 1 : -1;
     }

@@ -311,14 +311,14 @@ static void msg_free(node_msg_t *m)
 }
 
 /* The oldest queued message a read from (dir, peer) of any tag would take, and its
- * queue. */
+ * queue (never one of a device conduit's own tags). */
 static node_msg_t *oldest_queued(node_tp_t *t, int dir, int peer, node_tagq_t **qout)
 {
     node_msg_t *best = NULL;
     node_tagq_t *q, *tmp;
     HASH_ITER(hh, t->tagqs, q, tmp) {
         if (q->dir == dir && q->peer == peer && q->uhead && !q->phead &&
-            (!best || q->uhead->seq < best->seq)) {
+            !utc__transport_tag_spared(&t->base, q->tag) && (!best || q->uhead->seq < best->seq)) {
             best = q->uhead;
             *qout = q;
         }
@@ -390,7 +390,8 @@ static bool take_msg(node_tp_t *t, node_tagq_t *q, utc_request_t *r, node_msg_t 
 static utc_request_t *match_read(node_tp_t *t, node_tagq_t *q, int dir, int peer)
 {
     utc_request_t *a = NULL;
-    for (utc_request_t *r = t->anyh; r; r = r->next)
+    bool spared = utc__transport_tag_spared(&t->base, q->tag); /* no any-tag read's */
+    for (utc_request_t *r = t->anyh; r && !spared; r = r->next)
         if (r->dir == dir && r->peer == peer) {
             a = r;
             break;
@@ -512,6 +513,8 @@ static void end_posted(node_tp_t *t, int dir, int peer, utc_status_t st)
     HASH_ITER(hh, t->tagqs, q, tmp) {
         if (peer >= 0 && (q->dir != dir || q->peer != peer))
             continue;
+        if (st == UTC_ERR_CLOSED && utc__transport_tag_spared(&t->base, q->tag))
+            continue; /* outside the stream: its messages may follow the end */
         while (q->phead) {
             utc_request_t *r = q->phead;
             q->phead = r->next;
@@ -952,7 +955,8 @@ static utc_status_t start_read(node_tp_t *t, utc_request_t *r)
         }
         if (!q->phead && q->uhead) {
             done = take_msg(t, q, r, q->uhead, &st);
-        } else if (!q->phead && eos_of(t, r->dir, r->peer)) {
+        } else if (!q->phead && eos_of(t, r->dir, r->peer) &&
+                   !utc__transport_tag_spared(&t->base, r->tag)) {
             st = UTC_ERR_CLOSED;
             done = true;
         } else {

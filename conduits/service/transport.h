@@ -154,7 +154,21 @@ struct utc__transport {
      * one, whose failure mark follows this one's (set by this one's `fail`, cleared with
      * it: failures.c); NULL for every other transport. */
     utc__transport_t *inner;
+    /* The host transport of a device conduit (set by the device layer when it wraps it):
+     * the top two tags are that layer's own, and a close does not end their stream
+     * (utc__transport_tag_spared). False for every other transport. */
+    bool device_tags;
 };
+
+/* Whether messages of `tag` on `tp` are outside the stream a close ends: the device
+ * layer's own tags on a device conduit's host transport (a staged write's chunks, and a
+ * reader's answers in the other direction, may follow their direction's end of stream,
+ * sent by a write or read begun before it). The transport counts no such message in an
+ * end of stream and ends no read of such a tag with UTC_ERR_CLOSED. */
+static inline bool utc__transport_tag_spared(const utc__transport_t *tp, int tag)
+{
+    return tp->device_tags && tag > UTC_CONDUIT_DEVICE_TAG_MAX;
+}
 
 /* Mark `tp` failed: end `end`'s task on world rank `rank` failed with `rc` (why =
  * UTC_ERR_PEER_FAILED) or is destroyed (why = UTC_ERR_CANCELED). False if a mark is there

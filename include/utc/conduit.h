@@ -141,9 +141,9 @@ typedef struct utc_conduit_options {
      * UTC_CONDUIT_MEM_DEVICE (device data, stream-ordered; needs a build with CUDA and a
      * device on every rank of the conduit's tasks, else creation fails with
      * UTC_ERR_NO_GPU_SUPPORT on every rank). Device conduits take tags 0 ..
-     * UTC_CONDUIT_DEVICE_TAG_MAX and refuse the probes, any-tag reads and sendrecv
-     * (UTC_ERR_UNSUPPORTED); utc_conduit_create_shared refuses the option. Every rank must
-     * pass the same value (UTC_ERR_MISMATCH). */
+     * UTC_CONDUIT_DEVICE_TAG_MAX and refuse sendrecv (UTC_ERR_UNSUPPORTED);
+     * utc_conduit_create_shared refuses the option. Every rank must pass the same value
+     * (UTC_ERR_MISMATCH). */
     utc_conduit_memory_t memory;
 } utc_conduit_options_t;
 

@@ -8,12 +8,16 @@
  *   made on its stream just before the write (no synchronisation), and overwritten on its
  *   stream just after (the write returned: the buffer is reusable in stream order); the
  *   reader, on another stream, copies the message out on its own stream after the read;
+ * - both directions at once from one GPU thread at each end (write as a request, read,
+ *   wait for the write; or read as a request too, the write waited for first), 13 MiB
+ *   each way;
  * - tags and order: requests of three tags read in another order than written;
  * - host and device memory mixed, GPU and CPU threads at either end;
  * - owned buffers (utc_gpu_malloc): handed over in-process (the very pointer), copied
  *   between ranks; the refusals of owned writes;
- * - the refusals of a device conduit: tags above UTC_CONDUIT_DEVICE_TAG_MAX, probes,
- *   any-tag reads, sendrecv; a device pointer on a host conduit;
+ * - probes of device messages (size and tag, nothing taken);
+ * - the refusals of a device conduit: tags above UTC_CONDUIT_DEVICE_TAG_MAX, sendrecv; a
+ *   device pointer on a host conduit;
  * - destroy with device transfers pending: the operations end, no hang, and the device
  *   memory the layer allocated is back (the default pool's used bytes);
  * - a failed peer task: the reads and writes blocked on it end with UTC_ERR_PEER_FAILED.
@@ -140,6 +144,74 @@ static void test_sizes(void)
     CT_END();
 }
 
+/* ---- both directions from one thread at each end ---- */
+
+#define SWAP_BYTES (13 * MIB) /* more staged chunks than the pipeline's slots */
+#define NSWAPS     4
+
+/* Each end's one GPU thread writes its message as a request, reads the other end's, and
+ * waits for its write: a thread blocked in its read moves its own write on (a staged one's
+ * chunks; an IPC one's answer), and one waiting for its write moves its own read on (the
+ * answer the other end's write waits for). */
+static int swap_job(utc_ctx_t *ctx, void *data, uint64_t mine, uint64_t theirs)
+{
+    utc_conduit_t *c = data;
+    cudaStream_t s = my_stream(ctx);
+    unsigned char *h = malloc(SWAP_BYTES), *out = NULL, *in = NULL;
+    if (!h || !CUDA_OK(cudaMalloc((void **)&out, SWAP_BYTES)) ||
+        !CUDA_OK(cudaMalloc((void **)&in, SWAP_BYTES)))
+        return 1;
+    for (int i = 0; i < NSWAPS; i++) {
+        ct_fill(h, SWAP_BYTES, mine + (uint64_t)i);
+        CUDA_OK(cudaMemcpyAsync(out, h, SWAP_BYTES, cudaMemcpyHostToDevice, s));
+        utc_request_t *w = NULL, *r = NULL;
+        size_t got = 0;
+        CT_OK(utc_conduit_iwrite(c, out, SWAP_BYTES, 4, &w));
+        if (i % 2 == 0) { /* a blocking read, then the write */
+            CT_OK(utc_conduit_read(c, in, SWAP_BYTES, 4, &got));
+            CT_OK(utc_request_wait(&w, NULL));
+        } else { /* both as requests, the write waited for first (its answer needs the
+                  * other end's read moved while its thread waits for its own write) */
+            CT_OK(utc_conduit_iread(c, in, SWAP_BYTES, 4, &r));
+            CT_OK(utc_request_wait(&w, NULL));
+            CT_OK(utc_request_wait(&r, &got));
+        }
+        CUDA_OK(cudaMemcpyAsync(h, in, SWAP_BYTES, cudaMemcpyDeviceToHost, s));
+        my_sync(ctx);
+        CT_CHECK(got == SWAP_BYTES && ct_verify(h, SWAP_BYTES, theirs + (uint64_t)i),
+                 "swap %d: %zu bytes or contents differ", i, got);
+    }
+    cudaFree(out);
+    cudaFree(in);
+    free(h);
+    return 0;
+}
+
+static int swap_a(utc_ctx_t *ctx, void *data)
+{
+    return swap_job(ctx, data, 500, 600);
+}
+
+static int swap_b(utc_ctx_t *ctx, void *data)
+{
+    return swap_job(ctx, data, 600, 500);
+}
+
+static void swap_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    ct_pair_t p = dev_pair(ra, true, rb, true, UTC_CONDUIT_SINGLE_ENTRY);
+    ct_run2(p.a, swap_a, p.c, p.b, swap_b, p.c);
+    ct_pair_close(&p);
+}
+
+static void test_swap(void)
+{
+    ct_begin();
+    ct_each_placement(true, swap_at, NULL);
+    CT_END();
+}
+
 /* ---- tags and order ---- */
 
 #define PER_TAG   4
@@ -180,12 +252,15 @@ static int tags_reader(utc_ctx_t *ctx, void *data)
     unsigned char *h = malloc(TAG_BYTES), *d = NULL;
     if (!h || !CUDA_OK(cudaMalloc((void **)&d, TAG_BYTES)))
         return 1;
-    /* calls a device conduit refuses */
-    utc_msg_info_t info;
-    int found;
-    CT_EXPECT(utc_conduit_probe(c, 0, &info), UTC_ERR_UNSUPPORTED);
-    CT_EXPECT(utc_conduit_iprobe(c, UTC_ANY_TAG, &found, &info), UTC_ERR_UNSUPPORTED);
-    CT_EXPECT(utc_conduit_read_any(c, d, TAG_BYTES, &info), UTC_ERR_UNSUPPORTED);
+    /* probes say a device message's size and tag, and take nothing */
+    utc_msg_info_t info = {0};
+    int found = 0;
+    if (CT_OK(utc_conduit_probe(c, 2, &info)))
+        CT_CHECK(info.size == TAG_BYTES && info.tag == 2, "probe(2): %zu bytes, tag %d",
+                 info.size, info.tag);
+    CT_OK(utc_conduit_iprobe(c, UTC_ANY_TAG, &found, &info));
+    CT_CHECK(found && info.size == TAG_BYTES && info.tag >= 0 && info.tag <= 2,
+             "iprobe(any): found %d, %zu bytes, tag %d", found, info.size, info.tag);
     CT_EXPECT(utc_conduit_read(c, d, 8, UTC_CONDUIT_DEVICE_TAG_MAX + 1, NULL), UTC_ERR_INVALID_ARG);
     static const int order[3] = {2, 0, 1};
     for (int j = 0; j < 3; j++)
@@ -530,7 +605,8 @@ int main(int argc, char **argv)
     static const utc_test_case_t cases[] = {
         {"a GPU on every rank (else skip)", test_need_a_gpu},
         {"sizes 0 B to 64 MiB, stream order, the path", test_sizes},
-        {"tags in order, requests, truncation, refused calls", test_tags},
+        {"both directions from one thread at each end", test_swap},
+        {"tags in order, requests, truncation, probes", test_tags},
         {"host and device memory, GPU and CPU threads", test_mixed},
         {"owned buffers", test_owned},
         {"sendrecv and device memory on a host conduit refused", test_refusals},

@@ -140,11 +140,19 @@ static utc_status_t io_irecv(void *arg, void *buf, size_t n, void **h)
 {
     return utc_conduit_iread(((io_state_t *)arg)->c, buf, n, 9, (utc_request_t **)h);
 }
-static utc_status_t io_wait(void *arg, void *h, size_t *received)
+static bool io_test(void *arg, void *h, utc_status_t *status, size_t *received)
 {
     (void)arg;
     utc_request_t *r = h;
-    return utc_request_wait(&r, received);
+    int done = 0;
+    size_t got = 0;
+    utc_status_t rc = utc_request_test(&r, &done, &got);
+    if (rc == UTC_OK && !done)
+        return false;
+    *status = rc;
+    if (received)
+        *received = got;
+    return true;
 }
 
 #define CHUNK ((size_t)1 << 20)
@@ -159,7 +167,7 @@ static int stg_w(utc_ctx_t *ctx, void *data)
 {
     (void)ctx;
     io_state_t st = {data};
-    utc__staged_io_t io = {.arg = &st, .isend = io_isend, .irecv = io_irecv, .wait = io_wait};
+    utc__staged_io_t io = {.arg = &st, .isend = io_isend, .irecv = io_irecv, .test = io_test};
     unsigned char *h = malloc(MAXN);
     void *d = NULL;
     CT_CHECK(cudaMalloc(&d, MAXN) == cudaSuccess, "cudaMalloc");
@@ -180,7 +188,7 @@ static int stg_r(utc_ctx_t *ctx, void *data)
 {
     (void)ctx;
     io_state_t st = {data};
-    utc__staged_io_t io = {.arg = &st, .isend = io_isend, .irecv = io_irecv, .wait = io_wait};
+    utc__staged_io_t io = {.arg = &st, .isend = io_isend, .irecv = io_irecv, .test = io_test};
     unsigned char *h = malloc(MAXN);
     void *d = NULL;
     cudaStream_t s;

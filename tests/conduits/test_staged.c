@@ -8,8 +8,9 @@
  * marks midway (sent by hand, as the pipeline sends them after a CUDA error) and after a
  * CUDA error at either end before the first chunk (for want of a device here), the reader
  * has taken every chunk and the next message arrives whole; a chunk of the wrong size
- * marks the stream out of step; bad arguments and a bad
- * UTC_DEVICE_CHUNK are refused with a message. Host buffers need no CUDA call, so this runs
+ * marks the stream out of step; bad arguments and a bad UTC_DEVICE_CHUNK are refused with
+ * a message; one thread at each end moves a send and a receive of 13 MiB at once (a
+ * transfer never blocks: utc__staged_step). Host buffers need no CUDA call, so this runs
  * without a device (the device sides are tested by the GPU suites).
  */
 #include <stdlib.h>
@@ -23,7 +24,7 @@
 #define GUARD  64
 #define MAX_SZ ((size_t)13 << 20) /* beyond 3 default chunks */
 
-/* The io: the conduit's iwrite/iread and utc_request_wait; fail_after >= 0 makes the
+/* The io: the conduit's iwrite/iread and utc_request_test; fail_after >= 0 makes the
  * isend of that chunk (counting from 0) fail, as a transport error would. */
 typedef struct conduit_io {
     utc_conduit_t *c;
@@ -69,22 +70,26 @@ static utc_status_t io_irecv(void *arg, void *buf, size_t n, void **h)
     return start(arg, buf, n, true, h);
 }
 
-static utc_status_t io_wait(void *arg, void *h, size_t *received)
+static bool io_test(void *arg, void *h, utc_status_t *status, size_t *received)
 {
     conduit_io_t *io = arg;
     handle_t *x = h;
+    int done = 0;
     size_t got = 0;
-    utc_status_t st = utc_request_wait(&x->req, &got);
+    utc_status_t st = utc_request_test(&x->req, &done, &got);
+    if (st == UTC_OK && !done)
+        return false;
+    *status = st;
     if (received)
         *received = got; /* the pipeline checks it */
     io->outstanding--;
     free(x);
-    return st;
+    return true;
 }
 
 static utc__staged_io_t make_io(conduit_io_t *io)
 {
-    return (utc__staged_io_t){.arg = io, .isend = io_isend, .irecv = io_irecv, .wait = io_wait};
+    return (utc__staged_io_t){.arg = io, .isend = io_isend, .irecv = io_irecv, .test = io_test};
 }
 
 /* ---- every size, three chunk sizes ---- */
@@ -174,6 +179,62 @@ static void test_sizes_and_chunks(void)
     CT_END();
 }
 
+/* ---- both directions at once, from one thread at each end ---- */
+
+#define DUPLEX_SIZE  ((size_t)13 << 20)
+#define DUPLEX_CHUNK ((size_t)64 << 10) /* 208 chunks each way, far more than the slots */
+
+/* Each end sends DUPLEX_SIZE bytes to the other and receives as many, both transfers in
+ * flight at once and moved on by the one thread (blocking forms would wait for each
+ * other: each end's send needs the other's receive to move). */
+static int duplex(utc_conduit_t *c, unsigned mine, unsigned theirs)
+{
+    conduit_io_t io = {.c = c, .fail_after = -1};
+    utc__staged_io_t sio = make_io(&io);
+    char *out = malloc(DUPLEX_SIZE), *in = malloc(DUPLEX_SIZE);
+    CT_CHECK(out && in, "malloc");
+    if (!out || !in) {
+        free(out), free(in);
+        return 1;
+    }
+    ct_fill(out, DUPLEX_SIZE, mine);
+    utc__staged_t *tx = NULL, *rx = NULL;
+    CT_OK(utc__staged_start(&sio, true, out, false, DUPLEX_SIZE, DUPLEX_CHUNK, NULL, &tx));
+    CT_OK(utc__staged_start(&sio, false, in, false, DUPLEX_SIZE, DUPLEX_CHUNK, NULL, &rx));
+    utc_status_t txs = UTC_OK, rxs = UTC_OK;
+    while (tx || rx) {
+        if (tx && utc__staged_step(tx, &txs))
+            tx = NULL;
+        if (rx && utc__staged_step(rx, &rxs))
+            rx = NULL;
+    }
+    CT_CHECK(txs == UTC_OK && rxs == UTC_OK, "send %s, receive %s", utc_status_string(txs),
+             utc_status_string(rxs));
+    CT_CHECK(ct_verify(in, DUPLEX_SIZE, theirs), "the other end's %zu bytes differ", DUPLEX_SIZE);
+    CT_CHECK(io.outstanding == 0, "%d transfers left", io.outstanding);
+    free(out), free(in);
+    return 0;
+}
+
+static int duplex_a(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    return duplex(data, 71, 72);
+}
+
+static int duplex_b(utc_ctx_t *ctx, void *data)
+{
+    (void)ctx;
+    return duplex(data, 72, 71);
+}
+
+static void test_duplex(void)
+{
+    ct_begin();
+    ct_each_placement(true, pair_case, (ct_fn_t[]){duplex_a, duplex_b});
+    CT_END();
+}
+
 /* ---- a transport error midway ---- */
 
 #define FAIL_CHUNK 4096
@@ -228,7 +289,9 @@ static utc_status_t hand_send(utc__staged_io_t *sio, const char *buf, size_t n)
 {
     void *h;
     utc_status_t st = sio->isend(sio->arg, buf, n, &h);
-    return st == UTC_OK ? sio->wait(sio->arg, h, NULL) : st;
+    while (st == UTC_OK && !sio->test(sio->arg, h, &st, NULL))
+        ;
+    return st;
 }
 
 /* The next message after a failed one arrives whole: the stream stayed in step. */
@@ -389,20 +452,21 @@ static utc_status_t never_recv(void *arg, void *buf, size_t n, void **h)
     return never_start(arg, buf, n, h);
 }
 
-static utc_status_t never_wait(void *arg, void *h, size_t *received)
+static bool never_test(void *arg, void *h, utc_status_t *status, size_t *received)
 {
     (void)arg, (void)h, (void)received;
-    return UTC_ERR_INTERNAL;
+    *status = UTC_ERR_INTERNAL;
+    return true;
 }
 
 static void test_bad_arguments(void)
 {
-    utc__staged_io_t io = {.isend = never_start, .irecv = never_recv, .wait = never_wait};
+    utc__staged_io_t io = {.isend = never_start, .irecv = never_recv, .test = never_test};
     char b[8] = {0};
     CU_ASSERT_EQUAL(utc__staged_send(NULL, b, false, 8, 4, NULL), UTC_ERR_INVALID_ARG);
     CU_ASSERT(strstr(utc_last_error(), "io") != NULL);
     utc__staged_io_t half = io;
-    half.wait = NULL;
+    half.test = NULL;
     CU_ASSERT_EQUAL(utc__staged_recv(&half, b, false, 8, 4, NULL), UTC_ERR_INVALID_ARG);
     CU_ASSERT_EQUAL(utc__staged_send(&io, NULL, false, 8, 4, NULL), UTC_ERR_INVALID_ARG);
     CU_ASSERT(strstr(utc_last_error(), "NULL buffer") != NULL);
@@ -437,7 +501,7 @@ static void test_chunk_setting(void)
         CU_ASSERT(strstr(utc_last_error(), bad[i]) != NULL);
     }
     /* chunk 0 takes the setting: a bad one fails the transfer before it starts */
-    utc__staged_io_t io = {.isend = never_start, .irecv = never_recv, .wait = never_wait};
+    utc__staged_io_t io = {.isend = never_start, .irecv = never_recv, .test = never_test};
     char b[8] = {0};
     CU_ASSERT_EQUAL(utc__staged_send(&io, b, false, 8, 0, NULL), UTC_ERR_INVALID_ARG);
     CU_ASSERT(strstr(utc_last_error(), "UTC_DEVICE_CHUNK") != NULL);
@@ -449,6 +513,7 @@ int main(int argc, char **argv)
 {
     static const utc_test_case_t cases[] = {
         {"host to host, sizes 0 B to 13 MiB, three chunk sizes", test_sizes_and_chunks},
+        {"both directions at once, one thread at each end", test_duplex},
         {"a transport error midway", test_transport_error},
         {"a writer's abort marks midway", test_abort_mark},
         {"a CUDA error at either end before the first chunk", test_cuda_error},

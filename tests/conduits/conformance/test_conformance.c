@@ -225,13 +225,6 @@ static int cf_tag_max(void)
     return tp->device ? UTC_CONDUIT_DEVICE_TAG_MAX : UTC_CONDUIT_TAG_MAX;
 }
 
-/* What a probe or an any-tag read gets where a host conduit has `host`: a device conduit
- * refuses them. */
-static int cf_probe_rc(int host)
-{
-    return tp->device ? UTC_ERR_UNSUPPORTED : host;
-}
-
 /* ---- sizes ---- */
 
 /* around every threshold: the in-process ring's 80-byte small slots, the MPI transport's
@@ -408,10 +401,14 @@ static int any_a(utc_ctx_t *ctx, void *d)
     CT_OK(utc_conduit_read(d, &go, sizeof go, 19, NULL)); /* b's iread of tag 9 is posted */
     for (int i = 0; i < NANY; i++)
         cf_send(d, any_size(i), seed_of(5 + i % 3, i, 0), 5 + i % 3);
-    CT_OK(utc_conduit_write(d, &v, sizeof v, 9));
-    v = 10;
-    CT_OK(utc_conduit_write(d, &v, sizeof v, 10));
+    /* (a device conduit: as requests, as the tag-9 one is read after the tag-10 one) */
+    static int v10 = 10;
+    utc_request_t *rs[2];
+    int nr = 0;
+    cf_put(d, &v, sizeof v, 9, rs, &nr);
+    cf_put(d, &v10, sizeof v10, 10, rs, &nr);
     CT_OK(utc_conduit_read(d, &go, sizeof go, 19, NULL)); /* tag 10 was read */
+    cf_wait_all(rs, nr);
     cf_send(d, 2000, seed_of(8, 0, 0), 8);
     return 0;
 }
@@ -471,9 +468,17 @@ static void test_any_tag(void)
 static int probe_a(utc_ctx_t *ctx, void *d)
 {
     (void)ctx;
-    cf_send(d, 100, seed_of(3, 0, 0), 3);
-    cf_send(d, 7, seed_of(5, 0, 0), 5);
-    cf_send(d, 0, 0, 5);
+    /* the reader probes tag 5 first: a device conduit's rendezvous writes go as requests */
+    unsigned char *m3 = cf_msg(100, seed_of(3, 0, 0)), *m5 = cf_msg(7, seed_of(5, 0, 0));
+    utc_request_t *rs[3];
+    int nr = 0;
+    if (m3 && m5) {
+        cf_put(d, m3, 100, 3, rs, &nr);
+        cf_put(d, m5, 7, 5, rs, &nr);
+        cf_put(d, NULL, 0, 5, rs, &nr);
+        cf_wait_all(rs, nr);
+    }
+    free(m3), free(m5);
     return 0;
 }
 
@@ -544,9 +549,9 @@ static int trunc_b(utc_ctx_t *ctx, void *d)
     CT_EXPECT(utc_conduit_read(d, small, 100, 4, &got), UTC_ERR_TRUNCATE);
     CT_CHECK(got == 1000, "a truncated read reports %zu bytes, 1000 expected", got);
     utc_msg_info_t info = {0};
-    CT_EXPECT(utc_conduit_read_any(d, NULL, 0, &info), cf_probe_rc(UTC_ERR_TRUNCATE));
-    CT_CHECK(tp->device || (info.size == 1000 && info.tag == 4),
-             "truncated read_any: %zu bytes, tag %d", info.size, info.tag);
+    CT_EXPECT(utc_conduit_read_any(d, NULL, 0, &info), UTC_ERR_TRUNCATE);
+    CT_CHECK(info.size == 1000 && info.tag == 4, "truncated read_any: %zu bytes, tag %d",
+             info.size, info.tag);
     utc_request_t *r = NULL;
     got = 0;
     if (CT_OK(utc_conduit_iread(d, small, 999, 4, &r)))
@@ -783,6 +788,9 @@ static void test_duplex(void)
 
 /* ---- end of stream ---- */
 
+/* A device write pending at the close: more staged chunks than the pipeline's slots. */
+#define LATE_BYTES ((size_t)13 << 20)
+
 static int close_a(utc_ctx_t *ctx, void *d)
 {
     (void)ctx;
@@ -796,10 +804,19 @@ static int close_a(utc_ctx_t *ctx, void *d)
     cf_send(d, 8, seed_of(1, 0, 0), 1);
     cf_send(d, 1000, seed_of(1, 1, 0), 1);
     cf_send(d, 0, 0, 1);
+    /* a device conduit: a write still waiting for its reader when the close goes (a staged
+     * one's chunks follow the end of stream, and so does an IPC one's answer) */
+    unsigned char *late = tp->device ? cf_msg(LATE_BYTES, seed_of(4, 0, 0)) : NULL;
+    utc_request_t *rl = NULL;
+    if (late)
+        CT_OK(utc_conduit_iwrite(d, late, LATE_BYTES, 4, &rl));
     CT_OK(utc_conduit_close(d));
     int v = 1;
     CT_EXPECT(utc_conduit_write(d, &v, sizeof v, 1), UTC_ERR_CLOSED);
     CT_EXPECT(utc_conduit_close(d), UTC_ERR_STATE);
+    if (rl)
+        CT_OK(utc_request_wait(&rl, NULL));
+    free(late);
     /* the other direction still works */
     cf_recv(d, 1000, 1000, seed_of(9, 0, 1), 9);
     return 0;
@@ -821,21 +838,24 @@ static int close_b(utc_ctx_t *ctx, void *d)
     cf_recv(d, 8, 8, seed_of(1, 0, 0), 1);
     cf_recv(d, 1000, 1000, seed_of(1, 1, 0), 1);
     cf_recv(d, 0, 0, 0, 1);
-    if (tp->device)
+    if (tp->device) {
         CT_EXPECT(utc_conduit_read(d, &v, sizeof v, 2, NULL), UTC_ERR_CLOSED);
+        /* the write its writer started before the close and waits for after it */
+        cf_recv(d, LATE_BYTES, LATE_BYTES, seed_of(4, 0, 0), 4);
+        CT_EXPECT(utc_conduit_read(d, &v, sizeof v, 4, NULL), UTC_ERR_CLOSED);
+    }
     CT_EXPECT(utc_conduit_read(d, &v, sizeof v, 1, NULL), UTC_ERR_CLOSED);
     CT_EXPECT(utc_conduit_read(d, &v, sizeof v, 1, NULL), UTC_ERR_CLOSED); /* and stays so */
     double t0 = now_s();
     CT_EXPECT(utc_conduit_read_timeout(d, &v, sizeof v, 1, NULL, 20.0), UTC_ERR_CLOSED);
     CT_CHECK(now_s() - t0 < 10.0, "a read at the end of stream waited %.1f s", now_s() - t0);
     utc_msg_info_t info;
-    CT_EXPECT(utc_conduit_read_any(d, &v, sizeof v, &info), cf_probe_rc(UTC_ERR_CLOSED));
-    CT_EXPECT(utc_conduit_probe(d, UTC_ANY_TAG, &info), cf_probe_rc(UTC_ERR_CLOSED));
-    CT_EXPECT(utc_conduit_probe(d, 4, &info), cf_probe_rc(UTC_ERR_CLOSED));
+    CT_EXPECT(utc_conduit_read_any(d, &v, sizeof v, &info), UTC_ERR_CLOSED);
+    CT_EXPECT(utc_conduit_probe(d, UTC_ANY_TAG, &info), UTC_ERR_CLOSED);
+    CT_EXPECT(utc_conduit_probe(d, 4, &info), UTC_ERR_CLOSED);
     int found = -1;
     int rc = utc_conduit_iprobe(d, 1, &found, &info);
-    CT_CHECK(tp->device ? rc == UTC_ERR_UNSUPPORTED
-                        : rc == UTC_ERR_CLOSED || (rc == UTC_OK && found == 0),
+    CT_CHECK(rc == UTC_ERR_CLOSED || (rc == UTC_OK && found == 0),
              "iprobe at the end of stream: %d (%s), found %d", rc, utc_status_string(rc), found);
     CT_EXPECT(utc_request_wait(&r3, NULL), UTC_ERR_CLOSED);
     utc_request_t *r = NULL;
@@ -905,8 +925,7 @@ static int cancel_b(utc_ctx_t *ctx, void *d)
     /* canceling a read that may have its message already: it completes, or is withdrawn
      * and the message goes to the next read; never lost, never twice */
     utc_msg_info_t info;
-    if (!tp->device) /* (a device conduit takes no probes: the message may be there or not) */
-        CT_OK(utc_conduit_probe(d, 21, &info));
+    CT_OK(utc_conduit_probe(d, 21, &info));
     static int c21 = -1;
     int rc = UTC_ERR_INTERNAL;
     if (CT_OK(utc_conduit_iread(d, &c21, sizeof c21, 21, &r))) {
@@ -1722,18 +1741,20 @@ static const utc_test_case_t cases[] = {
 /* The cases a device conduit runs. A device write between ranks is a rendezvous (it
  * returns once the reader has its data, as MPI_Ssend): where a case's reader takes
  * messages in another order than written, its writer writes them as requests on a device
- * conduit (cf_put), and where it probes or reads any tag, the device conduit's refusal is
- * what it checks (cf_probe_rc). Not for it: the cases of the calls it refuses (probes,
- * any-tag reads, shared conduits), owned buffers (utc_buf_alloc's: a device conduit hands
- * over utc_gpu_malloc's; test_conduit_device covers them), both directions at once (each
- * end blocks in a read while its own staged write waits for a thread to run it), threads,
- * free mode, 10,000 conduits. */
+ * conduit (cf_put). Not for it: shared conduits (it refuses them), owned buffers
+ * (utc_buf_alloc's: a device conduit hands over utc_gpu_malloc's; test_conduit_device
+ * covers them), threads, free mode, 10,000 conduits. Both directions at once runs: a
+ * thread blocked in a read moves its own staged write on (the device transport's
+ * drive). */
 static const utc_test_case_t device_cases[] = {
     {"sizes 0 B to 8 MiB, both directions, contents", test_sizes},
     {"sizes as requests, reads posted first", test_sizes_async},
     {"tags in order and independent", test_tags},
     {"truncation: the message stays first", test_truncate},
     {"256 requests in flight", test_inflight},
+    {"both directions at once", test_duplex},
+    {"any-tag reads", test_any_tag},
+    {"probes", test_probe},
     {"close: end of stream", test_close},
     {"cancel and timed-out reads", test_cancel_timeout},
     {"destroy with operations pending", test_destroy_pending},
