@@ -90,7 +90,10 @@ pass_asan() {
         UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$supp/ubsan.supp
     # Left out by default, as they measure what the sanitizers change rather than
     # memory errors: the soak (label stress: it checks that resident memory stays flat,
-    # which ASan's quarantine of freed blocks defeats), the install tests (label install:
+    # which ASan's quarantine of freed blocks defeats; and, for its cost alone, the MPI
+    # transport's 10,000 conduits: 20 s of Open MPI's allocations under full-stack
+    # unwinding, for code that the other conformance cases check here,
+    # tests/conduits/conformance/CMakeLists.txt), the install tests (label install:
     # a program built against an installed sanitized libutc would need the sanitizer
     # runtimes on its own link line), the multi-host run (label multihost: it repeats
     # suites run here, plus the soak, over TCP, where LeakSanitizer's tracer dies on UCX's

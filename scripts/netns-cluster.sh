@@ -16,7 +16,9 @@
 # Runs, at 2 and 3 ranks spread over the nodes (--map-by node): the conduit and global
 # shared data suites, the task suites, the RYR sample (--verify: frames bit-equal to the
 # sequential path), the soak and watchdog programs and the killed-rank fault test.
-# --quick runs fewer of them, --only those whose name matches REGEX. Needs root, `ip`, `unshare` and a build (default: build/).
+# --quick runs fewer of them (and gives gshared_rma's open-ended phases 5 s each rather than
+# 20: UTC_TEST_RMA_BUDGET_S), --only those whose name matches REGEX. Needs root, `ip`,
+# `unshare` and a build (default: build/).
 # Exit 0: all passed; 1: a failure; 77: cannot make namespaces here (skipped).
 # Everything is removed on exit, also on failure or Ctrl-C (--keep leaves it for a look).
 set -uo pipefail
@@ -168,6 +170,9 @@ grep -q -- "--mca osc ucx --mca btl tcp,self --mca pml ob1" "$work/out" ||
 
 t="$build/tests"
 if [ "$quick" = 1 ]; then
+    # over TCP the phases make a few thousand round trips per thread in 5 s
+    export UTC_TEST_RMA_BUDGET_S=${UTC_TEST_RMA_BUDGET_S:-5}
+    UTC_MPIRUN_ARGS+=" -x UTC_TEST_RMA_BUDGET_S"
     conduit_suites="basic tags modes"
     gshared_suites="rma collectives"
     nps="$nodes"

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # check_watchdog.sh UTCRUN NP PROG: the watchdog names what long waits wait on.
-#  - UTC_WATCHDOG=1 and 3 s waits: stderr names the conduit, tag and peer rank of a blocked
+#  - UTC_WATCHDOG=0.5 and 2 s waits: stderr names the conduit, tag and peer rank of a blocked
 #    read, the main thread's task wait, the task barrier, the global shared data barrier,
 #    a signal wait (its element, comparison, value and the value last seen), on a
 #    share-mode shared conduit a reader's and the writer's wait with the other side's real
 #    ranks (never rank -1), and a task collective's call, number and late rank (also with
 #    the board read through MPI_Rget: --mca osc ucx);
-#  - without UTC_WATCHDOG (on by default, 60 s): no watchdog line for 1.5 s waits;
+#  - without UTC_WATCHDOG: on, at its default of 60 s (its debug line says so), and no
+#    watchdog line for 0.3 s waits (that no wait under the threshold is reported is checked
+#    in the first run, with a threshold the waits pass);
 #  - UTC_WATCHDOG=soon: a warning, and the program still runs.
 set -u
 utcrun=$1 np=$2 prog=$3
@@ -18,10 +20,10 @@ fail() { echo "FAILED: $*"; fails=$((fails + 1)); }
 # UTC_LEND=0: the lines checked below name each task thread and the main thread in
 # utc_task_wait; with a 2-thread task on a 2-CPU machine the main thread would otherwise run
 # one thread's share itself (and be reported as that thread, not as waiting)
-UTC_LEND=0 UTC_WATCHDOG=1 timeout 120 "$utcrun" -np "$np" "$prog" 3 >"$tmp/out" 2>"$tmp/err"
+UTC_LEND=0 UTC_WATCHDOG=0.5 timeout 120 "$utcrun" -np "$np" "$prog" 2 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 cat "$tmp/err"
-[ $rc = 0 ] || fail "UTC_WATCHDOG=1: exit status $rc"
+[ $rc = 0 ] || fail "UTC_WATCHDOG=0.5: exit status $rc"
 grep -q "rob_watchdog: done" "$tmp/out" || fail "the program did not finish its steps"
 writer=0 reader=$((np - 1))
 expect() { # expect REGEX WHAT
@@ -60,15 +62,15 @@ for step in "wd_coll:utc_task_allreduce" "wd_coll0:utc_task_alltoallv"; do
     expect "^utc\[$last\] watchdog: task '$task' .* on $on: waiting for this rank's threads of the task \(1 of 2 here\)\$" \
         "$call on the late rank, whose thread 0 is late"
 done
-# a 3 s wait with a 1 s threshold is reported at 1 s and 2 s, never with less than 1 s
-if grep -E "watchdog: .* has waited 0\.[0-9] s" "$tmp/err"; then
+# a 2 s wait with a 0.5 s threshold is reported at 0.5 s and 1 s, never with less than 0.5 s
+if grep -E "watchdog: .* has waited 0\.[0-4] s" "$tmp/err"; then
     fail "a wait shorter than the threshold was reported"
 fi
 
 # the collectives again where the board is read with MPI_Rget (a window outside shared
 # memory: one-sided component UCX); a late rank that makes no MPI call may not answer
 if [ "$np" -gt 1 ]; then
-    UTC_LEND=0 UTC_WATCHDOG=1 timeout 120 "$utcrun" -np "$np" --mca osc ucx "$prog" 3 coll \
+    UTC_LEND=0 UTC_WATCHDOG=0.5 timeout 120 "$utcrun" -np "$np" --mca osc ucx "$prog" 2 coll \
         >"$tmp/out" 2>"$tmp/err"
     rc=$?
     if grep -q "rob_watchdog: done" "$tmp/out"; then
@@ -84,12 +86,16 @@ if [ "$np" -gt 1 ]; then
     fi
 fi
 
-timeout 120 "$utcrun" -np "$np" "$prog" 1.5 >"$tmp/out" 2>"$tmp/err"
+UTC_LOG=debug timeout 120 "$utcrun" -np "$np" "$prog" 0.3 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc = 0 ] || fail "without UTC_WATCHDOG: exit status $rc"
-if grep -q "watchdog" "$tmp/err"; then fail "watchdog lines for waits under the default 60 s"; cat "$tmp/err"; fi
+on=$(grep -c "^utc\[[0-9]*\] debug: watchdog: reporting waits longer than 60 s\$" "$tmp/err")
+[ "$on" = "$np" ] || fail "without UTC_WATCHDOG: $on of $np ranks say the watchdog is on at 60 s"
+if grep -v "debug: watchdog: reporting waits longer than" "$tmp/err" | grep -q "watchdog"; then
+    fail "watchdog lines for waits under the default 60 s"; cat "$tmp/err"
+fi
 
-UTC_WATCHDOG=soon timeout 120 "$utcrun" -np "$np" "$prog" 0.2 >"$tmp/out" 2>"$tmp/err"
+UTC_WATCHDOG=soon timeout 120 "$utcrun" -np "$np" "$prog" 0.1 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc = 0 ] || fail "UTC_WATCHDOG=soon: exit status $rc"
 grep -q "UTC_WATCHDOG='soon' is not a number of seconds" "$tmp/err" ||

@@ -19,6 +19,9 @@
  * threads on both ends; free mode with named peers; shared conduits; 10,000 conduits
  * (resident memory printed, not asserted).
  *
+ * `--only CASE` runs that case alone, `--skip CASE` every case but that one (CASE: a case's
+ * name as printed; ctest runs the MPI transport's 10,000 conduits apart, CMakeLists.txt).
+ *
  * `test_conformance kill FILE` (2 or more ranks, a transport between ranks) is the killed
  * peer check that tests/robustness/check_kill.sh drives: rank 1 writes the time to FILE and
  * raises SIGKILL while the other end is blocked reading from it.
@@ -1764,19 +1767,49 @@ static const utc_test_case_t device_cases[] = {
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: test_conformance [--transport NAME] [kill FILE]\n"
+    fprintf(stderr, "usage: test_conformance [--transport NAME] [--only CASE | --skip CASE] "
+                    "[kill FILE]\n"
                     "  NAME (or UTC_CONFORMANCE_TRANSPORT):");
     for (int i = 0; i < NTRANSPORTS; i++)
         fprintf(stderr, " %s", transports[i].name);
     fprintf(stderr, "\n");
 }
 
+/* The cases of `all` named `only` (when not NULL) and not named `skip`, into `out` (room
+ * for every case of `all` and the end). Returns how many, or -1 when a given name is none
+ * of them (printed with the names there are). */
+static int select_cases(const utc_test_case_t *all, const char *only, const char *skip,
+                        utc_test_case_t *out)
+{
+    int n = 0, found = 0;
+    for (const utc_test_case_t *c = all; c->name; c++) {
+        bool named = (only && !strcmp(c->name, only)) || (skip && !strcmp(c->name, skip));
+        found += named;
+        if (only ? named : !named)
+            out[n++] = *c;
+    }
+    out[n] = (utc_test_case_t)UTC_TEST_END;
+    if (found == 0 && (only || skip)) {
+        fprintf(stderr, "test_conformance: no case '%s' for transport '%s'; its cases:\n",
+                only ? only : skip, tp->name);
+        for (const utc_test_case_t *c = all; c->name; c++)
+            fprintf(stderr, "  %s\n", c->name);
+        return -1;
+    }
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     const char *name = getenv("UTC_CONFORMANCE_TRANSPORT"), *kill_file = NULL;
+    const char *only = NULL, *skip = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--transport") && i + 1 < argc)
             name = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc && !skip)
+            only = argv[++i];
+        else if (!strcmp(argv[i], "--skip") && i + 1 < argc && !only)
+            skip = argv[++i];
         else if (!strcmp(argv[i], "kill") && i + 1 < argc)
             kill_file = argv[++i];
         else {
@@ -1814,5 +1847,9 @@ int main(int argc, char **argv)
         }
         return mode_kill(kill_file);
     }
-    return utc_test_main(argc, argv, suite, tp->device ? device_cases : cases);
+    _Static_assert(sizeof device_cases <= sizeof cases, "chosen has room for either list");
+    static utc_test_case_t chosen[sizeof cases / sizeof cases[0]];
+    if (select_cases(tp->device ? device_cases : cases, only, skip, chosen) < 0)
+        return 2;
+    return utc_test_main(argc, argv, suite, chosen);
 }
