@@ -1409,7 +1409,8 @@ static bool any_step(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 
 /* A read waiting for its descriptor (PH_DESC), the oldest read of its tag, with a stashed
  * message of its tag (one a read truncated, put back first of its tag): its inner read
- * withdrawn (none matched yet), it takes that one. True when it did (PH_GOT or PH_TRUNC). */
+ * withdrawn (none matched yet), it takes that one. True when it did (PH_GOT or
+ * PH_TRUNC). */
 static bool desc_stashed(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
     bool got = false;
@@ -1626,8 +1627,8 @@ static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
  * decided at once under the locks (so a later read of the tag sees the outcome):
  * - a stashed descriptor of its tag written before op->d (a message another read
  *   truncated while this one was posted) is the read's, and op->d is stashed behind it;
- * - the read's descriptor too large for it stays (stashed) first of its tag: UTC_ERR_TRUNCATE,
- *   its size in req->received;
+ * - the read's descriptor too large for it stays (stashed) first of its tag:
+ *   UTC_ERR_TRUNCATE, its size in req->received;
  * - else PH_GOT. UTC_OK; UTC_ERR_TRUNCATE; st (the end of stream, nothing stashed);
  *   UTC_ERR_NO_MEMORY (op->d could not be kept: dropped).
  */

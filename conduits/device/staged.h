@@ -7,11 +7,12 @@
  * chunk size (its descriptor carries them) and gives the host transport as an io: the
  * chunks go as messages of `chunk` bytes (the last one shorter), in order; a size of 0
  * sends nothing. A transfer is an object moved on step by step (utc__staged_step), so a
- * thread waiting for anything on the conduit moves every transfer in flight. The sender D2Hs chunk
- * k+1 into a pinned slot while chunk k is in isend; the receiver posts irecv of chunk k+1 while the
- * H2D of chunk k runs. A host side sends from, or receives into, the user's buffer itself (no copy,
- * no slot). The pinned slots (a ring of UTC__STAGED_DEPTH chunks) come from a process-wide pool,
- * reused across calls and threads (pinned allocation is slow); utc__staged_cache_clear frees them.
+ * thread waiting for anything on the conduit moves every transfer in flight. The sender
+ * D2Hs chunk k+1 into a pinned slot while chunk k is in isend; the receiver posts irecv of
+ * chunk k+1 while the H2D of chunk k runs. A host side sends from, or receives into, the
+ * user's buffer itself (no copy, no slot). The pinned slots (a ring of UTC__STAGED_DEPTH
+ * chunks) come from a process-wide pool, reused across calls and threads (pinned
+ * allocation is slow); utc__staged_cache_clear frees them.
  *
  * Stream rules (s: the caller's stream; NULL for a CPU thread, synchronous semantics):
  * - send: the data is read as it is after the work queued on s before the call (the D2Hs
