@@ -2033,7 +2033,7 @@ static utc_status_t dev_probe(utc__transport_t *tp, utc_request_t *req)
         req->tag = tag;
         return UTC_OK;
     }
-    if (hidden) /* a message is there, an earlier read's */
+    if (hidden && (st == UTC_OK || st == UTC_ERR_CLOSED)) /* there is one: an earlier read's */
         return UTC_ERR_TIMEOUT;
     if (st == UTC_OK)
         st = stopped(t);
