@@ -476,13 +476,11 @@ static dev_op_t *chan_step(dev_tp_t *t, chan_t *ch, dev_op_t *self)
             q->size = sizeof ch->ctl_buf;
             rc = t->in->ops->start(t->in, q);
         }
-        if (rc != UTC_OK) {
+        if (rc != UTC_OK) { /* self's failure; the others try again */
             free(q);
-            if (self) { /* its own failure; the others try again */
-                self->ctl_got = true;
-                self->ctl_err = rc;
-                ctl_unwait(self);
-            }
+            self->ctl_got = true;
+            self->ctl_err = rc;
+            ctl_unwait(self);
             return NULL;
         }
         ch->ctl_rx = q;
@@ -1108,8 +1106,6 @@ static void recv_failed(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_statu
     (void)utc__error(rc, "%s", m.why); /* this read's own message again */
 }
 
-static void stash_insert(dev_tp_t *t, stash_t *e);
-
 /* The end of a read that had its descriptor, with `rc`: an owned read's buffer is the
  * reader's (or freed, on failure), a CPU thread's data is in place, a failure answers the
  * writer. `own_dst`: op->dst is this layer's (an owned read's buffer, not handed over). */
@@ -1131,23 +1127,13 @@ static void recv_finish(dev_tp_t *t, utc_request_t *req, dev_op_t *op, bool own_
  * PH_RXWAIT). */
 static void recv_got(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
-    if (!req->owned && op->d.size > req->size) { /* (decided before on every path: a guard) */
-        stash_t *s = malloc(sizeof *s);
-        if (!s) {
-            utc_status_t rc = utc__error(UTC_ERR_NO_MEMORY,
-                                         "conduit %d (device): out of memory to keep a "
-                                         "message larger than the read's buffer: dropped",
-                                         t->base.conduit_id);
-            recv_failed(t, req, op, rc);
-            op_end(req, rc);
-            return;
-        }
-        *s = (stash_t){.dir = req->dir, .peer = req->peer, .tag = req->tag, .d = op->d};
-        pthread_mutex_lock(&t->lock);
-        stash_insert(t, s); /* first of its tag again */
-        pthread_mutex_unlock(&t->lock);
-        req->received = op->d.size;
-        op_end(req, UTC_ERR_TRUNCATE);
+    if (!req->owned && op->d.size > req->size) { /* settled before PH_GOT on every path */
+        utc_status_t rc = utc__error(UTC_ERR_INTERNAL,
+                                     "conduit %d (device): a %llu-byte message reached a "
+                                     "%zu-byte read (a truncation not settled)",
+                                     t->base.conduit_id, (unsigned long long)op->d.size, req->size);
+        recv_failed(t, req, op, rc);
+        op_end(req, rc);
         return;
     }
     req->received = op->d.size;
@@ -1812,22 +1798,6 @@ static bool advance(dev_tp_t *t, utc_request_t *req)
     return done;
 }
 
-/* The control messages of the writes waiting for one, on every channel (chan_step); a
- * write that gets its message is finished here. Drive's part; takes t->lock. */
-static void poll_chans(dev_tp_t *t)
-{
-    for (;;) {
-        dev_op_t *other = NULL;
-        pthread_mutex_lock(&t->lock);
-        for (chan_t *ch = t->chans; ch && !other; ch = ch->next)
-            other = chan_step(t, ch, NULL);
-        pthread_mutex_unlock(&t->lock);
-        if (!other)
-            return;
-        send_ctl_done(t, other->req, other);
-    }
-}
-
 /* Drive's part: one step of every operation that neither its owner nor another thread
  * moves now (a read whose reader waits for another request, say: its writer may wait for
  * its answer). Under t->drive. */
@@ -1868,17 +1838,17 @@ static void drive_idle(dev_tp_t *t)
 
 /*
  * Move on every staged transfer in flight on t (each one step as far as it goes without
- * waiting; one that ends finishes its operation), after reading the control messages of
- * the writes waiting for one. Called by every thread that waits for or tests an operation
- * of t, whichever operation: so a thread blocked in a read still sends its own staged
- * writes. One thread at a time (trylock: another one driving is as good).
+ * waiting; one that ends finishes its operation), after a step of every operation nobody
+ * steps now (drive_idle: a write waiting for its answer reads its channel there). Called
+ * by every thread that waits for or tests an operation of t, whichever operation: so a
+ * thread blocked in a read still sends its own staged writes. One thread at a time
+ * (trylock: another one driving is as good).
  */
 static void drive(dev_tp_t *t)
 {
     if (pthread_mutex_trylock(&t->drive) != 0)
         return;
     int prev = dev_save();
-    poll_chans(t);
     drive_idle(t);
     pthread_mutex_lock(&t->lock);
     dev_op_t *list = t->xfers, *keep = NULL, **tail = &keep;
@@ -1943,10 +1913,9 @@ static bool dev_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s)
         pthread_mutex_lock(&t->lock);
         dev_op_t *op = op_of(req);
         bool nap = op && !op->claimed && !op->stepping && op->phase == PH_DESC && !t->xfers;
-        for (chan_t *ch = t->chans; ch && nap; ch = ch->next)
-            nap = ch->waiting == NULL;
         for (dev_op_t *o = t->live; o && nap; o = o->next_live)
-            nap = o == op || o->claimed; /* no other operation for drive to move */
+            nap = o == op || o->claimed; /* no other operation for drive to move (a write
+                                          * waiting for its answer is one) */
         if (nap)
             op->stepping = true;
         pthread_mutex_unlock(&t->lock);
@@ -2004,19 +1973,15 @@ static utc_status_t dev_probe(utc__transport_t *tp, utc_request_t *req)
     /* what a read started now would get: not a message earlier reads wait for (the oldest
      * one when an any-tag read waits; its tag's next when a read of its tag does) */
     stash_t *e = NULL;
-    bool hidden = false;
+    bool any_waits = any_read_before(t, req->dir, req->peer, 0), hidden;
     if (req->tag == UTC_ANY_TAG) {
         /* (a read settling its descriptor may put one back: not over yet) */
-        hidden = any_read_before(t, req->dir, req->peer, 0) ||
-                 tag_read_before(t, req->dir, req->peer, UTC_ANY_TAG, 0);
-        e = any_read_before(t, req->dir, req->peer, 0) ? NULL
-                                                       : stash_any(t, req->dir, req->peer, 0);
+        hidden = any_waits || tag_read_before(t, req->dir, req->peer, UTC_ANY_TAG, 0);
+        e = any_waits ? NULL : stash_any(t, req->dir, req->peer, 0);
     } else {
         hidden = tag_read_before(t, req->dir, req->peer, req->tag, 0);
         e = hidden ? NULL : stash_first(t, req->dir, req->peer, req->tag);
-        stash_t *oldest = e && any_read_before(t, req->dir, req->peer, 0)
-                              ? stash_any(t, req->dir, req->peer, 0)
-                              : NULL;
+        stash_t *oldest = e && any_waits ? stash_any(t, req->dir, req->peer, 0) : NULL;
         if (oldest == e && oldest) {
             e = NULL;
             hidden = true;
