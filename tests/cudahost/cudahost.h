@@ -1,0 +1,117 @@
+/* cudahost: the CUDA runtime calls UTC's device layer makes, answered on the host, so that
+ * the device conduits' bookkeeping (descriptors, the stash, probes, any-tag reads, the
+ * staged engine, IPC handle caches, close and cancel) runs in the tests of a machine that
+ * has no GPU.
+ *
+ * It is a test tool, never linked into libutc: the tests that use it put the library it
+ * builds (named as CUDA's runtime, libcudart.so.N) first on LD_LIBRARY_PATH, so the same
+ * binaries that run on a GPU run on it. It proves nothing about a GPU (speed, DMA, the
+ * driver) and replaces none of the GPU check (scripts/gpu-check.sh).
+ *
+ * What it keeps of CUDA, to catch what a GPU would:
+ *   - device memory is a memfd mapped twice: the address handed out has no access (a CPU
+ *     that touches device memory faults, as on a GPU) and a second mapping is what the
+ *     copies use; stream-ordered allocations (cudaMallocAsync) are refused for legacy IPC,
+ *     as CUDA refuses them;
+ *   - streams run their work in order on a thread of their own, after a random delay
+ *     (UTC_CUDAHOST_DELAY_US, default 40), so a caller that does not wait sees NotReady;
+ *     the legacy stream (0) waits for every blocking stream and runs in the caller;
+ *   - copies from pageable memory take the source at the call, copies to pageable memory
+ *     return when done (CUDA's rules); a copy out of an allocation's bounds is refused;
+ *   - events count records and completions (in shared memory when interprocess), so a
+ *     wait or query sees the last record before it;
+ *   - IPC handles name the exporter's memfd (/proc/PID/fd/N, checked by name), opened once
+ *     per process and counted; a handle of the calling process is refused.
+ * Devices: UTC_CUDAHOST_DEVICES (default 1). */
+#ifndef UTC_TESTS_CUDAHOST_H
+#define UTC_TESTS_CUDAHOST_H
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CH_EXPORT __attribute__((visibility("default")))
+
+/* ---- errors (errors.c) --------------------------------------------------------------- */
+
+/* Sets the calling thread's last error and returns it. */
+cudaError_t ch_fail(cudaError_t err);
+
+/* ---- devices (device.c) -------------------------------------------------------------- */
+
+int ch_device_count(void);
+int ch_current_device(void);
+
+/* ---- allocations (memory.c) ---------------------------------------------------------- */
+
+typedef enum ch_kind {
+    CH_DEVICE,   /* cudaMalloc: legacy IPC capable */
+    CH_POOL,     /* cudaMallocAsync: stream ordered, not legacy IPC capable */
+    CH_IMPORTED, /* cudaIpcOpenMemHandle: another process's CH_DEVICE */
+    CH_PINNED,   /* cudaHostAlloc, cudaMallocHost */
+    CH_MANAGED,  /* cudaMallocManaged */
+} ch_kind_t;
+
+typedef struct ch_alloc {
+    char *base;   /* the address the user sees (no access for device kinds) */
+    char *shadow; /* what copies read and write (base itself for host kinds) */
+    size_t size, mapped;
+    ch_kind_t kind;
+    int device;
+    unsigned long long id;
+    int fd;           /* the memfd of device kinds */
+    pid_t owner;      /* CH_IMPORTED: the exporter, its allocation id, the opens */
+    unsigned long long owner_id;
+    int opens;
+    struct ch_alloc *next;
+} ch_alloc_t;
+
+/* Every call below takes the registry's lock itself. */
+cudaError_t ch_alloc_device(void **out, size_t size, ch_kind_t kind);
+cudaError_t ch_free_device(void *p, bool pool_only);
+cudaError_t ch_alloc_host(void **out, size_t size, ch_kind_t kind);
+
+/* Where copies touch [p, p+n): the shadow of a device range, p itself for host memory.
+ * Sets *kind to the allocation's kind, or -1 for memory CUDA does not know (pageable).
+ * cudaErrorInvalidValue when the range leaves its allocation. */
+cudaError_t ch_resolve(const void *p, size_t n, void **where, int *kind);
+
+/* The allocation holding p, copied out (false: none). */
+bool ch_lookup(const void *p, ch_alloc_t *out);
+
+/* The bytes stream-ordered allocations hold now (the pool's UsedMemCurrent). */
+unsigned long long ch_pool_used(void);
+
+/* ---- IPC opens (memory.c) ------------------------------------------------------------ */
+
+cudaError_t ch_import(void **out, pid_t pid, int fd, unsigned long long id, size_t size);
+cudaError_t ch_unimport(void *p);
+
+/* ---- events and streams (streams.c) -------------------------------------------------- */
+
+typedef struct ch_evstate {
+    _Atomic uint64_t recorded;  /* records made */
+    _Atomic uint64_t completed; /* the highest record its stream reached */
+} ch_evstate_t;
+
+struct CUevent_st {
+    ch_evstate_t *st; /* in a memfd's mapping when interprocess */
+    int fd;
+    unsigned flags;
+    _Atomic int refs; /* the user's, and each pending operation's */
+};
+
+cudaError_t ch_event_new(cudaEvent_t *out, unsigned flags, int fd_to_map);
+
+/* Waits (sleeping) until every stream has run what it was given. */
+void ch_sync_all(bool blocking_only);
+
+/* Sleeps about a tick: the polls of cross-process state. */
+void ch_nap(void);
+
+#endif
