@@ -14,7 +14,10 @@ utc_status_t utc__conduit_peer_failed(const utc_conduit_t *c, utc__transport_t *
                                        const char *fn)
 {
     utc__fail_info_t f;
-    if (!utc__transport_fail_info(tp, &f)) /* not published: a record being written */
+    /* a device conduit's failure may be known to its host transport only, until the device
+     * layer's next operation copies it (it came as a notice from the failed task's rank) */
+    if (!utc__transport_fail_info(tp, &f) && !(tp->inner && utc__transport_fail_info(tp->inner, &f)))
+        /* not published: a record being written */
         return utc__error(UTC_ERR_PEER_FAILED, "%s: a task at an end of conduit %d failed",
                           fn, c->id);
     int end = f.end, rank = f.rank, rc = f.rc;
@@ -81,18 +84,26 @@ void utc__conduits_run_failed(utc_task_t *task, utc_status_t rc, int global_thre
     mark_task_failed(task, rc, UTC_ERR_PEER_FAILED, global_thread);
 }
 
-/* One conduit: a mark of `task`'s failure is cleared (its run is queued here again). */
+/* A transport's mark of `task`'s failure is cleared. */
+static void clear_mark(utc_conduit_t *c, utc__transport_t *tp, utc_task_t *task)
+{
+    utc__fail_info_t f;
+    if (utc__fail_record_get(&tp->fail, &f) && utc__conduit_end_at(c, f.end)->task == task)
+        utc__fail_record_clear(&tp->fail); /* the failed task runs again */
+}
+
+/* One conduit: a mark of `task`'s failure is cleared (its run is queued here again). A
+ * device transport's host transport is cleared on its own: a failure told by another rank
+ * marks it first, and the device transport only when one of its operations sees it. */
 static void clear_failed(utc_conduit_t *c, void *task)
 {
     for (int i = 0; i <= UTC__CONDUIT_SHARED_TP; i++) {
         utc__transport_t *tp = c->tp[i];
-        utc__fail_info_t f;
-        if (tp && utc__fail_record_get(&tp->fail, &f) &&
-            utc__conduit_end_at(c, f.end)->task == task) {
-            utc__fail_record_clear(&tp->fail); /* the failed task runs again */
-            if (tp->inner) /* a device transport's host transport: its mark follows */
-                utc__fail_record_clear(&tp->inner->fail);
-        }
+        if (!tp)
+            continue;
+        clear_mark(c, tp, task);
+        if (tp->inner)
+            clear_mark(c, tp->inner, task);
     }
 }
 

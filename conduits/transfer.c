@@ -11,6 +11,16 @@
 #include "base/handle.h"
 #include "service/req_handle.h"
 
+/* A device conduit's error: the device layer's message (a CUDA call, a protocol error, a
+ * reader's failed allocation) was set by the thread that moved the request, in the usual
+ * case this one: keep its detail. */
+static utc_status_t device_detail(const utc_request_t *req, const char *fn)
+{
+    char why[256];
+    utc__text_copy(why, sizeof why, utc_last_error());
+    return utc__error(req->status, "%s: %s", fn, why);
+}
+
 /* The status of a completed request, with the caller's error message. */
 utc_status_t utc__conduit_req_result(const char *fn, const utc_request_t *req,
                                      size_t *received, void **obuf)
@@ -51,6 +61,8 @@ utc_status_t utc__conduit_req_result(const char *fn, const utc_request_t *req,
                           fn, req->conduit->id, req->peer,
                           req->tag == UTC_ANY_TAG ? "of any tag" : "of this tag");
     case UTC_ERR_NO_MEMORY:
+        if (req->conduit->opts.memory != UTC_CONDUIT_MEM_HOST)
+            return device_detail(req, fn); /* whose memory: the device layer says */
         return utc__error(UTC_ERR_NO_MEMORY, "%s: out of memory for a %zu-byte message (tag %d)",
                           fn, req->op == UTC__OP_RECV ? req->received : req->size, req->tag);
     case UTC_ERR_PEER_FAILED:
@@ -64,13 +76,8 @@ utc_status_t utc__conduit_req_result(const char *fn, const utc_request_t *req,
                                                   "operation in flight",
                           req->tag);
     default:
-        if (req->conduit->opts.memory != UTC_CONDUIT_MEM_HOST) {
-            /* the device layer's error (a CUDA call, a protocol error) was set by the thread
-             * that moved the request, in the usual case this one: keep its detail */
-            char why[256];
-            utc__text_copy(why, sizeof why, utc_last_error());
-            return utc__error(req->status, "%s: %s", fn, why);
-        }
+        if (req->conduit->opts.memory != UTC_CONDUIT_MEM_HOST)
+            return device_detail(req, fn);
         return utc__error(req->status, "%s: %s", fn, utc_status_string(req->status));
     }
 }

@@ -18,6 +18,24 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static ch_alloc_t *allocs;
 static unsigned long long next_id = 1;
 static unsigned long long pool_used;
+static unsigned long long device_used[64]; /* the device kinds' bytes made here, per device */
+
+/* The bytes a device holds for this process (UTC_CUDAHOST_MEMORY, suffix M or G; default
+ * 4G): an allocation past it fails as on a full GPU. */
+static unsigned long long capacity(void)
+{
+    static unsigned long long v;
+    if (!v) {
+        const char *s = getenv("UTC_CUDAHOST_MEMORY");
+        char *end = NULL;
+        unsigned long long n = s ? strtoull(s, &end, 10) : 4;
+        char unit = s && end ? *end : 'G';
+        v = n << (unit == 'G' || unit == 'g' ? 30 : unit == 'M' || unit == 'm' ? 20 : 0);
+        if (!v)
+            v = 4ull << 30;
+    }
+    return v;
+}
 
 /* Every device allocation holds a descriptor: allow as many as the hard limit. */
 __attribute__((constructor)) static void raise_fd_limit(void)
@@ -87,7 +105,15 @@ cudaError_t ch_alloc_device(void **out, size_t size, ch_kind_t kind)
         return ch_fail(cudaErrorMemoryAllocation);
     pthread_mutex_lock(&lock);
     a->id = next_id++;
+    int dev = ch_current_device();
+    bool fits = device_used[dev] + page_round(size) <= capacity();
+    if (fits)
+        device_used[dev] += page_round(size);
     pthread_mutex_unlock(&lock);
+    if (!fits) {
+        free(a);
+        return ch_fail(cudaErrorMemoryAllocation);
+    }
     char name[64];
     snprintf(name, sizeof name, "cudahost-%llu", a->id);
     a->size = size;
@@ -98,6 +124,9 @@ cudaError_t ch_alloc_device(void **out, size_t size, ch_kind_t kind)
     if (a->fd < 0 || ftruncate(a->fd, (off_t)a->mapped) != 0 || !map_twice(a)) {
         if (a->fd >= 0)
             close(a->fd);
+        pthread_mutex_lock(&lock);
+        device_used[dev] -= a->mapped;
+        pthread_mutex_unlock(&lock);
         free(a);
         return ch_fail(cudaErrorMemoryAllocation);
     }
@@ -150,6 +179,8 @@ static ch_alloc_t *unlink_at(const void *p, bool (*ok)(ch_kind_t))
             *l = a->next;
             if (a->kind == CH_POOL)
                 pool_used -= a->size;
+            if (a->kind == CH_POOL || a->kind == CH_DEVICE)
+                device_used[a->device] -= a->mapped;
             return a;
         }
     return NULL;
