@@ -379,6 +379,9 @@ static void test_mixed(void)
 
 #define OWN_BYTES (3 * MIB + 1)
 static void *volatile own_sent; /* the writer's pointer, for the in-process check */
+/* In one process the reader waits for this before it takes the owned message: once it has
+ * the buffer, the writer's second write_owned of it is a write of the reader's buffer. */
+static atomic_int own_checked;
 
 static int owned_writer(utc_ctx_t *ctx, void *data)
 {
@@ -394,6 +397,7 @@ static int owned_writer(utc_ctx_t *ctx, void *data)
     own_sent = p;
     CT_OK(utc_conduit_write_owned(c, p, OWN_BYTES, 1));
     CT_EXPECT(utc_conduit_write_owned(c, p, OWN_BYTES, 1), UTC_ERR_INVALID_ARG); /* gone */
+    atomic_store(&own_checked, 1);
     /* a plain write, read as owned */
     ct_fill(h, OWN_BYTES, 78);
     unsigned char *d = NULL;
@@ -412,6 +416,8 @@ static int owned_reader(utc_ctx_t *ctx, void *data)
     utc_conduit_t *c = data;
     cudaStream_t s = my_stream(ctx);
     unsigned char *h = malloc(OWN_BYTES);
+    for (int i = 0; case_ra == case_rb && !atomic_load(&own_checked) && i < 20000; i++)
+        usleep(500);
     for (int tag = 1; tag <= 2 && h; tag++) {
         void *q = NULL;
         size_t size = 0;
@@ -434,6 +440,7 @@ static void owned_at(int ra, int rb, void *arg)
     (void)arg;
     case_ra = ra;
     case_rb = rb;
+    atomic_store(&own_checked, 0);
     ct_pair_t p = dev_pair(ra, true, rb, true, UTC_CONDUIT_SINGLE_ENTRY);
     ct_run2(p.a, owned_writer, p.c, p.b, owned_reader, p.c);
     ct_pair_close(&p);
