@@ -1046,6 +1046,8 @@ static bool node_send_now(utc__transport_t *tp, utc_request_t *req)
     return sent;
 }
 
+static void detach_assembly(node_tp_t *t, node_pair_t *p, utc_status_t st);
+
 static bool node_progress(utc__transport_t *tp, utc_request_t *req)
 {
     node_tp_t *t = tp_of(tp);
@@ -1091,6 +1093,17 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
         return utc__req_state(req) == UTC__REQ_DONE;
     }
     utc_status_t st = stopped(t, req);
+    if (st && n->phase == R_ASM) {
+        /* a pipelined message half in: its writer may withdraw the rest at the same failure
+         * (node_progress's send side) and send nothing more, so the read ends now and the
+         * rest of the message goes nowhere */
+        utc__olock_lock(&p->rx_lock, false);
+        utc__olock_lock(&t->lock, false);
+        if (p->as.on && p->as.to_read && p->as.target == req)
+            detach_assembly(t, p, st);
+        utc__olock_unlock(&t->lock);
+        utc__olock_unlock(&p->rx_lock);
+    }
     if (st && (n->phase == R_POSTED || n->phase == R_ANY)) {
         utc__olock_lock(&t->lock, true);
         if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
