@@ -445,6 +445,66 @@ static void test_refused(void)
     CT_END();
 }
 
+/* ---- a read half into a pipelined message when its task fails ---- */
+
+#define HALF_SIZE ((size_t)16 << 20) /* many rings' worth: pipelined, never whole at once */
+
+/* The writer starts the message and leaves it (nobody pushes the rest) until after the
+ * reader's task failed; then its wait ends it. */
+static int half_writer(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    static unsigned char big[HALF_SIZE]; /* outlives the request */
+    ct_fill(big, sizeof big, 61);
+    utc_request_t *r = NULL;
+    if (!CT_OK(utc_conduit_iwrite(d, big, sizeof big, 7, &r)))
+        return 0;
+    sleep_s(1.0); /* the reader's task fails meanwhile */
+    utc_status_t rc = utc_request_wait(&r, NULL);
+    CT_CHECK(rc == UTC_ERR_PEER_FAILED || rc == UTC_OK, "the write to a failed reader: %d (%s)",
+             rc, utc_status_string(rc));
+    return 0;
+}
+
+/* Thread 0 reads (its read takes the message's first part and waits for the rest); thread
+ * 1 fails the task. The read ends with the failure, not when a later record comes. */
+static int half_reader(utc_ctx_t *ctx, void *d)
+{
+    if (ctx->local_id == 1) {
+        sleep_s(0.2);
+        return UTC_ERR_IO;
+    }
+    static unsigned char buf[HALF_SIZE];
+    size_t got = 0;
+    utc_status_t rc = utc_conduit_read_by(d, 0, buf, sizeof buf, 7, &got);
+    /* by cross-memory attach the reader copies the whole message itself: it may end well */
+    CT_CHECK(rc == UTC_ERR_PEER_FAILED || (rc == UTC_OK && got == sizeof buf &&
+                                           ct_verify(buf, got, 61)),
+             "a read whose task failed midway: %d (%s), %zu bytes: %s", rc,
+             utc_status_string(rc), got, utc_last_error());
+    return 0;
+}
+
+static void test_half_read_fails(void)
+{
+    int ra, rb;
+    if (!node_ranks(&ra, &rb))
+        return;
+    ct_begin();
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 2, NULL);
+    static ct_job_t jw, jr;
+    jw = (ct_job_t){half_writer, p.c};
+    jr = (ct_job_t){half_reader, p.c};
+    UTC_ASSERT_OK(utc_task_run(p.a, &jw));
+    UTC_ASSERT_OK(utc_task_run(p.b, &jr));
+    UTC_ASSERT_OK(utc_task_wait(p.a));
+    utc_status_t rc = utc_task_wait(p.b);
+    CU_ASSERT_EQUAL(rc, utc_task_is_local(p.b) ? UTC_ERR_IO : UTC_OK);
+    UTC_ASSERT_OK(utc_barrier());
+    ct_pair_close(&p);
+    CT_END();
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "refused") || !strcmp(argv[1], "refused_shared"))) {
@@ -467,6 +527,8 @@ int main(int argc, char **argv)
         {"node-local: an 800 KiB burst nobody reads grows the ring, then arrives in order",
          test_growth},
         {"node-local: 10,000 conduits, one message each way, memory bound", test_many},
+        {"node-local: a read half into a large message ends when its task fails",
+         test_half_read_fails},
         {"UTC_TRANSPORT: a bad value is refused, mpi forces MPI between ranks", test_env},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "conduit node", cases);
