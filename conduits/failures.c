@@ -16,7 +16,8 @@ utc_status_t utc__conduit_peer_failed(const utc_conduit_t *c, utc__transport_t *
     utc__fail_info_t f;
     /* a device conduit's failure may be known to its host transport only, until the device
      * layer's next operation copies it (it came as a notice from the failed task's rank) */
-    if (!utc__transport_fail_info(tp, &f) && !(tp->inner && utc__transport_fail_info(tp->inner, &f)))
+    if (!utc__transport_fail_info(tp, &f) &&
+        !(tp->inner && utc__transport_fail_info(tp->inner, &f)))
         /* not published: a record being written */
         return utc__error(UTC_ERR_PEER_FAILED, "%s: a task at an end of conduit %d failed",
                           fn, c->id);

@@ -461,8 +461,8 @@ static int half_writer(utc_ctx_t *ctx, void *d)
         return 0;
     sleep_s(1.0); /* the reader's task fails meanwhile */
     utc_status_t rc = utc_request_wait(&r, NULL);
-    CT_CHECK(rc == UTC_ERR_PEER_FAILED || rc == UTC_OK, "the write to a failed reader: %d (%s)",
-             rc, utc_status_string(rc));
+    CT_CHECK(rc == UTC_ERR_PEER_FAILED || rc == UTC_OK, "the write to a failed reader: %d (%s)", rc,
+             utc_status_string(rc));
     return 0;
 }
 
@@ -478,10 +478,10 @@ static int half_reader(utc_ctx_t *ctx, void *d)
     size_t got = 0;
     utc_status_t rc = utc_conduit_read_by(d, 0, buf, sizeof buf, 7, &got);
     /* by cross-memory attach the reader copies the whole message itself: it may end well */
-    CT_CHECK(rc == UTC_ERR_PEER_FAILED || (rc == UTC_OK && got == sizeof buf &&
-                                           ct_verify(buf, got, 61)),
-             "a read whose task failed midway: %d (%s), %zu bytes: %s", rc,
-             utc_status_string(rc), got, utc_last_error());
+    CT_CHECK(rc == UTC_ERR_PEER_FAILED ||
+                 (rc == UTC_OK && got == sizeof buf && ct_verify(buf, got, 61)),
+             "a read whose task failed midway: %d (%s), %zu bytes: %s", rc, utc_status_string(rc),
+             got, utc_last_error());
     return 0;
 }
 
@@ -521,8 +521,7 @@ int main(int argc, char **argv)
     else if (argc > 1 && !strcmp(argv[1], "cma"))
         setenv("UTC_NODE_CMA", "1", 1);
     static const utc_test_case_t cases[] = {
-        {"node-local: 0 B to 8 MiB, as they come and queued, plain, owned, any-tag",
-         test_sizes},
+        {"node-local: 0 B to 8 MiB, as they come and queued, plain, owned, any-tag", test_sizes},
         {"node-local: a large message that does not fit stays first in line", test_truncate},
         {"node-local: an 800 KiB burst nobody reads grows the ring, then arrives in order",
          test_growth},

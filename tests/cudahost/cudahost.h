@@ -64,8 +64,8 @@ typedef struct ch_alloc {
     ch_kind_t kind;
     int device;
     unsigned long long id;
-    int fd;           /* the memfd of device kinds */
-    pid_t owner;      /* CH_IMPORTED: the exporter, its allocation id, the opens */
+    int fd;      /* the memfd of device kinds */
+    pid_t owner; /* CH_IMPORTED: the exporter, its allocation id, the opens */
     unsigned long long owner_id;
     int opens;
     struct ch_alloc *next;

@@ -27,11 +27,8 @@ CH_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *out, void *p)
     ch_alloc_t a;
     if (!out || !ch_lookup(p, &a) || a.kind != CH_DEVICE)
         return ch_fail(cudaErrorInvalidValue); /* stream-ordered memory included, as CUDA */
-    handle_t h = {.magic = MEM_MAGIC,
-                  .pid = (int32_t)getpid(),
-                  .fd = a.fd,
-                  .size = a.size,
-                  .id = a.id};
+    handle_t h = {
+        .magic = MEM_MAGIC, .pid = (int32_t)getpid(), .fd = a.fd, .size = a.size, .id = a.id};
     memset(out, 0, sizeof *out);
     memcpy(out, &h, sizeof h);
     return cudaSuccess;

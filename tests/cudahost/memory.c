@@ -279,8 +279,7 @@ cudaError_t ch_import(void **out, pid_t pid, int fd, unsigned long long id, size
     a->fd = open(path, O_RDWR | O_CLOEXEC);
     a->size = size;
     a->mapped = page_round(size);
-    if (a->fd < 0 || fstat(a->fd, &st) != 0 || (size_t)st.st_size < a->mapped ||
-        !map_twice(a)) {
+    if (a->fd < 0 || fstat(a->fd, &st) != 0 || (size_t)st.st_size < a->mapped || !map_twice(a)) {
         if (a->fd >= 0)
             close(a->fd);
         free(a);
@@ -373,8 +372,7 @@ CH_EXPORT cudaError_t cudaMallocManaged(void **p, size_t size, unsigned int flag
     return ch_alloc_host(p, size, CH_MANAGED);
 }
 
-CH_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr,
-                                               const void *p)
+CH_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr, const void *p)
 {
     if (!attr)
         return ch_fail(cudaErrorInvalidValue);
