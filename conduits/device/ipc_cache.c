@@ -322,11 +322,18 @@ static utc_status_t copy_fn(void *arg, void *value)
     mapping_t *m = value;
     cudaError_t err = cudaSuccess;
     const char *call = "cudaEventCreateWithFlags";
+    bool earlier = m->used != NULL;
     if (!m->used)
         err = cudaEventCreateWithFlags(&m->used, cudaEventDisableTiming);
     if (err == cudaSuccess) {
         call = "cudaMemcpyAsync";
         err = cudaMemcpyAsync(a->dst, m->base + a->ref->offset, a->size, cudaMemcpyDefault, a->s);
+    }
+    if (err == cudaSuccess && earlier) {
+        /* the copies before this one may be on other streams: the record below covers them
+         * too, so that the close's wait on the last record waits for every copy */
+        call = "cudaStreamWaitEvent";
+        err = cudaStreamWaitEvent(a->s, m->used, 0);
     }
     if (err == cudaSuccess) {
         call = "cudaEventRecord";

@@ -68,6 +68,7 @@ typedef struct ch_alloc {
     pid_t owner; /* CH_IMPORTED: the exporter, its allocation id, the opens */
     unsigned long long owner_id;
     int opens;
+    bool freeing; /* cudaFreeAsync was called: no use from then on */
     struct ch_alloc *next;
 } ch_alloc_t;
 
@@ -94,19 +95,30 @@ cudaError_t ch_unimport(void *p);
 
 /* ---- events and streams (streams.c) -------------------------------------------------- */
 
+/* Records are numbered 1, 2, ... when queued; a wait or query names the last one queued
+ * before it, and is over when that record ran (CUDA: "not affected by later calls to
+ * cudaEventRecord"), whichever later record ran first. */
+#define CH_EVENT_WINDOW 64
 typedef struct ch_evstate {
-    _Atomic uint64_t recorded;  /* records made */
-    _Atomic uint64_t completed; /* the highest record its stream reached */
+    _Atomic uint64_t recorded;             /* records queued */
+    _Atomic uint64_t ran[CH_EVENT_WINDOW]; /* ran[g % W] >= g: record g ran */
 } ch_evstate_t;
 
 struct CUevent_st {
     ch_evstate_t *st; /* in a memfd's mapping when interprocess */
     int fd;
+    unsigned long long id; /* an interprocess one's, in its memfd's name */
     unsigned flags;
     _Atomic int refs; /* the user's, and each pending operation's */
 };
 
+/* A new event; with fd_to_map >= 0 (which it takes, even on failure), the interprocess
+ * state in that memfd. */
 cudaError_t ch_event_new(cudaEvent_t *out, unsigned flags, int fd_to_map);
+
+/* Marks the stream-ordered (or device) allocation at p as being freed: false if there is
+ * none, or it is being freed already. */
+bool ch_mark_freeing(void *p);
 
 /* Waits (sleeping) until every stream has run what it was given. */
 void ch_sync_all(bool blocking_only);

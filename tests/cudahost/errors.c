@@ -37,6 +37,7 @@ static const struct {
      "mapping of buffer object failed"},
     {cudaErrorInvalidDevicePointer, "cudaErrorInvalidDevicePointer", "invalid device pointer"},
     {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
+    {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
     {cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
 };
 

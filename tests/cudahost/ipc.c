@@ -57,7 +57,7 @@ CH_EXPORT cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *out, cudaEvent
         return ch_fail(cudaErrorInvalidResourceHandle);
     if (!(e->flags & cudaEventInterprocess) || e->fd < 0)
         return ch_fail(cudaErrorInvalidResourceHandle);
-    handle_t h = {.magic = EVENT_MAGIC, .pid = (int32_t)getpid(), .fd = e->fd};
+    handle_t h = {.magic = EVENT_MAGIC, .pid = (int32_t)getpid(), .fd = e->fd, .id = e->id};
     memset(out, 0, sizeof *out);
     memcpy(out, &h, sizeof h);
     return cudaSuccess;
@@ -69,19 +69,17 @@ CH_EXPORT cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *e, cudaIpcEventHandle_
     memcpy(&h, &in, sizeof h);
     if (!e || h.magic != EVENT_MAGIC)
         return ch_fail(cudaErrorInvalidValue);
-    char path[64], link[128];
+    char path[64], link[128], want[64];
     snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)h.pid, (int)h.fd);
+    snprintf(want, sizeof want, "/memfd:cudahost-event-%llu ", (unsigned long long)h.id);
     ssize_t len = readlink(path, link, sizeof link - 1);
     if (len < 0)
         return ch_fail(cudaErrorInvalidValue);
     link[len] = '\0';
-    if (strncmp(link, "/memfd:cudahost-event-", 22) != 0)
-        return ch_fail(cudaErrorInvalidValue);
+    if (strncmp(link, want, strlen(want)) != 0)
+        return ch_fail(cudaErrorInvalidValue); /* destroyed since: the number names another */
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0)
         return ch_fail(cudaErrorInvalidValue);
-    cudaError_t err = ch_event_new(e, cudaEventInterprocess | cudaEventDisableTiming, fd);
-    if (err != cudaSuccess)
-        close(fd);
-    return err;
+    return ch_event_new(e, cudaEventInterprocess | cudaEventDisableTiming, fd); /* takes fd */
 }

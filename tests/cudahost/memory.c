@@ -84,12 +84,10 @@ static bool map_twice(ch_alloc_t *a)
 
 static void unmap(ch_alloc_t *a)
 {
+    munmap(a->base, a->mapped);
     if (device_kind(a->kind)) {
-        munmap(a->base, a->mapped);
         munmap(a->shadow, a->mapped);
         close(a->fd);
-    } else {
-        free(a->base);
     }
 }
 
@@ -147,9 +145,12 @@ cudaError_t ch_alloc_host(void **out, size_t size, ch_kind_t kind)
     *out = NULL;
     if (size == 0)
         return cudaSuccess;
+    /* mapped, not from the heap: a copy still queued when it is freed faults */
     ch_alloc_t *a = calloc(1, sizeof *a);
-    void *p = a ? aligned_alloc(256, page_round(size)) : NULL;
-    if (!p) {
+    void *p =
+        a ? mmap(NULL, page_round(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+          : MAP_FAILED;
+    if (p == MAP_FAILED) {
         free(a);
         return ch_fail(cudaErrorMemoryAllocation);
     }
@@ -211,14 +212,30 @@ cudaError_t ch_free_device(void *p, bool pool_only)
     return cudaSuccess;
 }
 
+bool ch_mark_freeing(void *p)
+{
+    pthread_mutex_lock(&lock);
+    ch_alloc_t *a = find(p);
+    bool ok =
+        a && a->base == (char *)p && !a->freeing && (a->kind == CH_POOL || a->kind == CH_DEVICE);
+    if (ok)
+        a->freeing = true;
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
 cudaError_t ch_resolve(const void *p, size_t n, void **where, int *kind)
 {
     pthread_mutex_lock(&lock);
     ch_alloc_t *a = find(p);
+    if (a && a->freeing) { /* cudaFreeAsync was called: any use after it is an error */
+        pthread_mutex_unlock(&lock);
+        return ch_fail(cudaErrorInvalidValue);
+    }
     if (!a) {
         pthread_mutex_unlock(&lock);
-        /* Pageable memory: CUDA cannot know its bounds. The start of a device allocation
-         * inside the range is still an error (the range runs into device memory). */
+        /* Pageable memory: CUDA cannot know its bounds (a range that runs into device
+         * memory faults when the copy runs) */
         *where = (void *)p;
         *kind = -1;
         return p || !n ? cudaSuccess : ch_fail(cudaErrorInvalidValue);
@@ -235,6 +252,8 @@ bool ch_lookup(const void *p, ch_alloc_t *out)
 {
     pthread_mutex_lock(&lock);
     ch_alloc_t *a = find(p);
+    if (a && a->freeing)
+        a = NULL; /* freed as far as the caller may know */
     if (a)
         *out = *a;
     pthread_mutex_unlock(&lock);
@@ -356,6 +375,7 @@ CH_EXPORT cudaError_t cudaFreeHost(void *p)
 {
     if (!p)
         return cudaSuccess;
+    ch_sync_all(false); /* as cudaFree: the device's work is over first */
     pthread_mutex_lock(&lock);
     ch_alloc_t *a = unlink_at(p, pinned);
     pthread_mutex_unlock(&lock);

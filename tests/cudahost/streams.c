@@ -87,14 +87,18 @@ cudaError_t ch_event_new(cudaEvent_t *out, unsigned flags, int fd_to_map)
     if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming))
         return ch_fail(cudaErrorInvalidValue);
     cudaEvent_t e = calloc(1, sizeof *e);
-    if (!e)
+    if (!e) {
+        if (fd_to_map >= 0)
+            close(fd_to_map);
         return ch_fail(cudaErrorMemoryAllocation);
+    }
     e->flags = flags;
     e->fd = fd_to_map;
     atomic_init(&e->refs, 1);
     if (fd_to_map < 0 && (flags & cudaEventInterprocess)) {
         char name[64];
-        snprintf(name, sizeof name, "cudahost-event-%llu", atomic_fetch_add(&next_event_id, 1));
+        e->id = atomic_fetch_add(&next_event_id, 1);
+        snprintf(name, sizeof name, "cudahost-event-%llu", e->id);
         e->fd = memfd_create(name, MFD_CLOEXEC);
         if (e->fd >= 0 && ftruncate(e->fd, sizeof *e->st) != 0) {
             close(e->fd);
@@ -142,7 +146,7 @@ CH_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e)
 
 static bool reached(cudaEvent_t e, uint64_t gen)
 {
-    return atomic_load(&e->st->completed) >= gen;
+    return gen == 0 || atomic_load(&e->st->ran[gen % CH_EVENT_WINDOW]) >= gen;
 }
 
 CH_EXPORT cudaError_t cudaEventQuery(cudaEvent_t e)
@@ -174,8 +178,9 @@ static void run_op(op_t *op)
         memset(op->dst, op->value, op->n);
         break;
     case OP_RECORD: {
-        uint64_t c = atomic_load(&op->ev->st->completed);
-        while (c < op->gen && !atomic_compare_exchange_weak(&op->ev->st->completed, &c, op->gen))
+        _Atomic uint64_t *slot = &op->ev->st->ran[op->gen % CH_EVENT_WINDOW];
+        uint64_t c = atomic_load(slot);
+        while (c < op->gen && !atomic_compare_exchange_weak(slot, &c, op->gen))
             ;
         break;
     }
@@ -184,7 +189,10 @@ static void run_op(op_t *op)
             ch_nap();
         break;
     case OP_FREE:
-        (void)ch_free_device(op->dst, false);
+        if (ch_free_device(op->dst, false) != cudaSuccess) { /* checked at the call */
+            fprintf(stderr, "cudahost: internal error: a queued free of %p failed\n", op->dst);
+            abort();
+        }
         break;
     }
 }
@@ -221,6 +229,15 @@ static void *worker(void *arg)
         op_done(op);
     }
     pthread_mutex_unlock(&s->mu);
+    /* destroyed, its work done: out of the list that cudaFree and the legacy stream wait
+     * on (until now it was in it, as CUDA's destroyed streams still run their work) */
+    pthread_mutex_lock(&streams_mu);
+    struct CUstream_st **l = &streams;
+    while (*l && *l != s)
+        l = &(*l)->next;
+    if (*l)
+        *l = s->next;
+    pthread_mutex_unlock(&streams_mu);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s);
@@ -250,24 +267,35 @@ void ch_sync_all(bool blocking_only)
     pthread_mutex_unlock(&streams_mu);
 }
 
-/* Gives op to stream s (the legacy stream runs it here, after every blocking stream);
- * with `until_done`, returns when it ran. Takes op. */
-static void submit(cudaStream_t s, op_t *op, bool until_done)
+/* Under s->mu: op at the end of s's work. Returns its number in s. */
+static uint64_t append(struct CUstream_st *s, op_t *op)
 {
-    if (legacy(s)) {
-        ch_sync_all(true);
-        run_op(op);
-        op_done(op);
-        return;
-    }
-    pthread_mutex_lock(&s->mu);
     if (s->tail)
         s->tail->next = op;
     else
         s->head = op;
     s->tail = op;
-    uint64_t mine = ++s->given;
     pthread_cond_broadcast(&s->cv);
+    return ++s->given;
+}
+
+/* Gives op to stream s (the legacy stream runs it here, after every blocking stream); a
+ * record gets its number as it is queued. With `until_done`, returns when it ran. Takes
+ * op. */
+static void submit(cudaStream_t s, op_t *op, bool until_done)
+{
+    if (legacy(s)) {
+        ch_sync_all(true);
+        if (op->kind == OP_RECORD)
+            op->gen = atomic_fetch_add(&op->ev->st->recorded, 1) + 1;
+        run_op(op);
+        op_done(op);
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (op->kind == OP_RECORD)
+        op->gen = atomic_fetch_add(&op->ev->st->recorded, 1) + 1;
+    uint64_t mine = append(s, op);
     pthread_mutex_unlock(&s->mu);
     if (until_done)
         stream_wait(s, mine);
@@ -326,20 +354,19 @@ CH_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s)
     if (legacy(s))
         return ch_fail(cudaErrorInvalidResourceHandle);
     pthread_mutex_lock(&streams_mu);
-    struct CUstream_st **l = &streams;
-    while (*l && *l != s)
-        l = &(*l)->next;
-    if (!*l) {
-        pthread_mutex_unlock(&streams_mu);
-        return ch_fail(cudaErrorInvalidResourceHandle);
+    struct CUstream_st *l = streams;
+    while (l && l != s)
+        l = l->next;
+    bool known = l != NULL;
+    if (known) { /* its work still runs; then its thread unlists and frees it */
+        pthread_mutex_lock(&s->mu);
+        known = !s->stop;
+        s->stop = true;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
     }
-    *l = s->next;
     pthread_mutex_unlock(&streams_mu);
-    pthread_mutex_lock(&s->mu); /* its work still runs; then its thread frees it */
-    s->stop = true;
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-    return cudaSuccess;
+    return known ? cudaSuccess : ch_fail(cudaErrorInvalidResourceHandle);
 }
 
 CH_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t s)
@@ -370,8 +397,7 @@ CH_EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
         return ch_fail(cudaErrorMemoryAllocation);
     atomic_fetch_add(&e->refs, 1);
     op->ev = e;
-    op->gen = atomic_fetch_add(&e->st->recorded, 1) + 1;
-    submit(s, op, false);
+    submit(s, op, false); /* numbers it */
     return cudaSuccess;
 }
 
@@ -479,12 +505,13 @@ CH_EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
 {
     if (!p)
         return cudaSuccess;
-    ch_alloc_t a;
-    if (!ch_lookup(p, &a) || a.base != (char *)p || (a.kind != CH_POOL && a.kind != CH_DEVICE))
-        return ch_fail(cudaErrorInvalidValue);
     op_t *op = op_new(OP_FREE);
     if (!op)
         return ch_fail(cudaErrorMemoryAllocation);
+    if (!ch_mark_freeing(p)) { /* none, or freed already */
+        free(op);
+        return ch_fail(cudaErrorInvalidValue);
+    }
     op->dst = p;
     submit(s, op, false);
     return cudaSuccess;
