@@ -18,11 +18,20 @@
  *     the legacy stream (0) waits for every blocking stream and runs in the caller;
  *   - copies from pageable memory take the source at the call, copies to pageable memory
  *     return when done (CUDA's rules); a copy out of an allocation's bounds is refused;
- *   - events count records and completions (in shared memory when interprocess), so a
- *     wait or query sees the last record before it;
- *   - IPC handles name the exporter's memfd (/proc/PID/fd/N, checked by name), opened once
- *     per process and counted; a handle of the calling process is refused.
- * Devices: UTC_CUDAHOST_DEVICES (default 1). */
+ *   - events number their records as they are queued (in shared memory when
+ *     interprocess): a wait or query is over when the last record before it ran, whatever
+ *     later records do;
+ *   - IPC handles name the exporter's memfd (/proc/PID/fd/N, checked by name and id),
+ *     opened once per process and counted; a handle of the calling process is refused;
+ *   - frees: cudaFree and cudaFreeHost wait for the device; after cudaFreeAsync the
+ *     allocation is refused at once; freed memory of every kind is unmapped (a late copy
+ *     faults).
+ * Where it is looser than CUDA (a fault of these kinds would pass here):
+ *   - the legacy and per-thread default streams run their work in the caller, after the
+ *     blocking streams: work queued on stream 0 is never seen unfinished;
+ *   - cudaMemcpyKind is not checked against the pointers (cudaMemcpyDefault semantics);
+ *   - streams and events have no device: a record or wait across devices is not refused.
+ * Devices: UTC_CUDAHOST_DEVICES (default 1; 0 is not a GPU-less machine: use none). */
 #ifndef UTC_TESTS_CUDAHOST_H
 #define UTC_TESTS_CUDAHOST_H
 
