@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conduit_test_util.h"
 #include "device/ipc_cache.h"
@@ -126,6 +127,69 @@ static void test_ipc_between_ranks(void)
     utc__ipc_cache_clear();
 }
 
+/* An imported mapping read by copies on two streams, the first held back by a host
+ * function, then closed: the close waits for both copies (it waited for the last one's
+ * stream only, and unmapped under the first). */
+static void hold_back(void *arg)
+{
+    (void)arg;
+    usleep(200 * 1000);
+}
+
+static void test_ipc_close_two_streams(void)
+{
+    if (utc_test_nranks() < 2 || !utc_test_same_host(0, 1)) {
+        printf("\n  (needs 2 ranks on one host)\n");
+        return;
+    }
+    const size_t n = (size_t)4 << 20;
+    int rank = utc_test_rank();
+    unsigned char *h = malloc(n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    if (rank == 0) {
+        char *d;
+        CUDA_OK(cudaMalloc((void **)&d, n));
+        ct_fill(h, n, 8);
+        CUDA_OK(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice));
+        utc__ipc_ref_t ref;
+        UTC_ASSERT_OK(utc__ipc_export(d, n, &ref));
+        MPI_Send(&ref, sizeof ref, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+        int ack;
+        MPI_Recv(&ack, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* closed */
+        utc__ipc_forget(d);
+        CUDA_OK(cudaFree(d));
+    } else if (rank == 1) {
+        utc__ipc_ref_t ref;
+        MPI_Recv(&ref, sizeof ref, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        cudaStream_t a, b;
+        char *da, *db;
+        CUDA_OK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+        CUDA_OK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+        CUDA_OK(cudaMalloc((void **)&da, n));
+        CUDA_OK(cudaMalloc((void **)&db, n));
+        CUDA_OK(cudaLaunchHostFunc(a, hold_back, NULL));
+        UTC_ASSERT_OK(utc__ipc_copy_from(0, &ref, da, n, a)); /* held back */
+        UTC_ASSERT_OK(utc__ipc_copy_from(0, &ref, db, n, b));
+        utc__ipc_close_peer(0); /* unmaps once both copies are over */
+        CUDA_OK(cudaStreamSynchronize(a));
+        CUDA_OK(cudaStreamSynchronize(b));
+        for (int k = 0; k < 2; k++) {
+            memset(h, 0, n);
+            CUDA_OK(cudaMemcpy(h, k ? db : da, n, cudaMemcpyDeviceToHost));
+            CU_ASSERT(ct_verify(h, n, 8));
+        }
+        int ack = 1;
+        MPI_Send(&ack, 1, MPI_INT, 0, 3, MPI_COMM_WORLD);
+        CUDA_OK(cudaFree(da));
+        CUDA_OK(cudaFree(db));
+        CUDA_OK(cudaStreamDestroy(a));
+        CUDA_OK(cudaStreamDestroy(b));
+    }
+    free(h);
+    MPI_Barrier(MPI_COMM_WORLD);
+    utc__ipc_cache_clear();
+}
+
 /* ---- staged, device buffers ---- */
 
 typedef struct io_state {
@@ -236,6 +300,8 @@ int main(int argc, char **argv)
         {"a GPU on every rank", test_need_a_gpu},
         {"IPC export", test_export},
         {"IPC copy between ranks after the writer's event", test_ipc_between_ranks},
+        {"IPC: a mapping read on two streams is closed after both copies",
+         test_ipc_close_two_streams},
         {"staged with device buffers", test_staged_device},
         UTC_TEST_END,
     };

@@ -11,7 +11,7 @@
 
 #include "cudahost.h"
 
-typedef enum { OP_COPY, OP_SET, OP_RECORD, OP_WAIT, OP_FREE } op_kind_t;
+typedef enum { OP_COPY, OP_SET, OP_RECORD, OP_WAIT, OP_FREE, OP_HOST_FN } op_kind_t;
 
 typedef struct op {
     op_kind_t kind;
@@ -22,6 +22,7 @@ typedef struct op {
     void *staging; /* a pageable source, taken at the call */
     cudaEvent_t ev;
     uint64_t gen;
+    cudaHostFn_t fn; /* OP_HOST_FN: fn(dst) */
     struct op *next;
 } op_t;
 
@@ -187,6 +188,9 @@ static void run_op(op_t *op)
     case OP_WAIT:
         while (!reached(op->ev, op->gen))
             ch_nap();
+        break;
+    case OP_HOST_FN:
+        op->fn(op->dst);
         break;
     case OP_FREE:
         if (ch_free_device(op->dst, false) != cudaSuccess) { /* checked at the call */
@@ -415,6 +419,19 @@ CH_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigne
     atomic_fetch_add(&e->refs, 1);
     op->ev = e;
     op->gen = gen;
+    submit(s, op, false);
+    return cudaSuccess;
+}
+
+CH_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *data)
+{
+    if (!fn)
+        return ch_fail(cudaErrorInvalidValue);
+    op_t *op = op_new(OP_HOST_FN);
+    if (!op)
+        return ch_fail(cudaErrorMemoryAllocation);
+    op->fn = fn;
+    op->dst = data;
     submit(s, op, false);
     return cudaSuccess;
 }
