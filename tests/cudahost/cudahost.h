@@ -27,8 +27,9 @@
  *     allocation is refused at once; freed memory of every kind is unmapped (a late copy
  *     faults).
  * Where it is looser than CUDA (a fault of these kinds would pass here):
- *   - the legacy and per-thread default streams run their work in the caller, after the
- *     blocking streams: work queued on stream 0 is never seen unfinished;
+ *   - the legacy default stream runs its work in the caller, after the blocking streams:
+ *     work queued on stream 0 is never seen unfinished (cudaStreamPerThread is a stream of
+ *     the thread's own, as in CUDA);
  *   - cudaMemcpyKind is not checked against the pointers (cudaMemcpyDefault semantics);
  *   - streams and events have no device: a record or wait across devices is not refused.
  * Devices: UTC_CUDAHOST_DEVICES (default 1; 0 is not a GPU-less machine: use none). */

@@ -51,7 +51,36 @@ void ch_nap(void)
 
 static bool legacy(cudaStream_t s)
 {
-    return s == NULL || s == cudaStreamLegacy || s == cudaStreamPerThread;
+    return s == NULL || s == cudaStreamLegacy;
+}
+
+/* The calling thread's default stream (cudaStreamPerThread): a blocking stream of its own,
+ * made at its first use and destroyed when the thread ends; it waits for the legacy stream
+ * and the legacy stream waits for it, as in CUDA, and nothing else orders it. */
+static pthread_key_t per_thread_key;
+static pthread_once_t per_thread_once = PTHREAD_ONCE_INIT;
+
+static void per_thread_end(void *s)
+{
+    (void)cudaStreamDestroy(s);
+}
+
+static void per_thread_init(void)
+{
+    (void)pthread_key_create(&per_thread_key, per_thread_end);
+}
+
+/* s itself, the calling thread's stream for cudaStreamPerThread (NULL, the legacy stream,
+ * if it cannot be made). */
+static cudaStream_t stream_of(cudaStream_t s)
+{
+    if (s != cudaStreamPerThread)
+        return s;
+    pthread_once(&per_thread_once, per_thread_init);
+    cudaStream_t mine = pthread_getspecific(per_thread_key);
+    if (!mine && cudaStreamCreateWithFlags(&mine, cudaStreamDefault) == cudaSuccess)
+        (void)pthread_setspecific(per_thread_key, mine);
+    return mine;
 }
 
 static unsigned max_delay_us(void)
@@ -288,6 +317,7 @@ static uint64_t append(struct CUstream_st *s, op_t *op)
  * op. */
 static void submit(cudaStream_t s, op_t *op, bool until_done)
 {
+    s = stream_of(s);
     if (legacy(s)) {
         ch_sync_all(true);
         if (op->kind == OP_RECORD)
@@ -355,7 +385,7 @@ CH_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *out)
 
 CH_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
-    if (legacy(s))
+    if (legacy(s) || s == cudaStreamPerThread)
         return ch_fail(cudaErrorInvalidResourceHandle);
     pthread_mutex_lock(&streams_mu);
     struct CUstream_st *l = streams;
@@ -375,6 +405,7 @@ CH_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s)
 
 CH_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
+    s = stream_of(s);
     if (legacy(s))
         return cudaSuccess; /* its work ran in its callers */
     pthread_mutex_lock(&s->mu);
@@ -388,6 +419,7 @@ CH_EXPORT cudaError_t cudaStreamGetId(cudaStream_t s, unsigned long long *id)
 {
     if (!id)
         return ch_fail(cudaErrorInvalidValue);
+    s = stream_of(s);
     *id = legacy(s) ? 0 : s->id;
     return cudaSuccess;
 }
