@@ -84,7 +84,7 @@ typedef struct ch_alloc {
 
 /* Every call below takes the registry's lock itself. */
 cudaError_t ch_alloc_device(void **out, size_t size, ch_kind_t kind);
-cudaError_t ch_free_device(void *p, bool pool_only);
+cudaError_t ch_free_device(void *p);
 cudaError_t ch_alloc_host(void **out, size_t size, ch_kind_t kind);
 
 /* Where copies touch [p, p+n): the shadow of a device range, p itself for host memory.

@@ -91,6 +91,35 @@ static void unmap(ch_alloc_t *a)
     }
 }
 
+/* A record of `size` bytes of `kind` on the current device, with its id; not listed yet
+ * (NULL: no memory). */
+static ch_alloc_t *record_new(size_t size, ch_kind_t kind)
+{
+    ch_alloc_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->size = size;
+    a->mapped = page_round(size);
+    a->kind = kind;
+    a->device = ch_current_device();
+    a->fd = -1;
+    pthread_mutex_lock(&lock);
+    a->id = next_id++;
+    pthread_mutex_unlock(&lock);
+    return a;
+}
+
+/* a, mapped, joins the allocations CUDA knows. */
+static void record_list(ch_alloc_t *a)
+{
+    pthread_mutex_lock(&lock);
+    a->next = allocs;
+    allocs = a;
+    if (a->kind == CH_POOL)
+        pool_used += a->size;
+    pthread_mutex_unlock(&lock);
+}
+
 cudaError_t ch_alloc_device(void **out, size_t size, ch_kind_t kind)
 {
     if (!out)
@@ -98,15 +127,13 @@ cudaError_t ch_alloc_device(void **out, size_t size, ch_kind_t kind)
     *out = NULL;
     if (size == 0)
         return cudaSuccess;
-    ch_alloc_t *a = calloc(1, sizeof *a);
+    ch_alloc_t *a = record_new(size, kind);
     if (!a)
         return ch_fail(cudaErrorMemoryAllocation);
     pthread_mutex_lock(&lock);
-    a->id = next_id++;
-    int dev = ch_current_device();
-    bool fits = device_used[dev] + page_round(size) <= capacity();
+    bool fits = device_used[a->device] + a->mapped <= capacity();
     if (fits)
-        device_used[dev] += page_round(size);
+        device_used[a->device] += a->mapped;
     pthread_mutex_unlock(&lock);
     if (!fits) {
         free(a);
@@ -114,26 +141,17 @@ cudaError_t ch_alloc_device(void **out, size_t size, ch_kind_t kind)
     }
     char name[64];
     snprintf(name, sizeof name, "cudahost-%llu", a->id);
-    a->size = size;
-    a->mapped = page_round(size);
-    a->kind = kind;
-    a->device = ch_current_device();
     a->fd = memfd_create(name, MFD_CLOEXEC);
     if (a->fd < 0 || ftruncate(a->fd, (off_t)a->mapped) != 0 || !map_twice(a)) {
         if (a->fd >= 0)
             close(a->fd);
         pthread_mutex_lock(&lock);
-        device_used[dev] -= a->mapped;
+        device_used[a->device] -= a->mapped;
         pthread_mutex_unlock(&lock);
         free(a);
         return ch_fail(cudaErrorMemoryAllocation);
     }
-    pthread_mutex_lock(&lock);
-    a->next = allocs;
-    allocs = a;
-    if (kind == CH_POOL)
-        pool_used += size;
-    pthread_mutex_unlock(&lock);
+    record_list(a);
     *out = a->base;
     return cudaSuccess;
 }
@@ -146,25 +164,15 @@ cudaError_t ch_alloc_host(void **out, size_t size, ch_kind_t kind)
     if (size == 0)
         return cudaSuccess;
     /* mapped, not from the heap: a copy still queued when it is freed faults */
-    ch_alloc_t *a = calloc(1, sizeof *a);
-    void *p =
-        a ? mmap(NULL, page_round(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-          : MAP_FAILED;
+    ch_alloc_t *a = record_new(size, kind);
+    void *p = a ? mmap(NULL, a->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                : MAP_FAILED;
     if (p == MAP_FAILED) {
         free(a);
         return ch_fail(cudaErrorMemoryAllocation);
     }
     a->base = a->shadow = p;
-    a->size = size;
-    a->mapped = page_round(size);
-    a->kind = kind;
-    a->device = ch_current_device();
-    a->fd = -1;
-    pthread_mutex_lock(&lock);
-    a->id = next_id++;
-    a->next = allocs;
-    allocs = a;
-    pthread_mutex_unlock(&lock);
+    record_list(a);
     *out = p;
     return cudaSuccess;
 }
@@ -197,9 +205,8 @@ static bool pinned(ch_kind_t k)
     return k == CH_PINNED;
 }
 
-cudaError_t ch_free_device(void *p, bool pool_only)
+cudaError_t ch_free_device(void *p)
 {
-    (void)pool_only;
     if (!p)
         return cudaSuccess;
     pthread_mutex_lock(&lock);
@@ -291,29 +298,21 @@ cudaError_t ch_import(void **out, pid_t pid, int fd, unsigned long long id, size
     link[len] = '\0';
     if (strncmp(link, want, strlen(want)) != 0)
         return ch_fail(cudaErrorInvalidValue); /* freed since: the number names another */
-    ch_alloc_t *a = calloc(1, sizeof *a);
+    ch_alloc_t *a = record_new(size, CH_IMPORTED);
     if (!a)
         return ch_fail(cudaErrorMemoryAllocation);
     struct stat st;
     a->fd = open(path, O_RDWR | O_CLOEXEC);
-    a->size = size;
-    a->mapped = page_round(size);
     if (a->fd < 0 || fstat(a->fd, &st) != 0 || (size_t)st.st_size < a->mapped || !map_twice(a)) {
         if (a->fd >= 0)
             close(a->fd);
         free(a);
         return ch_fail(cudaErrorMapBufferObjectFailed);
     }
-    a->kind = CH_IMPORTED;
-    a->device = ch_current_device();
     a->owner = pid;
     a->owner_id = id;
     a->opens = 1;
-    pthread_mutex_lock(&lock);
-    a->id = next_id++;
-    a->next = allocs;
-    allocs = a;
-    pthread_mutex_unlock(&lock);
+    record_list(a);
     *out = a->base;
     return cudaSuccess;
 }
@@ -357,7 +356,7 @@ CH_EXPORT cudaError_t cudaFree(void *p)
     if (!p)
         return cudaSuccess;
     ch_sync_all(false); /* cudaFree waits for the device */
-    return ch_free_device(p, false);
+    return ch_free_device(p);
 }
 
 CH_EXPORT cudaError_t cudaMallocHost(void **p, size_t size)

@@ -112,15 +112,16 @@ static void event_put(cudaEvent_t e)
 
 cudaError_t ch_event_new(cudaEvent_t *out, unsigned flags, int fd_to_map)
 {
-    if (!out)
-        return ch_fail(cudaErrorInvalidValue);
-    if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming))
-        return ch_fail(cudaErrorInvalidValue);
-    cudaEvent_t e = calloc(1, sizeof *e);
-    if (!e) {
+    cudaError_t err = cudaSuccess;
+    cudaEvent_t e = NULL;
+    if (!out || ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)))
+        err = cudaErrorInvalidValue;
+    else if (!(e = calloc(1, sizeof *e)))
+        err = cudaErrorMemoryAllocation;
+    if (err != cudaSuccess) {
         if (fd_to_map >= 0)
             close(fd_to_map);
-        return ch_fail(cudaErrorMemoryAllocation);
+        return ch_fail(err);
     }
     e->flags = flags;
     e->fd = fd_to_map;
@@ -133,8 +134,6 @@ cudaError_t ch_event_new(cudaEvent_t *out, unsigned flags, int fd_to_map)
         if (e->fd >= 0 && ftruncate(e->fd, sizeof *e->st) != 0) {
             close(e->fd);
             e->fd = -1;
-            free(e);
-            return ch_fail(cudaErrorMemoryAllocation);
         }
         if (e->fd < 0) {
             free(e);
@@ -222,7 +221,7 @@ static void run_op(op_t *op)
         op->fn(op->dst);
         break;
     case OP_FREE:
-        if (ch_free_device(op->dst, false) != cudaSuccess) { /* checked at the call */
+        if (ch_free_device(op->dst) != cudaSuccess) { /* checked at the call */
             fprintf(stderr, "cudahost: internal error: a queued free of %p failed\n", op->dst);
             abort();
         }
