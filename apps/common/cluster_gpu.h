@@ -27,10 +27,14 @@ int capp_gpu_memset(void *dst, int value, size_t bytes, void *stream);
 #endif
 
 /* The UTC status of a launcher's or helper's CUDA error code (utc_gpu_check() keeps CUDA's
- * message in utc_last_error()). */
+ * message in utc_last_error()). The launchers leave CUDA's error set (they peek); should it
+ * be gone, the failure is still one: UTC_ERR_GPU. */
 static inline int capp_gpu_status(int cuda_error, const char *what)
 {
-    return cuda_error == 0 ? UTC_OK : utc_gpu_check(what);
+    if (cuda_error == 0)
+        return UTC_OK;
+    int rc = utc_gpu_check(what);
+    return rc != UTC_OK ? rc : UTC_ERR_GPU;
 }
 
 #endif /* UTC_APPS_CLUSTER_GPU_H */

@@ -53,6 +53,8 @@ __global__ void km_kernel(const float *__restrict__ pts, int64_t count, int64_t 
 extern "C" int km_gpu_launch(const float *pts, int64_t count, int64_t index0, int f, int k,
                              const float *ct, int32_t *assign, int64_t *acc, void *stream)
 {
+    if (count <= 0)
+        return 0; // no point to assign (a zero grid is a launch error)
     const int threads = 256;
     int64_t blocks = (count + threads - 1) / threads;
     if (blocks > 4096)
@@ -62,5 +64,6 @@ extern "C" int km_gpu_launch(const float *pts, int64_t count, int64_t index0, in
     km_kernel<<<(unsigned)blocks, threads, use_shared ? shared : 0,
                 static_cast<cudaStream_t>(stream)>>>(pts, count, index0, f, k, ct, assign,
                                                      reinterpret_cast<ull *>(acc), use_shared);
-    return static_cast<int>(cudaGetLastError());
+    // peek, not get: the error stays for utc_gpu_check (capp_gpu_status) to report
+    return static_cast<int>(cudaPeekAtLastError());
 }

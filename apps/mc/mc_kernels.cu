@@ -25,9 +25,12 @@ __global__ void mc_kernel(uint64_t key, int64_t samples, int64_t b0, int64_t cou
 extern "C" int mc_gpu_launch(uint64_t key, int64_t samples, int64_t b0, int64_t count,
                              double *sums, void *stream)
 {
+    if (count <= 0)
+        return 0; // no block of samples (a zero grid is a launch error)
     const int threads = 128;
     unsigned blocks = (unsigned)((count + threads - 1) / threads);
     mc_kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>(key, samples, b0, count,
                                                                          sums);
-    return static_cast<int>(cudaGetLastError());
+    // peek, not get: the error stays for utc_gpu_check (capp_gpu_status) to report
+    return static_cast<int>(cudaPeekAtLastError());
 }

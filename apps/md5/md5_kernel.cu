@@ -24,6 +24,8 @@ __global__ void md5_kernel(const uint8_t *data, size_t nbytes, size_t len, size_
 extern "C" int md5_gpu_launch(const uint8_t *data, size_t nbytes, size_t len, size_t count,
                               uint8_t *digests, void *stream)
 {
+    if (count == 0)
+        return 0; // no message (a zero grid is a launch error)
     unsigned blocks = (unsigned)((count + kBlock - 1) / kBlock);
     md5_kernel<<<blocks, kBlock, 0, (cudaStream_t)stream>>>(data, nbytes, len, count, digests);
     return (int)cudaPeekAtLastError();

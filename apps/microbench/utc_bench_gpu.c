@@ -200,8 +200,10 @@ static int nbody_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     for (int r = 0; r < repeats; r++)
         if (utc_bench_nbody(utc_gpu_data_device(t->pos[0]), utc_gpu_data_device(t->pos[1]),
                             utc_gpu_data_device(t->vel), t->cfg.bodies, t->cfg.steps,
-                            utc_gpu_stream()) != 0)
-            return utc_gpu_check("n-body launch");
+                            utc_gpu_stream()) != 0) {
+            int rc = utc_gpu_check("n-body launch"); /* CUDA's message */
+            return rc != UTC_OK ? rc : UTC_ERR_GPU;
+        }
     return utc_gpu_synchronize();
 }
 

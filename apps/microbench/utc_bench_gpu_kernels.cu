@@ -42,5 +42,6 @@ extern "C" int utc_bench_nbody(void *pos0, void *pos1, void *vel, int n, int ste
         nbody_step<<<(n + block - 1) / block, block, 0, (cudaStream_t)stream>>>(
             from, to, (float4 *)vel, n, 1e-3f);
     }
-    return (int)cudaGetLastError();
+    // peek, not get: the error stays for utc_gpu_check to report
+    return (int)cudaPeekAtLastError();
 }

@@ -32,8 +32,11 @@ __global__ void mm_kernel(const float *__restrict__ a, const float *__restrict__
 extern "C" int mm_gpu_launch(const float *a, const float *b, float *c, int64_t rows, int64_t k,
                              int64_t n, void *stream)
 {
+    if (rows <= 0 || n <= 0)
+        return 0; // no thread to run (a zero grid is a launch error)
     dim3 block(MM_TILE, MM_TILE);
     dim3 grid((unsigned)((n + MM_TILE - 1) / MM_TILE), (unsigned)((rows + MM_TILE - 1) / MM_TILE));
     mm_kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(a, b, c, rows, k, n);
-    return static_cast<int>(cudaGetLastError());
+    // peek, not get: the error stays for utc_gpu_check (capp_gpu_status) to report
+    return static_cast<int>(cudaPeekAtLastError());
 }

@@ -48,8 +48,11 @@ __global__ void nb_kernel(const double *__restrict__ cur, double *__restrict__ n
 extern "C" int nb_gpu_launch(const double *cur, double *next, double *vel, int64_t n,
                              int64_t i0, int64_t count, void *stream)
 {
+    if (count <= 0)
+        return 0; // no body to move (a zero grid is a launch error)
     unsigned blocks = (unsigned)((count + NB_TILE - 1) / NB_TILE);
     nb_kernel<<<blocks, NB_TILE, 0, static_cast<cudaStream_t>(stream)>>>(cur, next, vel, n, i0,
                                                                          count);
-    return static_cast<int>(cudaGetLastError());
+    // peek, not get: the error stays for utc_gpu_check (capp_gpu_status) to report
+    return static_cast<int>(cudaPeekAtLastError());
 }

@@ -43,7 +43,7 @@ static int rt_gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
         return 0;
     int rc = ryr_gpu_render_rows(t->scene[me], &job->view, job->w, job->h, t->y0[me], t->y1[me],
                                  utc_gpu_data_device(t->rows[me]), utc_gpu_stream());
-    if (rc) /* the renderer has read (and cleared) CUDA's error already */
+    if (rc) /* a failed launch is reported already (utc_gpu_check) */
         return rc;
     if ((rc = utc_gpu_data_mark_device(t->rows[me])))
         return rc;

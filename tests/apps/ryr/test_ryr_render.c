@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "render_rules.h"
 #include "scene.h"
 #include "utc_test.h"
 
@@ -248,6 +249,31 @@ static void test_orbit(void)
     ryr_scene_fini(&s);
 }
 
+/* The GPU renderer's trace (ryr__trace_levels, a loop) gives the recursive trace's colour
+ * to the last bit, for every pixel of the default scene's frames, reflections included. */
+static void test_trace_levels(void)
+{
+    ryr_scene_t s;
+    UTC_ASSERT_OK(ryr_scene_load_default(&s, NULL));
+    ryr_trace_scene_t ts = {.spheres = s.spheres, .nspheres = s.nspheres, .nlights = s.nlights};
+    for (int i = 0; i < s.nlights; i++)
+        ts.lights[i] = s.lights[i];
+    const int w = 64, h = 48;
+    long differ = 0;
+    for (int f = 0; f < 3; f++) {
+        ryr_view_t v;
+        ryr_view_for_frame(&v, &s, f, 40.0);
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                ryr_ray_t ray = ryr__primary_ray(&v, w, h, x, y);
+                ryr_vec3_t a = ryr_trace(&s, ray, 0), b = ryr__trace_levels(&ts, ray);
+                differ += memcmp(&a, &b, sizeof a) != 0;
+            }
+    }
+    CU_ASSERT_EQUAL(differ, 0);
+    ryr_scene_fini(&s);
+}
+
 int main(int argc, char **argv)
 {
     static const utc_test_case_t cases[] = {
@@ -262,6 +288,7 @@ int main(int argc, char **argv)
         {"channel to byte", test_channel_byte},
         {"row ranges", test_row_ranges},
         {"orbit", test_orbit},
+        {"the GPU renderer's loop equals the recursion", test_trace_levels},
         UTC_TEST_END,
     };
     return utc_test_main(argc, argv, "ryr_render", cases);
