@@ -1,7 +1,8 @@
 /* cudahost: the CUDA runtime calls UTC's device layer makes, answered on the host, so that
  * the device conduits' bookkeeping (descriptors, the stash, probes, any-tag reads, the
  * staged engine, IPC handle caches, close and cancel) runs in the tests of a machine that
- * has no GPU.
+ * has no GPU; with the launches of the kernels it has a host version of (kernels_*.c),
+ * so do the GPU tasks' suites and RYR's GPU presets.
  *
  * It is a test tool, never linked into libutc: the tests that use it put the library it
  * builds (named as CUDA's runtime, libcudart.so.N) first on LD_LIBRARY_PATH, so the same
@@ -25,7 +26,11 @@
  *     opened once per process and counted; a handle of the calling process is refused;
  *   - frees: cudaFree and cudaFreeHost wait for the device; after cudaFreeAsync the
  *     allocation is refused at once; freed memory of every kind is unmapped (a late copy
- *     faults).
+ *     faults);
+ *   - kernels run on their stream after its earlier work; a launch's shape is checked as
+ *     CUDA checks it; a kernel without a host version fails to launch
+ *     (cudaErrorInvalidDeviceFunction); a kernel's reach outside its allocations, or into
+ *     pageable memory, aborts (an illegal address).
  * Where it is looser than CUDA (a fault of these kinds would pass here):
  *   - the legacy default stream runs its work in the caller, after the blocking streams:
  *     work queued on stream 0 is never seen unfinished (cudaStreamPerThread is a stream of
@@ -92,6 +97,11 @@ cudaError_t ch_alloc_host(void **out, size_t size, ch_kind_t kind);
  * cudaErrorInvalidValue when the range leaves its allocation. */
 cudaError_t ch_resolve(const void *p, size_t n, void **where, int *kind);
 
+/* What a kernel running now reads and writes for [p, p+n) of device, pinned or managed
+ * memory (an allocation whose cudaFreeAsync is queued included); NULL where a kernel on a
+ * GPU could not go: pageable memory, freed memory, a range that leaves its allocation. */
+void *ch_kernel_view(const void *p, size_t n);
+
 /* The allocation holding p, copied out (false: none). */
 bool ch_lookup(const void *p, ch_alloc_t *out);
 
@@ -112,6 +122,7 @@ cudaError_t ch_unimport(void *p);
 typedef struct ch_evstate {
     _Atomic uint64_t recorded;             /* records queued */
     _Atomic uint64_t ran[CH_EVENT_WINDOW]; /* ran[g % W] >= g: record g ran */
+    _Atomic uint64_t at_ns[CH_EVENT_WINDOW]; /* when it ran (ch_kernel_clock_ns) */
 } ch_evstate_t;
 
 struct CUevent_st {
@@ -135,5 +146,36 @@ void ch_sync_all(bool blocking_only);
 
 /* Sleeps about a tick: the polls of cross-process state. */
 void ch_nap(void);
+
+/* ---- kernels (kernels.c; their host versions: kernels_*.c) --------------------------- */
+
+#define CH_MAX_KERNEL_ARGS 8
+
+/* The host version of a kernel. It is found by the kernel's name and its parameters as
+ * the compiler mangles them (the nvcc stub registers "_ZL13render_kernel17ryr_...Ph" or
+ * "_ZN<anonymous namespace>11vadd_kernelEPKfS1_Pfm": name "vadd_kernel", params
+ * "PKfS1_Pfm"), so a kernel whose parameters change no longer matches and its launch
+ * fails. `run` gets the launch's grid and block and the arguments, copied at the launch
+ * (arg_size[i] bytes each), and runs on the stream's thread: it reaches device memory
+ * through ch_kernel_arg_mem and covers the threads the grid has, no more. */
+typedef struct ch_kernel {
+    const char *name, *params;
+    unsigned nargs;
+    size_t arg_size[CH_MAX_KERNEL_ARGS];
+    void (*run)(dim3 grid, dim3 block, void **args);
+} ch_kernel_t;
+
+/* The host versions each file of them gives, a NULL name last. */
+extern const ch_kernel_t ch_kernels_tests[], ch_kernels_ryr[], ch_kernels_apps[];
+
+/* In a kernel's run: ch_kernel_view(p, n), or, where a GPU would fault (an illegal
+ * address), a message naming the kernel and an abort, as a faulting kernel ends its
+ * context. */
+void *ch_kernel_mem(const void *p, size_t n);
+
+/* In a kernel's run: the time in ns (a GPU's %globaltimer), and a wait of ns on it (the
+ * kernels that spin on the timer). */
+unsigned long long ch_kernel_clock_ns(void);
+void ch_kernel_sleep_ns(unsigned long long ns);
 
 #endif

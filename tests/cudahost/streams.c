@@ -195,6 +195,25 @@ CH_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e)
     return cudaSuccess;
 }
 
+/* The time between the last records of two events, as CUDA measures it: both recorded,
+ * both ran, neither made without timing. */
+CH_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    if (!ms)
+        return ch_fail(cudaErrorInvalidValue);
+    if (!start || !end || ((start->flags | end->flags) & cudaEventDisableTiming))
+        return ch_fail(cudaErrorInvalidResourceHandle);
+    uint64_t g0 = atomic_load(&start->st->recorded), g1 = atomic_load(&end->st->recorded);
+    if (g0 == 0 || g1 == 0)
+        return ch_fail(cudaErrorInvalidResourceHandle);
+    if (!reached(start, g0) || !reached(end, g1))
+        return cudaErrorNotReady;
+    double t0 = (double)atomic_load(&start->st->at_ns[g0 % CH_EVENT_WINDOW]);
+    double t1 = (double)atomic_load(&end->st->at_ns[g1 % CH_EVENT_WINDOW]);
+    *ms = (float)((t1 - t0) / 1e6);
+    return cudaSuccess;
+}
+
 /* ---- running work -------------------------------------------------------------------- */
 
 static void run_op(op_t *op)
@@ -208,6 +227,7 @@ static void run_op(op_t *op)
         break;
     case OP_RECORD: {
         _Atomic uint64_t *slot = &op->ev->st->ran[op->gen % CH_EVENT_WINDOW];
+        atomic_store(&op->ev->st->at_ns[op->gen % CH_EVENT_WINDOW], ch_kernel_clock_ns());
         uint64_t c = atomic_load(slot);
         while (c < op->gen && !atomic_compare_exchange_weak(slot, &c, op->gen))
             ;
@@ -374,6 +394,15 @@ CH_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *out, unsigned int 
     streams = s;
     pthread_mutex_unlock(&streams_mu);
     *out = s;
+    return cudaSuccess;
+}
+
+CH_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned int *flags)
+{
+    if (!flags)
+        return ch_fail(cudaErrorInvalidValue);
+    s = stream_of(s);
+    *flags = legacy(s) ? cudaStreamDefault : s->flags;
     return cudaSuccess;
 }
 

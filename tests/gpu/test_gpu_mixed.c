@@ -5,21 +5,14 @@
  * conduits work across the two kinds. Needs a GPU: exits 77 (skipped) without one, or
  * fails under UTC_REQUIRE_GPU=1. Without a device the creation errors are checked by
  * tests/framework/test_task_versions.c.
- *
- * Built a second time with TEST_MIXED_COPIES (test_gpu_mixed_copies): the GPU threads
- * then make their data with a copy to the device on their stream instead of a kernel, so
- * the binary launches no kernel and also runs on cudahost (tests/cudahost).
+ * Also runs on cudahost (tests/cudahost).
  */
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef TEST_MIXED_COPIES
-#include <cuda_runtime_api.h>
-#else
 #include "kernels.h"
-#endif
 #include "utc_test.h"
 
 #define MAXL 8
@@ -97,23 +90,11 @@ static int mixed_cpu(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     return across_kinds(t, ctx);
 }
 
-/* x[i] = 2 (lo + i) + 1 for i < n, on `stream`: a kernel, or a copy of the host's values */
+/* x[i] = 2 (lo + i) + 1 for i < n (x holds lo + i), on `stream` */
 static int make_data(float *x, size_t lo, size_t n, void *stream)
 {
-#ifdef TEST_MIXED_COPIES
-    float *want = malloc(n * sizeof *want);
-    if (!want)
-        return 1;
-    for (size_t i = 0; i < n; i++)
-        want[i] = 2.0f * (float)(lo + i) + 1.0f;
-    /* from pageable memory: CUDA takes the source before it returns */
-    cudaError_t err = cudaMemcpyAsync(x, want, n * sizeof *want, cudaMemcpyHostToDevice, stream);
-    free(want);
-    return (int)err;
-#else
     (void)lo;
     return utc_test_scale(x, 2.0f, 1.0f, n, stream);
-#endif
 }
 
 static int mixed_gpu(utc_task_t *self, utc_ctx_t *ctx, void *arg)

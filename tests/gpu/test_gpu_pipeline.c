@@ -10,19 +10,13 @@
  * to the copied items' depth-1 run.
  * Needs a GPU: exits 77 (skipped) without one.
  *
- * Built a second time with TEST_PIPELINE_COPIES (test_gpu_pipeline_copies): the "kernel"
- * is then two device-to-device copies on the item's stream (the item rotated), so the
- * binary launches no kernel and also runs on cudahost (tests/cudahost), whose streams'
- * random delays stand for the spin.
+ * Also runs on cudahost (tests/cudahost: the kernel's host version on the item's stream,
+ * the streams' random delays beside the spin).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef TEST_PIPELINE_COPIES
-#include <cuda_runtime_api.h>
-#else
 #include "kernels.h"
-#endif
 #include "utc_test.h"
 
 #define NITEMS  61
@@ -57,23 +51,10 @@ static unsigned char item_byte(int j, size_t k)
     return (unsigned char)(k * 31u + (size_t)j * 101u + (k >> 8));
 }
 
-#ifdef TEST_PIPELINE_COPIES
-/* Item j's result is the item rotated left by this many bytes. */
-static size_t rotation(int j)
-{
-    return ((size_t)j * 37u + 1u) % item_size(j);
-}
-
-static unsigned char mixed_byte(int j, size_t k)
-{
-    return item_byte(j, (k + rotation(j)) % item_size(j));
-}
-#else
 static unsigned char mixed_byte(int j, size_t k)
 {
     return (unsigned char)(item_byte(j, k) * 7u + k * 13u + (unsigned long long)j);
 }
-#endif
 
 /* ---- the feeder ---- */
 
@@ -112,17 +93,7 @@ static int launch(utc_gpu_item_t *it, void *arg)
 {
     (void)arg;
     it->out_size = it->in_size; /* the result is as long as the item */
-#ifdef TEST_PIPELINE_COPIES
-    size_t n = it->in_size, r = rotation((int)it->index);
-    const unsigned char *in = it->in;
-    unsigned char *out = it->out;
-    cudaError_t err = cudaMemcpyAsync(out, in + r, n - r, cudaMemcpyDeviceToDevice, it->stream);
-    if (err == cudaSuccess && r)
-        err = cudaMemcpyAsync(out + (n - r), in, r, cudaMemcpyDeviceToDevice, it->stream);
-    return (int)err;
-#else
     return utc_test_mix(it->in, it->out, it->in_size, it->index, SPIN_NS, it->stream);
-#endif
 }
 
 static int keep_result(const void *res, size_t size, uint64_t index, void *arg)
