@@ -149,7 +149,7 @@ void ch_nap(void);
 
 /* ---- kernels (kernels.c; their host versions: kernels_*.c) --------------------------- */
 
-#define CH_MAX_KERNEL_ARGS 8
+#define CH_MAX_KERNEL_ARGS 12
 
 /* The host version of a kernel. It is found by the kernel's name and its parameters as
  * the compiler mangles them (the nvcc stub registers "_ZL13render_kernel17ryr_...Ph" or
@@ -166,7 +166,8 @@ typedef struct ch_kernel {
 } ch_kernel_t;
 
 /* The host versions each file of them gives, a NULL name last. */
-extern const ch_kernel_t ch_kernels_tests[], ch_kernels_ryr[], ch_kernels_apps[];
+extern const ch_kernel_t ch_kernels_tests[], ch_kernels_ryr[], ch_kernels_apps[],
+    ch_kernels_examples[];
 
 /* In a kernel's run: ch_kernel_view(p, n), or, where a GPU would fault (an illegal
  * address), a message naming the kernel and an abort, as a faulting kernel ends its

@@ -62,7 +62,8 @@ static bool split_mangled(const char *m, const char **name, size_t *len, const c
 
 static const ch_kernel_t *host_version(const char *mangled)
 {
-    static const ch_kernel_t *const tables[] = {ch_kernels_tests, ch_kernels_ryr, ch_kernels_apps};
+    static const ch_kernel_t *const tables[] = {ch_kernels_tests, ch_kernels_ryr, ch_kernels_apps,
+                                                ch_kernels_examples};
     const char *name, *params;
     size_t len;
     if (!split_mangled(mangled, &name, &len, &params))
