@@ -33,6 +33,8 @@ static const struct {
     {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration",
      "invalid configuration argument"},
     {cudaErrorInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction", "invalid device function"},
+    {cudaErrorLaunchOutOfResources, "cudaErrorLaunchOutOfResources",
+     "too many resources requested for launch"},
     {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
     {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
     {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},

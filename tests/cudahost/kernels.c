@@ -176,6 +176,15 @@ static void run_launch(void *arg)
     free(l);
 }
 
+/* UTC_CUDAHOST_FAIL_LAUNCH=NAME (a kernel's name, as "mm_kernel"): every launch of that
+ * kernel fails as CUDA fails one that asks for more registers than a block can have
+ * (cudaErrorLaunchOutOfResources), so tests can see that a failed launch is reported. */
+static bool refused(const ch_kernel_t *k)
+{
+    const char *name = getenv("UTC_CUDAHOST_FAIL_LAUNCH");
+    return name && strcmp(name, k->name) == 0;
+}
+
 /* CUDA's limits on a launch's shape (compute capability 7.0 and later). */
 static bool shape_ok(dim3 g, dim3 b)
 {
@@ -199,6 +208,8 @@ static cudaError_t launch(ch_function_t *f, dim3 grid, dim3 block, void **args, 
     }
     if (!shape_ok(grid, block) || shared > 48 * 1024)
         return ch_fail(cudaErrorInvalidConfiguration);
+    if (refused(k))
+        return ch_fail(cudaErrorLaunchOutOfResources);
     if (k->nargs && !args)
         return ch_fail(cudaErrorInvalidValue);
     size_t total = 0, align = sizeof(max_align_t);
