@@ -5,7 +5,7 @@
 #
 #   scripts/gpu-check.sh [--out DIR] [--build DIR] [--jobs N] [--bundle|--no-bundle]
 #                        [--no-bench] [--skip BENCH,...] [--test-timeout S]
-#                        [--dry-run]
+#                        [--small] [--dry-run]
 #   scripts/gpu-check.sh --prepare
 #
 # 1. Prints what it found: nvidia-smi, the driver's and the runtime's CUDA versions, each
@@ -45,6 +45,10 @@
 # --skip     leave out these benchmarks of step 4 (comma-separated): ryr (v4, v5, auto),
 #            farm, ryr-gpu, bandwidth (utc_bench_gpu), conduit, overlap; the tests all run.
 # --test-timeout  each GPU test's time limit in seconds (default 300).
+# --small    every benchmark of step 4 at a small size (RYR 128x96, a few frames; the
+#            micro-benchmarks at their tiny sizes): a rehearsal of the whole script, for
+#            example on cudahost (LD_LIBRARY_PATH=build/tests/cudahost/lib), whose figures
+#            mean nothing. The targets' ratios are still printed: ignore them.
 # --dry-run  no GPU needed: steps 1-3 without stopping for a missing GPU and without
 #            running the tests (it lists them), to check the build where there is no GPU.
 set -uo pipefail
@@ -56,7 +60,7 @@ out=${OUT:+$OUT/gpu-check}
 out=${out:-$root/gpu-check-results}
 build=$root/build-gpucheck
 jobs=$(nproc)
-use_bundle=auto bench=1 dry=0 prepare=0 skip=, test_timeout=300
+use_bundle=auto bench=1 dry=0 prepare=0 skip=, test_timeout=300 small=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) out=$2; shift 2 ;;
@@ -68,6 +72,7 @@ while [ $# -gt 0 ]; do
         --skip) skip=",$2,"; shift 2 ;;
         --test-timeout) test_timeout=$2; shift 2 ;;
         --dry-run) dry=1; shift ;;
+        --small) small=1; shift ;;
         --prepare) prepare=1; shift ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "gpu-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -260,7 +265,11 @@ int main()
 }
 CU
 ndev=0
-if "$nvcc" -o "$probe_dir/probe" "$probe_dir/probe.cu" >"$probe_dir/nvcc.log" 2>&1; then
+# with the shared runtime, as UTC links it (so LD_LIBRARY_PATH can point it at cudahost
+# in a rehearsal), found through the toolkit's folder
+cudart_dir=$(cd "$(dirname "$nvcc")/../lib64" 2>/dev/null && pwd)
+if "$nvcc" -cudart shared ${cudart_dir:+-Xlinker -rpath -Xlinker "$cudart_dir"} -o "$probe_dir/probe" \
+        "$probe_dir/probe.cu" >"$probe_dir/nvcc.log" 2>&1; then
     "$probe_dir/probe" >"$probe_dir/probe.out"
     probe_rc=$?
     head -n -1 "$probe_dir/probe.out"
@@ -384,17 +393,26 @@ else
 fi
 
 # ---- 4. benchmarks ----
+# sizes: RYR's frame and frame counts, the micro-benchmarks' arguments (--small: a rehearsal)
+ryr_size=1024x1024 ryr_frames=50 farm_frames=50
+gpu_args=() conduit_args=(--quick) overlap_args=()
+if [ "$small" = 1 ]; then
+    ryr_size=128x96 ryr_frames=6 farm_frames=12
+    gpu_args=(--quick --max-bytes 65536 --max-tasks 2 --steps 2)
+    conduit_args=(--quick --reps 2 --max-bytes 65536)
+    overlap_args=(--items 20 --bytes 65536 --reps 1)
+fi
 if [ "$bench" = 1 ] && [ "$dry" = 0 ]; then
     if want ryr; then
-        step "4. RYR at 1024x1024, 50 frames (frames/s; the dissertation's table 4.7 is theirs)"
+        step "4. RYR at $ryr_size, $ryr_frames frames (frames/s; the dissertation's table 4.7 is theirs)"
         printf '%-6s %10s %10s   %s\n' preset "fps (ours)" "theirs" "(table 4.7: 50 rounds at 1024x1024)"
         for p in v4 v5 auto; do
             line=$(timeout 180 scripts/utcrun -np 1 "$build/apps/ryr/ryr" --preset "$p" \
-                --size 1024x1024 --frames 50 --orbit 10 --no-output --json </dev/null 2>"$probe_dir/ryr.err" |
-                tail -n 1)
+                --size "$ryr_size" --frames "$ryr_frames" --orbit 10 --no-output --json </dev/null \
+                2>"$probe_dir/ryr.err" | tail -n 1)
             if ! grep -q '"fps": ' <<<"$line"; then
                 cat "$probe_dir/ryr.err"
-                failed "ryr --preset $p at 1024x1024"
+                failed "ryr --preset $p at $ryr_size"
                 continue
             fi
             echo "$line" >>"$out/ryr.jsonl"
@@ -404,7 +422,7 @@ if [ "$bench" = 1 ] && [ "$dry" = 0 ]; then
         done
     fi
     if want farm; then
-        step "4. the farm of both kinds: CPU threads, a GPU thread, and both (--mixed), 1024x1024"
+        step "4. the farm of both kinds: CPU threads, a GPU thread, and both (--mixed), $ryr_size"
         # one farm task beside the pipeline's other stages: all the cores' CPU threads, one GPU
         # thread, or --mixed (the GPU thread and a CPU thread on each core it leaves)
         ncores=$(nproc)
@@ -415,11 +433,11 @@ if [ "$bench" = 1 ] && [ "$dry" = 0 ]; then
                 mixed) args=(--mixed --verify) ;;
             esac
             line=$(timeout 300 scripts/utcrun -np 1 "$build/apps/ryr/ryr" --preset v3 --farm 1 \
-                "${args[@]}" --size 1024x1024 --frames 50 --orbit 10 --no-output --json </dev/null \
+                "${args[@]}" --size "$ryr_size" --frames "$farm_frames" --orbit 10 --no-output --json </dev/null \
                 2>"$probe_dir/ryr.err" | tail -n 1)
             if ! grep -q '"fps": ' <<<"$line"; then
                 cat "$probe_dir/ryr.err"
-                failed "ryr --farm 1 ($farm) at 1024x1024"
+                failed "ryr --farm 1 ($farm) at $ryr_size"
                 continue
             fi
             echo "{\"farm\": \"$farm\", ${line#\{}" >>"$out/farm-mixed.jsonl"
@@ -439,7 +457,7 @@ PY
     fi
     # ---- 4. RYR --preset gpu (issue 35): a block of its own ----
     if want ryr-gpu; then
-        step "4. RYR --preset gpu against v5 and auto, and each GPU stage's kernels alone, 1024x1024"
+        step "4. RYR --preset gpu against v5 and auto, and each GPU stage's kernels alone, $ryr_size"
         # taking turns (every run once, then again), best of 2; the stages alone: ryr
         # --stage-alone, the gpu preset's kernels on device buffers with no conduits
         ryr_bin=$build/apps/ryr/ryr
@@ -449,12 +467,12 @@ PY
                     alone:*) args=(--preset gpu --stage-alone "${run#alone:}") ;;
                     *) args=(--preset "$run") ;;
                 esac
-                line=$(timeout 180 scripts/utcrun -np 1 "$ryr_bin" "${args[@]}" --size 1024x1024 \
-                    --frames 50 --orbit 10 --no-output --json </dev/null 2>"$probe_dir/ryr.err" |
-                    tail -n 1)
+                line=$(timeout 180 scripts/utcrun -np 1 "$ryr_bin" "${args[@]}" --size "$ryr_size" \
+                    --frames "$ryr_frames" --orbit 10 --no-output --json </dev/null \
+                    2>"$probe_dir/ryr.err" | tail -n 1)
                 if ! grep -q '"fps": ' <<<"$line"; then
                     cat "$probe_dir/ryr.err"
-                    failed "ryr ${args[*]} at 1024x1024"
+                    failed "ryr ${args[*]} at $ryr_size"
                     continue
                 fi
                 echo "$line" >>"$out/ryr-gpu.jsonl"
@@ -481,7 +499,8 @@ PY
     fi
     if want bandwidth; then
         step "4. utc_bench_gpu (bandwidth per memory kind, copy counts, concurrent kernels)"
-        if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu" --json </dev/null \
+        if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu" --json \
+                ${gpu_args[@]+"${gpu_args[@]}"} </dev/null \
                 >"$out/bench-gpu.json"; then
             python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu.json" ||
                 failed "utc_bench_gpu's JSON is not readable"
@@ -491,7 +510,8 @@ PY
     fi
     if want conduit; then
         step "4. utc_bench_gpu_conduit, 2 ranks (device conduits beside cudaMemcpy D2D, pinned D2H, raw MPI)"
-        if timeout 90 scripts/utcrun -np 2 "$build/apps/microbench/utc_bench_gpu_conduit" --quick --json \
+        if timeout 90 scripts/utcrun -np 2 "$build/apps/microbench/utc_bench_gpu_conduit" \
+                "${conduit_args[@]}" --json \
                 </dev/null >"$out/bench-gpu-conduit.json"; then
             python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu-conduit.json" ||
                 failed "utc_bench_gpu_conduit's JSON is not readable"
@@ -502,6 +522,7 @@ PY
     if want overlap; then
         step "4. utc_bench_gpu_overlap (200 items; depth 1, 2, 3 against each stage alone)"
         if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu_overlap" --json \
+                ${overlap_args[@]+"${overlap_args[@]}"} \
                 </dev/null >"$out/bench-gpu-overlap.json"; then
             python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/bench-gpu-overlap.json" ||
                 failed "utc_bench_gpu_overlap's JSON is not readable"
