@@ -442,7 +442,7 @@ if [ "$bench" = 1 ] && [ "$dry" = 0 ]; then
             fi
             echo "{\"farm\": \"$farm\", ${line#\{}" >>"$out/farm-mixed.jsonl"
             printf '%-6s %10s fps  %s\n' "$farm" "$(sed -n 's/.*"fps": \([0-9.]*\).*/\1/p' <<<"$line")" \
-                "$(grep -o '"rows_cpu": [0-9]*, "rows_gpu": [0-9]*' <<<"$line")"
+                "$(grep -o '"rows_cpu": [0-9]*, "rows_gpu": [0-9]*' <<<"$line" | head -n 1)"
         done
         if [ "$(grep -c . "$out/farm-mixed.jsonl" 2>/dev/null)" = 3 ]; then
             python3 - "$out/farm-mixed.jsonl" <<'PY' || failed "the mixed farm's --verify"
