@@ -18,7 +18,9 @@
  *     (UTC_CUDAHOST_DELAY_US, default 40), so a caller that does not wait sees NotReady;
  *     the legacy stream (0) waits for every blocking stream and runs in the caller;
  *   - copies from pageable memory take the source at the call, copies to pageable memory
- *     return when done (CUDA's rules); a copy out of an allocation's bounds is refused;
+ *     return when done (CUDA's rules); a copy out of an allocation's bounds is refused,
+ *     and so is one whose cudaMemcpyKind does not match its pointers
+ *     (cudaErrorInvalidMemcpyDirection: undefined behaviour in CUDA);
  *   - events number their records as they are queued (in shared memory when
  *     interprocess): a wait or query is over when the last record before it ran, whatever
  *     later records do;
@@ -35,7 +37,6 @@
  *   - the legacy default stream runs its work in the caller, after the blocking streams:
  *     work queued on stream 0 is never seen unfinished (cudaStreamPerThread is a stream of
  *     the thread's own, as in CUDA);
- *   - cudaMemcpyKind is not checked against the pointers (cudaMemcpyDefault semantics);
  *   - streams and events have no device: a record or wait across devices is not refused.
  * Devices: UTC_CUDAHOST_DEVICES (default 1; 0 is not a GPU-less machine: use none). */
 #ifndef UTC_TESTS_CUDAHOST_H

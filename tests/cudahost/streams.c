@@ -498,7 +498,36 @@ CH_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *
 
 /* ---- copies, sets, stream-ordered memory --------------------------------------------- */
 
-static cudaError_t copy(void *dst, const void *src, size_t n, cudaStream_t s)
+/* Whether memory of kind k (ch_kind_t, or -1: pageable) is on the host side (host) or the
+ * device side (!host) of a copy: managed memory is both. */
+static bool on_side(int k, bool host)
+{
+    if (k == CH_MANAGED)
+        return true;
+    bool is_host = k < 0 || k == CH_PINNED;
+    return host == is_host;
+}
+
+/* CUDA: a kind that does not match the pointers is undefined behaviour; refused here. */
+static bool kind_fits(enum cudaMemcpyKind kind, int dk, int sk)
+{
+    switch (kind) {
+    case cudaMemcpyDefault:
+        return true;
+    case cudaMemcpyHostToHost:
+        return on_side(sk, true) && on_side(dk, true);
+    case cudaMemcpyHostToDevice:
+        return on_side(sk, true) && on_side(dk, false);
+    case cudaMemcpyDeviceToHost:
+        return on_side(sk, false) && on_side(dk, true);
+    case cudaMemcpyDeviceToDevice:
+        return on_side(sk, false) && on_side(dk, false);
+    }
+    return false; /* not a cudaMemcpyKind */
+}
+
+static cudaError_t copy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                        cudaStream_t s)
 {
     if (n == 0)
         return cudaSuccess;
@@ -511,6 +540,8 @@ static cudaError_t copy(void *dst, const void *src, size_t n, cudaStream_t s)
         err = ch_resolve(src, n, &sr, &sk);
     if (err != cudaSuccess)
         return err;
+    if (!kind_fits(kind, dk, sk))
+        return ch_fail(cudaErrorInvalidMemcpyDirection);
     op_t *op = op_new(OP_COPY);
     if (!op)
         return ch_fail(cudaErrorMemoryAllocation);
@@ -531,14 +562,12 @@ static cudaError_t copy(void *dst, const void *src, size_t n, cudaStream_t s)
 CH_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n,
                                       enum cudaMemcpyKind kind, cudaStream_t s)
 {
-    (void)kind;
-    return copy(dst, src, n, s);
+    return copy(dst, src, n, kind, s);
 }
 
 CH_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
 {
-    (void)kind;
-    return copy(dst, src, n, NULL);
+    return copy(dst, src, n, kind, NULL);
 }
 
 static cudaError_t set(void *dst, int value, size_t n, cudaStream_t s)
