@@ -266,12 +266,28 @@ int main()
 CU
 ndev=0
 # with the shared runtime, as UTC links it (so LD_LIBRARY_PATH can point it at cudahost
-# in a rehearsal), found through the toolkit's folder
-cudart_dir=$(cd "$(dirname "$nvcc")/../lib64" 2>/dev/null && pwd)
-if "$nvcc" -cudart shared ${cudart_dir:+-Xlinker -rpath -Xlinker "$cudart_dir"} -o "$probe_dir/probe" \
-        "$probe_dir/probe.cu" >"$probe_dir/nvcc.log" 2>&1; then
+# in a rehearsal), found through the toolkit's folder; should that not load (a toolkit laid
+# out otherwise), with the static one, as nvcc links by default
+cudart_dir=
+for d in lib64 lib targets/x86_64-linux/lib targets/sbsa-linux/lib; do
+    d=$(dirname "$nvcc")/../$d
+    if compgen -G "$d/libcudart.so*" >/dev/null; then cudart_dir=$(cd "$d" && pwd); break; fi
+done
+probe_built=0
+if [ -n "$cudart_dir" ] && "$nvcc" -cudart shared -Xlinker -rpath -Xlinker "$cudart_dir" \
+        -o "$probe_dir/probe" "$probe_dir/probe.cu" >"$probe_dir/nvcc.log" 2>&1; then
+    probe_built=1
+    "$probe_dir/probe" >"$probe_dir/probe.out" 2>"$probe_dir/probe.err"
+    probe_rc=$?
+    [ "$probe_rc" = 127 ] && probe_built=0 # the shared runtime did not load
+fi
+if [ "$probe_built" = 0 ] && "$nvcc" -o "$probe_dir/probe" "$probe_dir/probe.cu" \
+        >"$probe_dir/nvcc.log" 2>&1; then
+    probe_built=1
     "$probe_dir/probe" >"$probe_dir/probe.out"
     probe_rc=$?
+fi
+if [ "$probe_built" = 1 ]; then
     head -n -1 "$probe_dir/probe.out"
     gpu_info=$(tail -n 1 "$probe_dir/probe.out")
     [ "$probe_rc" = 0 ] && ndev=$(grep -c '^device ' "$probe_dir/probe.out")
@@ -520,7 +536,7 @@ PY
         fi
     fi
     if want overlap; then
-        step "4. utc_bench_gpu_overlap (200 items; depth 1, 2, 3 against each stage alone)"
+        step "4. utc_bench_gpu_overlap ($([ "$small" = 1 ] && echo 20 || echo 200) items; depth 1, 2, 3 against each stage alone)"
         if timeout 300 scripts/utcrun -np 1 "$build/apps/microbench/utc_bench_gpu_overlap" --json \
                 ${overlap_args[@]+"${overlap_args[@]}"} \
                 </dev/null >"$out/bench-gpu-overlap.json"; then

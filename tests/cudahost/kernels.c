@@ -121,7 +121,25 @@ CH_EXPORT void __cudaRegisterFunction(void **handle, const char *host_fun, char 
     }
     f->host_fun = host_fun;
     f->impl = host_version(device_name);
+    if (f->impl && f->impl->nargs > CH_MAX_KERNEL_ARGS) {
+        fprintf(stderr, "cudahost: the host version of %s has %u arguments (at most %d)\n",
+                f->impl->name, f->impl->nargs, CH_MAX_KERNEL_ARGS);
+        abort();
+    }
     pthread_mutex_lock(&functions_mu);
+    /* Two kernels of one binary (files apart, as "start_kernel" in two anonymous namespaces)
+     * that match one host version cannot both be it: neither launches. */
+    for (ch_function_t *o = functions; o && f->impl; o = o->next)
+        if (o->impl == f->impl && strcmp(o->mangled, f->mangled) != 0) {
+            fprintf(stderr,
+                    "cudahost: kernels %s and %s both match the host version of %s: "
+                    "neither will launch\n",
+                    o->mangled, f->mangled, f->impl->name);
+            o->impl = NULL;
+            f->impl = NULL;
+            atomic_store(&o->told, true);
+            atomic_store(&f->told, true);
+        }
     f->next = functions;
     functions = f;
     pthread_mutex_unlock(&functions_mu);
@@ -141,8 +159,10 @@ static __thread unsigned nconfigs;
 
 CH_EXPORT unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, void *stream)
 {
-    if (nconfigs == CONFIG_DEPTH)
-        return 1; /* the launch is skipped, as nvcc's code skips it on a non-zero answer */
+    if (nconfigs == CONFIG_DEPTH) { /* nvcc's code skips the launch on a non-zero answer */
+        (void)ch_fail(cudaErrorLaunchOutOfResources);
+        return 1;
+    }
     configs[nconfigs++] = (ch_config_t){grid, block, shared, stream};
     return 0;
 }
@@ -185,12 +205,17 @@ static bool refused(const ch_kernel_t *k)
     return name && strcmp(name, k->name) == 0;
 }
 
-/* CUDA's limits on a launch's shape (compute capability 7.0 and later). */
-static bool shape_ok(dim3 g, dim3 b)
+/* CUDA's limits on a launch's shape (compute capability 7.0 and later): cudaSuccess, or
+ * the error CUDA 13 gives (an empty grid or block: cudaErrorInvalidValue, as on an H100;
+ * past a limit: cudaErrorInvalidConfiguration). */
+static cudaError_t shape_check(dim3 g, dim3 b, size_t shared)
 {
+    if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z)
+        return cudaErrorInvalidValue;
     unsigned long long threads = (unsigned long long)b.x * b.y * b.z;
-    return g.x && g.y && g.z && b.x && b.y && b.z && threads <= 1024 && b.x <= 1024 &&
-           b.y <= 1024 && b.z <= 64 && g.y <= 65535 && g.z <= 65535;
+    bool ok = threads <= 1024 && b.x <= 1024 && b.y <= 1024 && b.z <= 64 && g.x <= 2147483647u &&
+              g.y <= 65535 && g.z <= 65535 && shared <= 48 * 1024;
+    return ok ? cudaSuccess : cudaErrorInvalidConfiguration;
 }
 
 static cudaError_t launch(ch_function_t *f, dim3 grid, dim3 block, void **args, size_t shared,
@@ -206,8 +231,9 @@ static cudaError_t launch(ch_function_t *f, dim3 grid, dim3 block, void **args, 
                     f->mangled);
         return ch_fail(cudaErrorInvalidDeviceFunction);
     }
-    if (!shape_ok(grid, block) || shared > 48 * 1024)
-        return ch_fail(cudaErrorInvalidConfiguration);
+    cudaError_t shape = shape_check(grid, block, shared);
+    if (shape != cudaSuccess)
+        return ch_fail(shape);
     if (refused(k))
         return ch_fail(cudaErrorLaunchOutOfResources);
     if (k->nargs && !args)
@@ -280,7 +306,7 @@ void *ch_kernel_mem(const void *p, size_t n)
 unsigned long long ch_kernel_clock_ns(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* system-wide: events shared by processes agree */
     return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
