@@ -158,8 +158,9 @@ void ch_nap(void);
  * "PKfS1_Pfm"), so a kernel whose parameters change no longer matches and its launch
  * fails; two kernels of one binary that match one host version (same name and parameters
  * in two files) both fail. `run` gets the launch's grid and block and the arguments,
- * copied at the launch (arg_size[i] bytes each), and runs on the stream's thread: it reaches device memory
- * through ch_kernel_arg_mem and covers the threads the grid has, no more. */
+ * copied at the launch (arg_size[i] bytes each), and runs on the stream's thread: it
+ * reaches device memory through ch_kernel_mem and covers the threads the grid has, no
+ * more. */
 typedef struct ch_kernel {
     const char *name, *params;
     unsigned nargs;
