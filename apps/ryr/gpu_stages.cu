@@ -20,7 +20,12 @@ struct ryr_gpu_timer {
 
 static int check(cudaError_t err, const char *what)
 {
-    return err == cudaSuccess ? UTC_OK : utc_gpu_check(what);
+    if (err == cudaSuccess)
+        return UTC_OK;
+    // CUDA's message (utc_gpu_check reads the error the call left); a failure all the same
+    // should CUDA not have kept it as the last error
+    int rc = utc_gpu_check(what);
+    return rc != UTC_OK ? rc : UTC_ERR_GPU;
 }
 
 extern "C" int ryr_gpu_alloc(size_t bytes, void **out)
