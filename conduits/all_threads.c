@@ -50,7 +50,9 @@ static utc_status_t run_op_marked(utc_conduit_t *h, const xfer_t *x, size_t *rec
     }
     utc__conduit_end_t *e = r.e;
     if (!x->all || e->nlocal <= 1)
-        return utc__conduit_perform(c, x, &r, received, obuf);
+        return x->all && (rc = utc__conduit_check_device_buffer(c, x)) != UTC_OK
+                   ? rc
+                   : utc__conduit_perform(c, x, &r, received, obuf);
     /* every local thread is here; thread 0 transfers, the others sleep in the barrier.
      * A sibling that has already returned from the run never will be. */
     int gone_id = -1;
@@ -60,7 +62,11 @@ static utc_status_t run_op_marked(utc_conduit_t *h, const xfer_t *x, size_t *rec
     if (r.ctx->local_id == 0) {
         size_t got = 0;
         void *ob = NULL;
-        rc = utc__conduit_perform(c, x, &r, &got, &ob);
+        /* a device buffer is checked here, by the thread whose buffer is used: a failed
+         * check reaches every thread as the call's status, as a failed transfer does */
+        rc = utc__conduit_check_device_buffer(c, x);
+        if (rc == UTC_OK)
+            rc = utc__conduit_perform(c, x, &r, &got, &ob);
         e->rc[k] = rc;
         e->received[k] = got;
         e->obuf[k] = ob;

@@ -264,6 +264,11 @@ UTC__CONDUIT_API utc__transport_t *utc__conduit_tp(const utc_conduit_t *c, int m
  * its route: end, peer, transport (r->skip: a _by call for another thread). */
 UTC__CONDUIT_API utc_status_t utc__conduit_route(const utc_conduit_t *h, const xfer_t *x,
                                                  route_t *r);
+/* Operation x's buffer on device conduit c, checked against the calling thread's device
+ * (UTC_OK for a host conduit). utc__conduit_route leaves it to the transferring thread of
+ * an all-threads call (all_threads.c). */
+UTC__CONDUIT_API utc_status_t utc__conduit_check_device_buffer(const utc_conduit_t *c,
+                                                               const xfer_t *x);
 /* Make req the request of operation x on route r of c. */
 UTC__CONDUIT_API void utc__conduit_req_init(utc_request_t *req, utc_conduit_t *c,
                                             const xfer_t *x, const route_t *r);

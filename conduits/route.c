@@ -80,21 +80,28 @@ static utc_status_t check_args(const xfer_t *x)
     return UTC_OK;
 }
 
-/* The checks of an operation on device conduit c (opts.memory = UTC_CONDUIT_MEM_DEVICE):
- * its tags, its buffers (conduits/device/). */
-static utc_status_t check_device_args(const utc_conduit_t *c, const xfer_t *x)
+utc_status_t utc__conduit_check_device_buffer(const utc_conduit_t *c, const xfer_t *x)
 {
-    if (x->tag > UTC_CONDUIT_DEVICE_TAG_MAX)
-        return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is above UTC_CONDUIT_DEVICE_TAG_MAX "
-                          "(%d): the top two tags of a device conduit are the device layer's",
-                          x->fn, x->tag, UTC_CONDUIT_DEVICE_TAG_MAX);
-    if (x->close)
+    if (c->opts.memory == UTC_CONDUIT_MEM_HOST || x->close)
         return UTC_OK;
     bool send = x->op == UTC__OP_SEND;
     if (x->owned && !send)
         return UTC_OK;
     return utc__device_check_buffer(x->fn, c->id, send ? x->sbuf : x->rbuf, x->size, send,
                                     x->owned);
+}
+
+/* The checks of an operation on device conduit c (opts.memory = UTC_CONDUIT_MEM_DEVICE):
+ * its tags, its buffers (conduits/device/). An all-threads call's buffer is the
+ * transferring thread's to check (all_threads.c): the others' buffers are not used, and
+ * their devices may differ from its. */
+static utc_status_t check_device_args(const utc_conduit_t *c, const xfer_t *x)
+{
+    if (x->tag > UTC_CONDUIT_DEVICE_TAG_MAX)
+        return utc__error(UTC_ERR_INVALID_ARG, "%s: tag %d is above UTC_CONDUIT_DEVICE_TAG_MAX "
+                          "(%d): the top two tags of a device conduit are the device layer's",
+                          x->fn, x->tag, UTC_CONDUIT_DEVICE_TAG_MAX);
+    return x->all ? UTC_OK : utc__conduit_check_device_buffer(c, x);
 }
 
 /* A host conduit's buffer of UTC__DEVCHECK_MIN bytes or more, in a process that uses CUDA:

@@ -72,6 +72,11 @@ static int fail(const char *what)
     return 1;
 }
 
+/* --preset gpu: a stage's threads on a rank share its device buffers (a raytrace band,
+ * rotate's frame), so they share one device, device 0, where a rank sees several (UTC
+ * would give local thread i device i % count). */
+static const int resident_device[1] = {0};
+
 /* Task i of a stage runs all its threads on the stage's rank i (round robin); a GPU task
  * with --preset gpu. */
 static utc_status_t create_stage_task(const ryr_plan_t *plan, const utc_task_ops_t *ops,
@@ -83,6 +88,10 @@ static utc_status_t create_stage_task(const ryr_plan_t *plan, const utc_task_ops
         procs[i] = ranks[index % nranks];
     utc_task_options_t o = UTC_TASK_OPTIONS_INIT;
     o.kind = plan->resident ? UTC_TASK_GPU : UTC_TASK_CPU;
+    if (plan->resident) {
+        o.devices = resident_device;
+        o.devices_len = 1;
+    }
     o.window_size = 0; /* these stages use no global shared data */
     return utc_task_create(ops, procs, threads, &o, out);
 }
@@ -134,6 +143,10 @@ static int create_ray(pipeline_t *pl)
     utc_task_options_t o = UTC_TASK_OPTIONS_INIT;
     o.kind = plan->ray_gpu ? UTC_TASK_GPU : UTC_TASK_CPU;
     o.mem_kind = (utc_mem_kind_t)opt->memtype;
+    if (plan->resident) { /* its threads render into one band */
+        o.devices = resident_device;
+        o.devices_len = 1;
+    }
     /* a task spread over ranks gathers its rows in its window on the entry rank (with
      * --preset gpu each rank writes its rows to yuv itself, on a device conduit) */
     o.window_size = n > 1 && !plan->resident

@@ -98,10 +98,11 @@ cudaError_t ch_alloc_host(void **out, size_t size, ch_kind_t kind);
  * cudaErrorInvalidValue when the range leaves its allocation. */
 cudaError_t ch_resolve(const void *p, size_t n, void **where, int *kind);
 
-/* What a kernel running now reads and writes for [p, p+n) of device, pinned or managed
- * memory (an allocation whose cudaFreeAsync is queued included); NULL where a kernel on a
- * GPU could not go: pageable memory, freed memory, a range that leaves its allocation. */
-void *ch_kernel_view(const void *p, size_t n);
+/* What a kernel running now on `device` reads and writes for [p, p+n) of device, pinned
+ * or managed memory (an allocation whose cudaFreeAsync is queued included); NULL where a
+ * kernel on a GPU could not go: pageable memory, freed memory, a range that leaves its
+ * allocation, another device's memory (no peer access). */
+void *ch_kernel_view(const void *p, size_t n, int device);
 
 /* The allocation holding p, copied out (false: none). */
 bool ch_lookup(const void *p, ch_alloc_t *out);

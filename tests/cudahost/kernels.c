@@ -184,14 +184,19 @@ CH_EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *grid, dim3 *block, size_t
 
 typedef struct {
     const ch_kernel_t *k;
+    int device; /* the launching thread's */
     dim3 grid, block;
     void *args[CH_MAX_KERNEL_ARGS];
     max_align_t bytes[]; /* the arguments' copies */
 } ch_launch_t;
 
+/* The device of the kernel this stream thread runs (ch_kernel_mem). */
+static __thread int running_device;
+
 static void run_launch(void *arg)
 {
     ch_launch_t *l = arg;
+    running_device = l->device;
     l->k->run(l->grid, l->block, l->args);
     free(l);
 }
@@ -245,6 +250,7 @@ static cudaError_t launch(ch_function_t *f, dim3 grid, dim3 block, void **args, 
     if (!l)
         return ch_fail(cudaErrorMemoryAllocation);
     l->k = k;
+    l->device = ch_current_device();
     l->grid = grid;
     l->block = block;
     char *at = (char *)l->bytes;
@@ -292,12 +298,13 @@ CH_EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, 
 
 void *ch_kernel_mem(const void *p, size_t n)
 {
-    void *where = ch_kernel_view(p, n);
+    void *where = ch_kernel_view(p, n, running_device);
     if (!where && n) {
         fprintf(stderr,
-                "cudahost: a kernel touched [%p, +%zu), which is not device, pinned or managed "
-                "memory it may reach (an illegal address on a GPU)\n",
-                p, n);
+                "cudahost: a kernel on device %d touched [%p, +%zu), which is not device "
+                "memory of its device, pinned or managed memory it may reach (an illegal "
+                "address on a GPU)\n",
+                running_device, p, n);
         abort();
     }
     return where;

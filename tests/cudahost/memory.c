@@ -255,13 +255,15 @@ cudaError_t ch_resolve(const void *p, size_t n, void **where, int *kind)
     return fits ? cudaSuccess : ch_fail(cudaErrorInvalidValue);
 }
 
-void *ch_kernel_view(const void *p, size_t n)
+void *ch_kernel_view(const void *p, size_t n, int device)
 {
     pthread_mutex_lock(&lock);
     ch_alloc_t *a = find(p);
     void *where = NULL;
-    /* an allocation whose cudaFreeAsync is queued is still there for the work before it */
-    if (a && n <= a->size - (size_t)((const char *)p - a->base))
+    /* an allocation whose cudaFreeAsync is queued is still there for the work before it;
+     * device memory is its device's alone (no peer access is ever enabled here) */
+    bool reach = a && (a->kind == CH_PINNED || a->kind == CH_MANAGED || a->device == device);
+    if (reach && n <= a->size - (size_t)((const char *)p - a->base))
         where = a->shadow + ((const char *)p - a->base);
     pthread_mutex_unlock(&lock);
     return where;
