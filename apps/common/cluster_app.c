@@ -267,6 +267,12 @@ static void print_help(const capp_app_t *app)
 }
 
 /* Rank in the job before MPI is started, from the launcher's environment (0 if none). */
+/* Whether a launcher started this process as one rank of a job (not a singleton). */
+static bool launched_by_mpi(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
 static int launcher_rank(void)
 {
     const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
@@ -513,6 +519,12 @@ int capp_main(int argc, char **argv, const capp_app_t *app)
     case PARSE_ERROR:
         if (printer)
             fprintf(stderr, "%s: error: %s (see %s --help)\n", app->name, msg, app->name);
+        /* every rank finds the same error; the others wait for the printer before they
+         * exit, or mpirun, seeing their exit status, could stop it before its message */
+        if (launched_by_mpi() && MPI_Init(&argc, &argv) == MPI_SUCCESS) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Finalize();
+        }
         return CAPP_EXIT_USAGE;
     case PARSE_RUN:
         break;
