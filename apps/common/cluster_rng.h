@@ -8,13 +8,9 @@
 
 #include <stdint.h>
 
-#define CAPP_GOLDEN UINT64_C(0x9E3779B97F4A7C15)
+#include "capp_hd.h"
 
-#if defined(__CUDACC__)
-#define CAPP_HD __host__ __device__
-#else
-#define CAPP_HD
-#endif
+#define CAPP_GOLDEN UINT64_C(0x9E3779B97F4A7C15)
 
 /* SplitMix64's finalizer: a bijective 64-bit mix. */
 static inline CAPP_HD uint64_t capp_mix64(uint64_t z)

@@ -22,8 +22,7 @@ void heat_row(const float *restrict up, const float *restrict mid, const float *
 {
     out[0] = mid[0];
     for (int64_t j = 1; j < cols - 1; j++)
-        out[j] = mid[j] + HEAT_ALPHA * ((up[j] + down[j]) + (mid[j - 1] + mid[j + 1]) -
-                                        4.0f * mid[j]);
+        out[j] = heat_point(up[j], mid[j], mid[j - 1], mid[j + 1], down[j]);
     out[cols - 1] = mid[cols - 1];
 }
 

@@ -1,7 +1,7 @@
-// kmeans: one thread per point finds the nearest centroid, with km_assign's arithmetic
-// (the build passes --fmad=false), and adds the point into the step's integer sums: in
-// shared memory per block when the vector fits, then once per block into global memory.
-// Integer additions commute, so the sums equal the CPU's exactly.
+// kmeans: one thread per point finds the nearest centroid (km_nearest, km_assign's
+// arithmetic; the build passes --fmad=false), and adds the point into the step's integer
+// sums: in shared memory per block when the vector fits, then once per block into global
+// memory. Integer additions commute, so the sums equal the CPU's exactly.
 #include <cuda_runtime.h>
 
 #include "kmeans_kernels.h"
@@ -22,17 +22,7 @@ __global__ void km_kernel(const float *__restrict__ pts, int64_t count, int64_t 
     for (int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; p < count;
          p += (int64_t)gridDim.x * blockDim.x) {
         const float *x = pts + p * f;
-        int best = 0;
-        float bd = 0.0f;
-        for (int c = 0; c < k; c++) {
-            float d = 0.0f;
-            for (int q = 0; q < f; q++) {
-                float t = x[q] - ct[q * k + c];
-                d = d + t * t;
-            }
-            if (c == 0 || d < bd)
-                bd = d, best = c;
-        }
+        const int best = km_nearest(x, ct, f, k);
         if (assign[p] != best) {
             atomicAdd(&dst[k * f + k], 1ULL);
             assign[p] = best;
@@ -40,7 +30,7 @@ __global__ void km_kernel(const float *__restrict__ pts, int64_t count, int64_t 
         atomicAdd(&dst[k * f + best], 1ULL);
         for (int q = 0; q < f; q++)
             atomicAdd(&dst[best * f + q], (ull)(long long)(x[q] * KM_SCALE));
-        atomicAdd(&dst[k * f + k + 1], (ull)((long long)(best + 1) * ((index0 + p) % 65521 + 1)));
+        atomicAdd(&dst[k * f + k + 1], (ull)km_check_term(best, index0 + p));
     }
     if (use_shared) {
         __syncthreads();

@@ -4,9 +4,36 @@
 
 #include <stdint.h>
 
+#include "capp_hd.h"
+
 #define KM_SCALE 65536.0f /* features are integer multiples of 1 / KM_SCALE */
 /* One step's reduction vector: k*f sums, k counts, changed points, checksum (int64). */
 #define KM_ACC(k, f) ((k) * (f) + (k) + 2)
+
+/* The nearest of k centroids (ct: f x k, feature-major) to point x of f features: each
+ * distance adds its features in order, and the first of equal distances wins. km_assign
+ * computes the same with the clusters in its inner loop (vectorized). */
+static inline CAPP_HD int km_nearest(const float *x, const float *ct, int f, int k)
+{
+    int best = 0;
+    float bd = 0.0f;
+    for (int c = 0; c < k; c++) {
+        float d = 0.0f;
+        for (int q = 0; q < f; q++) {
+            float t = x[q] - ct[q * k + c];
+            d = d + t * t;
+        }
+        if (c == 0 || d < bd)
+            bd = d, best = c;
+    }
+    return best;
+}
+
+/* A point's term of the step's checksum: its cluster weighted by its global index. */
+static inline CAPP_HD int64_t km_check_term(int best, int64_t index)
+{
+    return (int64_t)(best + 1) * (index % 65521 + 1);
+}
 
 #ifdef __cplusplus
 extern "C" {

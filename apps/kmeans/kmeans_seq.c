@@ -66,7 +66,7 @@ void km_assign(km_dims_t d, const float *pts, int64_t count, int64_t index0, con
         int64_t *s = sums + (int64_t)best * F;
         for (int f = 0; f < F; f++)
             s[f] += (int64_t)(x[f] * KM_SCALE); /* exact: x is a multiple of 2^-16 */
-        checksum += (int64_t)(best + 1) * ((index0 + p) % 65521 + 1);
+        checksum += km_check_term(best, index0 + p);
     }
     acc[K * F + K] += changed;
     acc[K * F + K + 1] += checksum;

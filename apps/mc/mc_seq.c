@@ -11,12 +11,6 @@ uint64_t mc_key(uint64_t seed)
     return capp_stream(seed, 40);
 }
 
-static inline double mc_f(uint64_t key, int64_t i)
-{
-    double x = capp_unit(key, (uint64_t)i);
-    return 4.0 / (1.0 + x * x);
-}
-
 #define MC_LANES 4
 
 void mc_blocks(uint64_t key, int64_t samples, int64_t b0, int64_t count, double *sums)
@@ -32,13 +26,8 @@ void mc_blocks(uint64_t key, int64_t samples, int64_t b0, int64_t count, double 
         for (int q = 0; q < MC_LANES; q++)
             sums[b + q - b0] = s[q];
     }
-    for (; b < end; b++) {
-        int64_t lo = b * MC_BLOCK, hi = lo + MC_BLOCK < samples ? lo + MC_BLOCK : samples;
-        double s = 0;
-        for (int64_t i = lo; i < hi; i++)
-            s += mc_f(key, i);
-        sums[b - b0] = s;
-    }
+    for (; b < end; b++)
+        sums[b - b0] = mc_block_sum(key, samples, b);
 }
 
 double mc_total(const double *sums, int64_t nblocks, int64_t samples)

@@ -19,19 +19,6 @@ void nb_generate(uint64_t seed, int64_t n, double *pos, double *vel)
     }
 }
 
-/* Velocity and position of body i from its acceleration. */
-static inline void nb_move(const double *cur, double *next, double *v, int64_t i, double ax,
-                           double ay, double az)
-{
-    v[0] += ax * NB_DT;
-    v[1] += ay * NB_DT;
-    v[2] += az * NB_DT;
-    next[4 * i] = cur[4 * i] + v[0] * NB_DT;
-    next[4 * i + 1] = cur[4 * i + 1] + v[1] * NB_DT;
-    next[4 * i + 2] = cur[4 * i + 2] + v[2] * NB_DT;
-    next[4 * i + 3] = cur[4 * i + 3];
-}
-
 #define NB_LANES 4
 
 void nb_bodies(const double *restrict cur, double *restrict next, double *restrict vel,
@@ -42,36 +29,20 @@ void nb_bodies(const double *restrict cur, double *restrict next, double *restri
      * terms in increasing j. */
     for (; i + NB_LANES <= end; i += NB_LANES) {
         double xi[NB_LANES], yi[NB_LANES], zi[NB_LANES];
-        double ax[NB_LANES] = {0}, ay[NB_LANES] = {0}, az[NB_LANES] = {0};
+        double a[NB_LANES][3] = {{0}};
         for (int q = 0; q < NB_LANES; q++)
             xi[q] = cur[4 * (i + q)], yi[q] = cur[4 * (i + q) + 1], zi[q] = cur[4 * (i + q) + 2];
-        for (int64_t j = 0; j < n; j++) {
-            const double xj = cur[4 * j], yj = cur[4 * j + 1], zj = cur[4 * j + 2];
-            const double mj = cur[4 * j + 3];
-            for (int q = 0; q < NB_LANES; q++) {
-                double dx = xj - xi[q], dy = yj - yi[q], dz = zj - zi[q];
-                double r2 = dx * dx + dy * dy + dz * dz + NB_EPS2;
-                double s = mj / (r2 * sqrt(r2));
-                ax[q] += dx * s;
-                ay[q] += dy * s;
-                az[q] += dz * s;
-            }
-        }
+        for (int64_t j = 0; j < n; j++)
+            for (int q = 0; q < NB_LANES; q++)
+                nb_pull(xi[q], yi[q], zi[q], cur + 4 * j, a[q]);
         for (int q = 0; q < NB_LANES; q++)
-            nb_move(cur, next, vel + 3 * (i + q - i0), i + q, ax[q], ay[q], az[q]);
+            nb_move(cur + 4 * (i + q), next + 4 * (i + q), vel + 3 * (i + q - i0), a[q]);
     }
     for (; i < end; i++) {
-        double xi = cur[4 * i], yi = cur[4 * i + 1], zi = cur[4 * i + 2];
-        double ax = 0, ay = 0, az = 0;
-        for (int64_t j = 0; j < n; j++) {
-            double dx = cur[4 * j] - xi, dy = cur[4 * j + 1] - yi, dz = cur[4 * j + 2] - zi;
-            double r2 = dx * dx + dy * dy + dz * dz + NB_EPS2;
-            double s = cur[4 * j + 3] / (r2 * sqrt(r2));
-            ax += dx * s;
-            ay += dy * s;
-            az += dz * s;
-        }
-        nb_move(cur, next, vel + 3 * (i - i0), i, ax, ay, az);
+        double a[3] = {0, 0, 0};
+        for (int64_t j = 0; j < n; j++)
+            nb_pull(cur[4 * i], cur[4 * i + 1], cur[4 * i + 2], cur + 4 * j, a);
+        nb_move(cur + 4 * i, next + 4 * i, vel + 3 * (i - i0), a);
     }
 }
 

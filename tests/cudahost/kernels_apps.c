@@ -1,13 +1,11 @@
 /* cudahost: host versions of the apps' kernels: the cluster apps' (apps/mm, heat, kmeans,
  * nbody, mc: *_kernels.cu), md5's and bfs's. Each does what the CUDA threads of its grid
  * do between them, in the order the kernel's own thread sums in (so mm, nbody and mc give
- * the kernel's sums); atomics become plain updates (one thread runs them all). They are
- * written after the kernels, line for line where they can be: a kernel that changes what
- * it computes makes its app's --verify fail here until its host version follows, and one
- * whose parameters change no longer launches here (cudahost.h). */
-#include <math.h>
-
-#include "cluster_rng.h"
+ * the kernel's sums); atomics become plain updates (one thread runs them all). Each
+ * element's arithmetic is the apps' own (heat_cell, km_nearest, nb_pull and nb_move,
+ * mc_block_sum: the CAPP_HD functions of their *_kernels.h, which the kernels call too);
+ * what is written here is each grid's loop and its memory checks. A kernel whose
+ * parameters change no longer launches here (cudahost.h). */
 #include "heat_kernels.h"
 #include "kmeans_kernels.h"
 #include "mc_kernels.h"
@@ -16,8 +14,7 @@
 
 #include "cudahost.h"
 
-#define MM_TILE 32  /* apps/mm/mm_kernels.cu */
-#define NB_TILE 256 /* apps/nbody/nbody_kernels.cu */
+#define MM_TILE 32 /* apps/mm/mm_kernels.cu */
 
 /* The threads a launch has along x (y): grid * block. */
 static long long threads_x(dim3 g, dim3 b)
@@ -50,15 +47,8 @@ static void heat_run(dim3 grid, dim3 block, void **a)
     const float *cur =
         ch_kernel_mem(*(const float **)a[0], sizeof(float) * (size_t)((count + 2) * cols));
     float *next = ch_kernel_mem(*(float **)a[1], sizeof(float) * (size_t)((count + 1) * cols));
-    for (int64_t e = 0; e < count * cols; e++) {
-        const int64_t i = e / cols + 1, j = e % cols;
-        const float *mid = cur + i * cols;
-        float v = mid[j];
-        if (j > 0 && j < cols - 1)
-            v = mid[j] + HEAT_ALPHA * ((mid[j - cols] + mid[j + cols]) + (mid[j - 1] + mid[j + 1]) -
-                                       4.0f * mid[j]);
-        next[i * cols + j] = v;
-    }
+    for (int64_t e = 0; e < count * cols; e++)
+        next[cols + e] = heat_cell(cur, e, cols);
 }
 
 static void km_run(dim3 grid, dim3 block, void **a)
@@ -73,17 +63,7 @@ static void km_run(dim3 grid, dim3 block, void **a)
         ch_kernel_mem(*(unsigned long long **)a[7], sizeof(unsigned long long) * KM_ACC(k, f));
     for (int64_t p = 0; p < count; p++) {
         const float *x = pts + p * f;
-        int best = 0;
-        float bd = 0.0f;
-        for (int c = 0; c < k; c++) {
-            float d = 0.0f;
-            for (int q = 0; q < f; q++) {
-                float t = x[q] - ct[q * k + c];
-                d = d + t * t;
-            }
-            if (c == 0 || d < bd)
-                bd = d, best = c;
-        }
+        const int best = km_nearest(x, ct, f, k);
         if (assign[p] != best) {
             acc[k * f + k] += 1;
             assign[p] = best;
@@ -91,8 +71,7 @@ static void km_run(dim3 grid, dim3 block, void **a)
         acc[k * f + best] += 1;
         for (int q = 0; q < f; q++)
             acc[best * f + q] += (unsigned long long)(long long)(x[q] * KM_SCALE);
-        acc[k * f + k + 1] +=
-            (unsigned long long)((long long)(best + 1) * ((index0 + p) % 65521 + 1));
+        acc[k * f + k + 1] += (unsigned long long)km_check_term(best, index0 + p);
     }
 }
 
@@ -104,23 +83,10 @@ static void nb_run(dim3 grid, dim3 block, void **a)
     double *vel = ch_kernel_mem(*(double **)a[2], sizeof(double) * 3 * (size_t)count);
     for (int64_t me = 0; me < count && me < threads_x(grid, block); me++) {
         const int64_t i = i0 + me;
-        double xi = cur[4 * i], yi = cur[4 * i + 1], zi = cur[4 * i + 2], ax = 0, ay = 0, az = 0;
-        for (int64_t j = 0; j < n; j++) {
-            double dx = cur[4 * j] - xi, dy = cur[4 * j + 1] - yi, dz = cur[4 * j + 2] - zi;
-            double r2 = dx * dx + dy * dy + dz * dz + NB_EPS2;
-            double s = cur[4 * j + 3] / (r2 * sqrt(r2));
-            ax += dx * s;
-            ay += dy * s;
-            az += dz * s;
-        }
-        double *v = vel + 3 * me;
-        v[0] += ax * NB_DT;
-        v[1] += ay * NB_DT;
-        v[2] += az * NB_DT;
-        next[4 * me] = xi + v[0] * NB_DT;
-        next[4 * me + 1] = yi + v[1] * NB_DT;
-        next[4 * me + 2] = zi + v[2] * NB_DT;
-        next[4 * me + 3] = cur[4 * i + 3];
+        double a3[3] = {0, 0, 0};
+        for (int64_t j = 0; j < n; j++)
+            nb_pull(cur[4 * i], cur[4 * i + 1], cur[4 * i + 2], cur + 4 * j, a3);
+        nb_move(cur + 4 * i, next + 4 * me, vel + 3 * me, a3);
     }
 }
 
@@ -129,16 +95,8 @@ static void mc_run(dim3 grid, dim3 block, void **a)
     uint64_t key = *(uint64_t *)a[0];
     int64_t samples = *(int64_t *)a[1], b0 = *(int64_t *)a[2], count = *(int64_t *)a[3];
     double *sums = ch_kernel_mem(*(double **)a[4], sizeof(double) * (size_t)count);
-    for (int64_t me = 0; me < count && me < threads_x(grid, block); me++) {
-        const int64_t lo = (b0 + me) * MC_BLOCK;
-        const int64_t hi = lo + MC_BLOCK < samples ? lo + MC_BLOCK : samples;
-        double s = 0;
-        for (int64_t i = lo; i < hi; i++) {
-            double x = capp_unit(key, (uint64_t)i);
-            s += 4.0 / (1.0 + x * x);
-        }
-        sums[me] = s;
-    }
+    for (int64_t me = 0; me < count && me < threads_x(grid, block); me++)
+        sums[me] = mc_block_sum(key, samples, b0 + me);
 }
 
 static void md5_run(dim3 grid, dim3 block, void **a)
