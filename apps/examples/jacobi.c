@@ -20,6 +20,8 @@
 
 #include <utc/utc.h>
 
+#include "jacobi_sweep.h" /* jacobi_sweep, jacobi_plate: shared with the MPI baseline */
+
 enum { TAG_DOWN = 1, TAG_UP = 2 };
 
 typedef struct {
@@ -42,46 +44,18 @@ static void my_rows(int n, int r, int ranks, int *lo, int *hi)
     *hi = (int)((long)n * (r + 1) / ranks);
 }
 
-/* One sweep over rows 1 .. rows of u (with a ghost row above and below and a boundary
- * column on each side) into v; returns the largest change. */
-static double sweep(const double *u, double *v, int rows, int w)
-{
-    double moved = 0;
-    for (int i = 1; i <= rows; i++) {
-        for (int j = 1; j < w - 1; j++) {
-            double x = 0.25 * (u[(i - 1) * w + j] + u[(i + 1) * w + j] + u[i * w + j - 1] +
-                               u[i * w + j + 1]);
-            double d = fabs(x - u[i * w + j]);
-            if (d > moved)
-                moved = d;
-            v[i * w + j] = x;
-        }
-    }
-    return moved;
-}
-
-/* The plate with its edges: rows+2 by n+2, top edge 1 on the first rank's ghost row. */
-static double *plate(int rows, int w, int top_is_edge)
-{
-    double *u = calloc((size_t)(rows + 2) * (size_t)w, sizeof *u);
-    if (u && top_is_edge)
-        for (int j = 0; j < w; j++)
-            u[j] = 1.0;
-    return u;
-}
-
 /* The whole plate, sequentially, `iters` sweeps: the reference of --verify. */
 static double *solve_whole(int n, int iters)
 {
     int w = n + 2;
-    double *u = plate(n, w, 1), *v = plate(n, w, 1);
+    double *u = jacobi_plate(n, w, 1), *v = jacobi_plate(n, w, 1);
     if (!u || !v) {
         free(u);
         free(v);
         return NULL;
     }
     for (int it = 0; it < iters; it++) {
-        sweep(u, v, n, w);
+        jacobi_sweep(u, v, n, w);
         double *t = u;
         u = v;
         v = t;
@@ -118,7 +92,7 @@ static int jacobi_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     int n = t->n, w = n + 2, lo, hi;
     my_rows(n, ctx->group_rank, ctx->group_size, &lo, &hi);
     int rows = hi - lo;
-    double *u = plate(rows, w, ctx->group_rank == 0), *v = plate(rows, w, ctx->group_rank == 0);
+    double *u = jacobi_plate(rows, w, ctx->group_rank == 0), *v = jacobi_plate(rows, w, ctx->group_rank == 0);
     if (!u || !v) {
         free(u);
         free(v);
@@ -130,7 +104,7 @@ static int jacobi_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     while (rc == UTC_OK && it < t->max_iters && moved > t->tol) {
         if ((rc = halos(t, ctx, u, rows, w)) != UTC_OK)
             break;
-        double mine = sweep(u, v, rows, w); /* v's ghost rows: refreshed before its sweep */
+        double mine = jacobi_sweep(u, v, rows, w); /* v's ghost rows: refreshed before its sweep */
         double *tmp = u;
         u = v;
         v = tmp;

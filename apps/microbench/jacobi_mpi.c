@@ -12,32 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jacobi_sweep.h" /* apps/examples: the example's own sweep */
+
 enum { TAG_DOWN = 1, TAG_UP = 2 };
-
-static double sweep(const double *u, double *v, int rows, int w)
-{
-    double moved = 0;
-    for (int i = 1; i <= rows; i++) {
-        for (int j = 1; j < w - 1; j++) {
-            double x = 0.25 * (u[(i - 1) * w + j] + u[(i + 1) * w + j] + u[i * w + j - 1] +
-                               u[i * w + j + 1]);
-            double d = fabs(x - u[i * w + j]);
-            if (d > moved)
-                moved = d;
-            v[i * w + j] = x;
-        }
-    }
-    return moved;
-}
-
-static double *plate(int rows, int w, int top_is_edge)
-{
-    double *u = calloc((size_t)(rows + 2) * (size_t)w, sizeof *u);
-    if (u && top_is_edge)
-        for (int j = 0; j < w; j++)
-            u[j] = 1.0;
-    return u;
-}
 
 int main(int argc, char **argv)
 {
@@ -74,7 +51,7 @@ int main(int argc, char **argv)
     }
     int w = (int)n + 2;
     int lo = (int)(n * me / ranks), hi = (int)(n * (me + 1) / ranks), rows = hi - lo;
-    double *u = plate(rows, w, me == 0), *v = plate(rows, w, me == 0);
+    double *u = jacobi_plate(rows, w, me == 0), *v = jacobi_plate(rows, w, me == 0);
     if (!u || !v)
         MPI_Abort(MPI_COMM_WORLD, 1);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -94,7 +71,7 @@ int main(int argc, char **argv)
                       &r[nr++]);
         }
         MPI_Waitall(nr, r, MPI_STATUSES_IGNORE);
-        double mine = sweep(u, v, rows, w);
+        double mine = jacobi_sweep(u, v, rows, w);
         double *tmp = u;
         u = v;
         v = tmp;
