@@ -27,6 +27,12 @@ utc_status_t utc__conduit_peer_failed(const utc_conduit_t *c, utc__transport_t *
                           "%s: task '%s', an end of conduit %d, is destroyed (utc_task_destroy "
                           "on rank %d) with this operation in flight", fn,
                           utc__conduit_label(utc__conduit_end_at(c, end)), c->id, rank);
+    if (rc == UTC__FAIL_RC_GONE)
+        return utc__error(UTC_ERR_PEER_FAILED,
+                          "%s: rank %d, where task '%s' holds the other end of conduit %d, can "
+                          "no longer be reached: its process ended, or what it sent could not "
+                          "be received (see the log); what it had not delivered is lost",
+                          fn, rank, utc__conduit_label(utc__conduit_end_at(c, end)), c->id);
     return utc__error(UTC_ERR_PEER_FAILED,
                       "%s: task '%s' at the other end of conduit %d failed on rank %d (its run "
                       "returned %d, %s); operations on the conduit fail until a run of that "

@@ -21,7 +21,8 @@
  * the old. W unmaps its old ring, and removes the new segment's name, once R's head has
  * passed the switch (R has mapped it). Names carry a job key (rank 0's choice at set-up),
  * the two ranks and the generation: /utc-node-KEY-W-R-GEN. A name left behind (R never
- * mapped a ring, or the job ended first) is removed at utc_finalize.
+ * mapped a ring) is removed at utc_finalize, once every rank is in it (so no reader still
+ * reads).
  *
  * Waking: each process sleeps, for one peer, on the bell in the peer's control page of
  * the FIFO towards it (ctl(peer -> me).bell), counting itself in `sleepers`. The peer
@@ -305,6 +306,12 @@ utc_status_t utc__node_engine_setup(void)
 
 void utc__node_engine_finalize(void)
 {
+    /* A writer's grown ring keeps its name until its reader maps it, and a reader still
+     * reading (its rank not yet here) would find the name gone and lose what the ring
+     * holds. Every rank comes here from utc_finalize once its tasks are destroyed, and the
+     * set-up was collective (the same state on every rank): wait for all of them. */
+    if (eng.state == 1)
+        MPI_Barrier(utc__world_comm());
     pthread_mutex_lock(&eng.lock);
     utc__node_by_rank = NULL;
     if (eng.state == 1)

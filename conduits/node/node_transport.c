@@ -891,10 +891,11 @@ static int other_end(const utc_request_t *r)
 
 static void node_fail(utc__transport_t *tp, utc_status_t status);
 
-/* r's peer process is gone: the transport fails (once), as for a failure notice. */
+/* r's peer process is gone (or its ring could not be followed): the transport fails
+ * (once), as for a failure notice, with no run's status to name. */
 static void peer_gone(node_tp_t *t, const utc_request_t *r)
 {
-    if (utc__transport_mark_failed(&t->base, other_end(r), r->peer, UTC_ERR_PEER_FAILED,
+    if (utc__transport_mark_failed(&t->base, other_end(r), r->peer, UTC__FAIL_RC_GONE,
                                    UTC_ERR_PEER_FAILED))
         node_fail(&t->base, UTC_ERR_PEER_FAILED);
 }

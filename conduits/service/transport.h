@@ -8,6 +8,7 @@
 #ifndef UTC_CONDUITS_TRANSPORT_H
 #define UTC_CONDUITS_TRANSPORT_H
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 
@@ -170,9 +171,14 @@ static inline bool utc__transport_tag_spared(const utc__transport_t *tp, int tag
     return tp->device_tags && tag > UTC_CONDUIT_DEVICE_TAG_MAX;
 }
 
+/* The `rc` of a failure record when no run failed: the peer's process is gone, or what it
+ * sent can no longer be received (why = UTC_ERR_PEER_FAILED). Not a UTC status. */
+#define UTC__FAIL_RC_GONE INT_MIN
+
 /* Mark `tp` failed: end `end`'s task on world rank `rank` failed with `rc` (why =
- * UTC_ERR_PEER_FAILED) or is destroyed (why = UTC_ERR_CANCELED). False if a mark is there
- * already (then nothing changes). Takes no lock. */
+ * UTC_ERR_PEER_FAILED; rc UTC__FAIL_RC_GONE: its process is gone) or is destroyed (why =
+ * UTC_ERR_CANCELED). False if a mark is there already (then nothing changes). Takes no
+ * lock. */
 static inline bool utc__transport_mark_failed(utc__transport_t *tp, int end, int rank, int rc,
                                               utc_status_t why)
 {

@@ -19,6 +19,11 @@
  * a shared one) then uses MPI on every rank, and so do the later ones, even asked for
  * node (UTC_CONDUIT_NODE); their messages go.
  *
+ * With the argument `writer_finalizes`, one program, not a CUnit suite: a writer sends an
+ * 800 KiB burst (the ring grows twice), closes and its rank goes on into utc_finalize at
+ * once, while the reader sleeps; then the reader takes every message, in order (the
+ * writer's grown rings outlive its rank's utc_finalize until every rank is in it).
+ *
  * With one rank, or when the ranks are on different hosts, there is nothing node-local to
  * test: the cases say so and pass.
  */
@@ -505,8 +510,98 @@ static void test_half_read_fails(void)
     CT_END();
 }
 
+/* ---- the writer's rank in utc_finalize before the reader has read ---- */
+
+typedef struct {
+    utc_task_t base;
+    int got, bad;
+    utc_status_t end; /* what the read after the last message returned */
+} late_t;
+
+static int late_writer_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)self, (void)ctx;
+    unsigned char buf[BURST_LEN];
+    for (int i = 0; i < BURST; i++) {
+        ct_fill(buf, BURST_LEN, (uint64_t)i + 1000);
+        utc_status_t rc = utc_conduit_write(arg, buf, BURST_LEN, 1);
+        if (rc != UTC_OK)
+            return rc;
+    }
+    return utc_conduit_close(arg);
+}
+
+static int late_reader_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
+{
+    (void)ctx;
+    late_t *t = (late_t *)self;
+    sleep_s(1.0); /* the writer's rank is in utc_finalize by now */
+    unsigned char buf[BURST_LEN];
+    for (;;) {
+        size_t got = 0;
+        utc_status_t rc = utc_conduit_read(arg, buf, sizeof buf, 1, &got);
+        if (rc != UTC_OK) {
+            t->end = rc;
+            if (rc != UTC_ERR_CLOSED)
+                fprintf(stderr, "the read of message %d: %s\n", t->got, utc_last_error());
+            return 0;
+        }
+        t->bad += got != BURST_LEN || !ct_verify(buf, got, (uint64_t)t->got + 1000);
+        t->got++;
+    }
+}
+
+static const utc_task_ops_t late_writer_ops = {
+    .name = "late-writer", .size = sizeof(late_t), .run = late_writer_run};
+static const utc_task_ops_t late_reader_ops = {
+    .name = "late-reader", .size = sizeof(late_t), .run = late_reader_run};
+
+/* Exit 0 when the reader got the BURST messages whole and in order, then end of stream. */
+static int writer_finalizes(int argc, char **argv)
+{
+    setenv("UTC_NODE_CMA", "0", 1);
+    if (utc_init(&argc, &argv) != UTC_OK) {
+        fprintf(stderr, "utc_init: %s\n", utc_last_error());
+        return 1;
+    }
+    int n = utc_nranks(), me = utc_rank(), ra = n > 2 ? 1 : 0, rb = n - 1;
+    if (n < 2) {
+        printf("one rank: nothing node-local to test\n");
+        utc_finalize();
+        return 77;
+    }
+    utc_task_t *w = NULL, *r = NULL;
+    utc_conduit_t *c = NULL;
+    if (utc_task_create(&late_writer_ops, &rb, 1, NULL, &w) != UTC_OK ||
+        utc_task_create(&late_reader_ops, &ra, 1, NULL, &r) != UTC_OK ||
+        utc_conduit_create(w, r, NULL, &c) != UTC_OK || utc_task_run(w, c) != UTC_OK ||
+        utc_task_run(r, c) != UTC_OK || utc_task_wait(w) != UTC_OK || utc_task_wait(r) != UTC_OK) {
+        fprintf(stderr, "[rank %d] %s\n", me, utc_last_error());
+        return 1;
+    }
+    late_t res = *(late_t *)r;
+    bool node = utc_conduit_transport(c) == UTC_CONDUIT_NODE;
+    /* the writer's rank goes on at once (nothing here waits for the other ranks) */
+    if (utc_conduit_destroy(c) != UTC_OK || utc_task_destroy(r) != UTC_OK ||
+        utc_task_destroy(w) != UTC_OK || utc_finalize() != UTC_OK) {
+        fprintf(stderr, "[rank %d] %s\n", me, utc_last_error());
+        return 1;
+    }
+    if (me != ra)
+        return 0;
+    if (!node) {
+        printf("ranks %d and %d are not node-local here: nothing to test\n", ra, rb);
+        return 77;
+    }
+    printf("the reader got %d of %d messages, %d wrong, then %s\n", res.got, BURST, res.bad,
+           utc_status_string(res.end));
+    return res.got == BURST && res.bad == 0 && res.end == UTC_ERR_CLOSED ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "writer_finalizes"))
+        return writer_finalizes(argc, argv);
     if (argc > 1 && (!strcmp(argv[1], "refused") || !strcmp(argv[1], "refused_shared"))) {
         shared_first = !strcmp(argv[1], "refused_shared");
         static const utc_test_case_t refused[] = {
