@@ -59,14 +59,22 @@ static utc_status_t run_op_marked(utc_conduit_t *h, const xfer_t *x, size_t *rec
     if (utc__sibling_gone(r.ctx, &gone_id))
         return all_threads_error(c, x, r.ctx, gone_id, false);
     unsigned k = e->op_count[r.ctx->local_id]++ & 1;
+    bool device = c->opts.memory == UTC_CONDUIT_MEM_DEVICE;
     if (r.ctx->local_id == 0) {
         size_t got = 0;
         void *ob = NULL;
+        if (device) { /* slot k's last fence: every sibling has waited for it (see above) */
+            utc__device_fence_drop(e->fence[k]);
+            e->fence[k] = NULL;
+        }
         /* a device buffer is checked here, by the thread whose buffer is used: a failed
          * check reaches every thread as the call's status, as a failed transfer does */
         rc = utc__conduit_check_device_buffer(c, x);
         if (rc == UTC_OK)
             rc = utc__conduit_perform(c, x, &r, &got, &ob);
+        /* the others' streams are ordered after this thread's transfer, as its own is */
+        if (rc == UTC_OK && device)
+            rc = utc__device_fence_take(c->id, &e->fence[k]);
         e->rc[k] = rc;
         e->received[k] = got;
         e->obuf[k] = ob;
@@ -96,6 +104,8 @@ static utc_status_t run_op_marked(utc_conduit_t *h, const xfer_t *x, size_t *rec
     }
     if (rc != UTC_OK && !(x->nowait && rc == UTC_ERR_TIMEOUT) && r.ctx->local_id != 0)
         utc__error(rc, "%s", e->errmsg[k]);
+    if (rc == UTC_OK && r.ctx->local_id != 0 && e->fence[k])
+        rc = utc__device_fence_wait(c->id, e->fence[k]);
     return rc;
 }
 

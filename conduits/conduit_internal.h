@@ -62,6 +62,8 @@ typedef struct utc__conduit_end {
     void *obuf[2];
     utc_msg_info_t info[2];
     char errmsg[2][256];
+    void *fence[2]; /* a device conduit's: thread 0's transfer, for the others to wait
+                     * for (utc__device_fence_take); dropped at the slot's next use */
     /* asynchronous operations in flight (only when nlocal > 1): a sibling thread's second
      * start of the same one is refused */
     utc__inflight_t inflight;

@@ -157,8 +157,11 @@ void utc__conduit_free(utc_conduit_t *c)
     for (int i = 0; i < c->nends; i++) {
         utc__conduit_end_t *e = &c->ends[i];
         free(e->group_ranks);
-        if (e->op_count) /* made with it (nlocal > 1) */
+        if (e->op_count) { /* made with it (nlocal > 1) */
             utc__inflight_fini(&e->inflight);
+            utc__device_fence_drop(e->fence[0]);
+            utc__device_fence_drop(e->fence[1]);
+        }
         free(e->op_count);
     }
     if (c->shared)

@@ -49,4 +49,23 @@ bool utc__device_pointer(const void *p)
     return false;
 }
 
+utc_status_t utc__device_fence_take(int conduit_id, void **fence)
+{
+    (void)conduit_id;
+    *fence = NULL;
+    return UTC_OK;
+}
+
+utc_status_t utc__device_fence_wait(int conduit_id, void *fence)
+{
+    (void)conduit_id;
+    (void)fence;
+    return UTC_OK;
+}
+
+void utc__device_fence_drop(void *fence)
+{
+    (void)fence;
+}
+
 void utc__device_finalize(void) {}

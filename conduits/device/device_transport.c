@@ -325,6 +325,63 @@ static utc_status_t stream_drain(dev_tp_t *t, int device, cudaStream_t s)
     return err == cudaSuccess ? UTC_OK : cuda_error(t->base.conduit_id, err, "waiting for the GPU");
 }
 
+/* ---- fences of all-threads calls (service/transport.h) ---- */
+
+typedef struct fence {
+    cudaEvent_t ev;
+    int device;
+} fence_t;
+
+utc_status_t utc__device_fence_take(int conduit_id, void **out)
+{
+    *out = NULL;
+    int dev;
+    void *s;
+    if (!utc__ctx_gpu(utc_ctx_self(), &dev, &s))
+        return UTC_OK; /* a CPU thread's transfer is done */
+    fence_t *f = malloc(sizeof *f);
+    if (!f)
+        return utc__error(UTC_ERR_NO_MEMORY, "conduit %d (device): out of memory", conduit_id);
+    cudaError_t err = ev_get(dev, &f->ev);
+    if (err == cudaSuccess && (err = cudaEventRecord(f->ev, (cudaStream_t)s)) != cudaSuccess)
+        ev_put(dev, f->ev);
+    if (err != cudaSuccess) {
+        free(f);
+        return cuda_error(conduit_id, err, "cudaEventRecord");
+    }
+    f->device = dev;
+    *out = f;
+    return UTC_OK;
+}
+
+utc_status_t utc__device_fence_wait(int conduit_id, void *fence)
+{
+    fence_t *f = fence;
+    if (!f)
+        return UTC_OK;
+    int dev;
+    void *s;
+    cudaError_t err;
+    if (utc__ctx_gpu(utc_ctx_self(), &dev, &s)) {
+        err = cudaStreamWaitEvent((cudaStream_t)s, f->ev, 0); /* another device's: allowed */
+    } else { /* a CPU thread: on the host, with UTC's back-off */
+        utc__poll_t p = UTC__POLL_INIT;
+        while ((err = cudaEventQuery(f->ev)) == cudaErrorNotReady)
+            utc__poll_step(&p);
+    }
+    return err == cudaSuccess ? UTC_OK
+                              : cuda_error(conduit_id, err, "waiting for thread 0's transfer");
+}
+
+void utc__device_fence_drop(void *fence)
+{
+    fence_t *f = fence;
+    if (!f)
+        return;
+    ev_put(f->device, f->ev);
+    free(f);
+}
+
 /* Make `device` the calling thread's current one (a request may be driven by a thread
  * other than the one that started it). */
 static cudaError_t use_device(int device)
@@ -875,7 +932,9 @@ static utc_status_t send_start(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     }
     if (rc == UTC_OK && op->d.kind == K_STAGED)
         rc = utc__device_chunk_size(&op->d.chunk);
-    if (rc == UTC_OK && op->d.kind == K_HANDOVER && !op->gpu) /* the copy done on return */
+    /* the copy done on return: for a CPU thread (no stream), and for host memory (the CPU
+     * writes it, outside any stream order; a pinned source is copied asynchronously) */
+    if (rc == UTC_OK && op->d.kind == K_HANDOVER && (!op->gpu || !op->dev_buf))
         rc = stream_drain(t, op->device, op->s);
     if (rc == UTC_OK && op->d.kind != K_HANDOVER) {
         /* waiting for the reader's answer before the descriptor leaves: the answer may

@@ -328,6 +328,16 @@ utc_status_t utc__device_check_buffer(const char *fn, int conduit_id, const void
  * once the process uses it (utc__dev_in_use), so a host-only program never starts it. */
 bool utc__device_pointer(const void *p);
 
+/* All-threads calls on a device conduit (conduits/all_threads.c): the transferring
+ * thread takes a fence after its transfer, and every other thread of the call waits for it
+ * before it returns, so each caller's stream (or, on a CPU thread, the caller itself) is
+ * ordered after the transfer as the transferring thread's is. A GPU thread's fence is an
+ * event recorded on its stream; a CPU thread's transfer is done on return: no fence
+ * (*fence NULL). A fence is dropped once every sibling has waited for it. */
+utc_status_t utc__device_fence_take(int conduit_id, void **fence);
+utc_status_t utc__device_fence_wait(int conduit_id, void *fence);
+void utc__device_fence_drop(void *fence);
+
 /* At utc_finalize, once every conduit is gone: the device layer's cached handles, pooled
  * events, pinned slots and streams go. */
 void utc__device_finalize(void);

@@ -12,9 +12,12 @@
  *   wait for the write; or read as a request too, the write waited for first), 13 MiB
  *   each way;
  * - tags and order: requests of three tags read in another order than written;
- * - host and device memory mixed, GPU and CPU threads at either end;
+ * - host (pageable and pinned) and device memory mixed, GPU and CPU threads at either end;
+ *   a host source is taken when the write returns (overwritten at once);
  * - owned buffers (utc_gpu_malloc): handed over in-process (the very pointer), copied
  *   between ranks; the refusals of owned writes;
+ * - all-threads calls of two GPU threads sharing one buffer: after a read, the other
+ *   thread's stream sees the message; after a write, its stream may overwrite the buffer;
  * - probes of device messages (size and tag, nothing taken);
  * - the refusals of a device conduit: tags above UTC_CONDUIT_DEVICE_TAG_MAX, sendrecv; a
  *   device pointer on a host conduit;
@@ -23,6 +26,7 @@
  * - a failed peer task: the reads and writes blocked on it end with UTC_ERR_PEER_FAILED.
  */
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "conduit_test_util.h"
@@ -306,27 +310,49 @@ static void test_tags(void)
 /* ---- host and device memory, GPU and CPU threads ---- */
 
 #define MIX_BYTES (9 * MIB + 5)
+#define MIX_CASES 6
+
+/* Case k's source: device memory (k 1, 3), pinned host memory (k 4, 5) or pageable; its
+ * destination: device memory (k 2, 3, 5) or pageable. */
+static bool mix_dev_src(int k)
+{
+    return k == 1 || k == 3;
+}
+static bool mix_pinned_src(int k)
+{
+    return k >= 4;
+}
+static bool mix_dev_dst(int k)
+{
+    return k == 2 || k == 3 || k == 5;
+}
 
 static int mix_writer(utc_ctx_t *ctx, void *data)
 {
     utc_conduit_t *c = data;
     cudaStream_t s = my_stream(ctx);
-    unsigned char *h = malloc(MIX_BYTES), *d = NULL;
-    if (!h || !CUDA_OK(cudaMalloc((void **)&d, MIX_BYTES)))
+    unsigned char *h = malloc(MIX_BYTES), *d = NULL, *hp = NULL;
+    if (!h || !CUDA_OK(cudaMalloc((void **)&d, MIX_BYTES)) ||
+        !CUDA_OK(cudaMallocHost((void **)&hp, MIX_BYTES)))
         return 1;
-    for (int k = 0; k < 4; k++) { /* k & 1: device source; k & 2: device destination */
+    for (int k = 0; k < MIX_CASES; k++) {
         ct_fill(h, MIX_BYTES, 500 + (uint64_t)k);
-        if (k & 1) {
+        if (mix_dev_src(k)) {
             CUDA_OK(cudaMemcpyAsync(d, h, MIX_BYTES, cudaMemcpyHostToDevice, s));
             CT_OK(utc_conduit_write(c, d, MIX_BYTES, k));
             CUDA_OK(cudaMemsetAsync(d, 0xEE, MIX_BYTES, s));
         } else {
+            unsigned char *src = mix_pinned_src(k) ? hp : h;
+            if (src == hp)
+                memcpy(hp, h, MIX_BYTES);
             my_sync(ctx); /* the host copy: nothing queued reads it */
-            CT_OK(utc_conduit_write(c, h, MIX_BYTES, k));
+            CT_OK(utc_conduit_write(c, src, MIX_BYTES, k));
+            memset(src, 0xEE, MIX_BYTES); /* host memory: taken when the write returns */
         }
         my_sync(ctx);
     }
     cudaFree(d);
+    cudaFreeHost(hp);
     free(h);
     return 0;
 }
@@ -338,10 +364,10 @@ static int mix_reader(utc_ctx_t *ctx, void *data)
     unsigned char *h = malloc(MIX_BYTES), *d = NULL;
     if (!h || !CUDA_OK(cudaMalloc((void **)&d, MIX_BYTES)))
         return 1;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < MIX_CASES; k++) {
         size_t got = 0;
         memset(h, 0, MIX_BYTES);
-        if (k & 2) {
+        if (mix_dev_dst(k)) {
             if (CT_OK(utc_conduit_read(c, d, MIX_BYTES, k, &got)))
                 CUDA_OK(cudaMemcpyAsync(h, d, MIX_BYTES, cudaMemcpyDeviceToHost, s));
             my_sync(ctx);
@@ -350,8 +376,11 @@ static int mix_reader(utc_ctx_t *ctx, void *data)
             my_sync(ctx); /* a GPU thread: the copy into h is queued on its stream */
         }
         CT_CHECK(got == MIX_BYTES && ct_verify(h, MIX_BYTES, 500 + (uint64_t)k),
-                 "%s source to %s destination, %s reader: wrong data", k & 1 ? "device" : "host",
-                 k & 2 ? "device" : "host", ctx->kind == UTC_TASK_GPU ? "GPU" : "CPU");
+                 "%s source to %s destination, %s reader: wrong data",
+                 mix_dev_src(k)      ? "device"
+                 : mix_pinned_src(k) ? "pinned host"
+                                     : "host",
+                 mix_dev_dst(k) ? "device" : "host", ctx->kind == UTC_TASK_GPU ? "GPU" : "CPU");
     }
     cudaFree(d);
     free(h);
@@ -450,6 +479,100 @@ static void test_owned(void)
 {
     ct_begin();
     ct_each_placement(true, owned_at, NULL);
+    CT_END();
+}
+
+/* ---- all-threads calls: every caller's stream after the transfer ---- */
+
+#define AT_SIZE (2 * MIB + 5)
+#define AT_MSGS 6
+
+/* One device buffer per task, shared by its two GPU threads (made by thread 0). */
+static unsigned char *at_wbuf, *at_rbuf;
+static pthread_barrier_t at_wbar, at_rbar;
+
+/* Thread 0 makes each message on its stream; both threads write it (thread 0 transfers);
+ * then thread 1 overwrites the buffer on its own stream at once: the message must not
+ * see that. */
+static int at_writer(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    cudaStream_t s = my_stream(ctx);
+    unsigned char *h = malloc(AT_SIZE);
+    if (ctx->local_id == 0)
+        CUDA_OK(cudaMalloc((void **)&at_wbuf, AT_SIZE));
+    pthread_barrier_wait(&at_wbar);
+    for (int i = 0; i < AT_MSGS && h; i++) {
+        if (ctx->local_id == 0) {
+            ct_fill(h, AT_SIZE, 300 + (uint64_t)i);
+            CUDA_OK(cudaMemcpyAsync(at_wbuf, h, AT_SIZE, cudaMemcpyHostToDevice, s));
+        }
+        CT_OK(utc_conduit_write(c, at_wbuf, AT_SIZE, 0));
+        if (ctx->local_id == 1)
+            CUDA_OK(cudaMemsetAsync(at_wbuf, 0, AT_SIZE, s));
+        my_sync(ctx);
+        pthread_barrier_wait(&at_wbar); /* the next message after thread 1's overwrite */
+    }
+    pthread_barrier_wait(&at_wbar);
+    if (ctx->local_id == 0)
+        cudaFree(at_wbuf);
+    free(h);
+    return 0;
+}
+
+/* Both threads read each message (thread 0 transfers); thread 1 copies it out on its own
+ * stream at once: it must find the message there. */
+static int at_reader(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    cudaStream_t s = my_stream(ctx);
+    unsigned char *h = malloc(AT_SIZE);
+    if (ctx->local_id == 0)
+        CUDA_OK(cudaMalloc((void **)&at_rbuf, AT_SIZE));
+    pthread_barrier_wait(&at_rbar);
+    for (int i = 0; i < AT_MSGS && h; i++) {
+        size_t got = 0;
+        CT_OK(utc_conduit_read(c, at_rbuf, AT_SIZE, 0, &got));
+        if (ctx->local_id == 1) {
+            CUDA_OK(cudaMemcpyAsync(h, at_rbuf, AT_SIZE, cudaMemcpyDeviceToHost, s));
+            my_sync(ctx);
+            CT_CHECK(got == AT_SIZE && ct_verify(h, AT_SIZE, 300 + (uint64_t)i),
+                     "message %d as thread 1's stream sees it after the read", i);
+        }
+        my_sync(ctx);
+        pthread_barrier_wait(&at_rbar); /* the next read after thread 1's copy */
+    }
+    pthread_barrier_wait(&at_rbar);
+    if (ctx->local_id == 0)
+        cudaFree(at_rbuf);
+    free(h);
+    return 0;
+}
+
+static void all_threads_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    utc_task_options_t o = UTC_TASK_OPTIONS_INIT;
+    o.kind = UTC_TASK_GPU;
+    int pa[2] = {ra, ra}, pb[2] = {rb, rb};
+    ct_pair_t p = {NULL, NULL, NULL};
+    UTC_ASSERT_OK(utc_task_create(&ct_ops_a, pa, 2, &o, &p.a));
+    UTC_ASSERT_OK(utc_task_create(&ct_ops_b, pb, 2, &o, &p.b));
+    utc_conduit_options_t co = UTC_CONDUIT_OPTIONS_INIT;
+    co.memory = UTC_CONDUIT_MEM_DEVICE;
+    UTC_ASSERT_OK(utc_conduit_create(p.a, p.b, &co, &p.c));
+    pthread_barrier_init(&at_wbar, NULL, 2);
+    pthread_barrier_init(&at_rbar, NULL, 2);
+    ct_run2(p.a, at_writer, p.c, p.b, at_reader, p.c);
+    pthread_barrier_destroy(&at_wbar);
+    pthread_barrier_destroy(&at_rbar);
+    ct_pair_close(&p);
+}
+
+static void test_all_threads(void)
+{
+    ct_begin();
+    ct_each_placement(true, all_threads_at, NULL);
     CT_END();
 }
 
@@ -616,6 +739,7 @@ int main(int argc, char **argv)
         {"tags in order, requests, truncation, probes", test_tags},
         {"host and device memory, GPU and CPU threads", test_mixed},
         {"owned buffers", test_owned},
+        {"all-threads calls: each caller's stream after the transfer", test_all_threads},
         {"sendrecv and device memory on a host conduit refused", test_refusals},
         {"destroy with device transfers pending", test_destroy_pending},
         {"a failed peer task", test_peer_failed},
