@@ -1017,6 +1017,19 @@ static utc_status_t handover_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
     utc_status_t rc = UTC_OK;
     if (err != cudaSuccess) {
         rc = cuda_error(t->base.conduit_id, err, "cudaStreamWaitEvent");
+    } else if (req->owned && h->ptr && h->device != op->device) {
+        /* the reader's device is another: a buffer of its own, a copy there (a kernel of
+         * the reader must not reach another device's memory) */
+        void *p = NULL;
+        if ((err = cudaMallocAsync(&p, op->d.size, op->s)) != cudaSuccess) {
+            rc = cuda_error(t->base.conduit_id, err, "cudaMallocAsync");
+        } else if ((err = cudaMemcpyAsync(p, h->ptr, op->d.size, cudaMemcpyDefault, op->s)) !=
+                   cudaSuccess) {
+            (void)cudaFreeAsync(p, op->s);
+            rc = cuda_error(t->base.conduit_id, err, "cudaMemcpyAsync");
+        } else {
+            rc = recv_owned_give(req, op, p);
+        }
     } else if (req->owned) {
         rc = recv_owned_give(req, op, h->ptr);
         h->ptr = NULL;

@@ -15,7 +15,8 @@
  * - host (pageable and pinned) and device memory mixed, GPU and CPU threads at either end;
  *   a host source is taken when the write returns (overwritten at once);
  * - owned buffers (utc_gpu_malloc): handed over in-process (the very pointer), copied
- *   between ranks; the refusals of owned writes;
+ *   between ranks; the refusals of owned writes; in-process to a reader on another device
+ *   (where there are two, as cudahost's UTC_CUDAHOST_DEVICES=2): copied to its device;
  * - all-threads calls of two GPU threads sharing one buffer: after a read, the other
  *   thread's stream sees the message; after a write, its stream may overwrite the buffer;
  * - probes of device messages (size and tag, nothing taken);
@@ -482,6 +483,81 @@ static void test_owned(void)
     CT_END();
 }
 
+/* ---- owned, in one process, to a reader on another device ---- */
+
+#define XDEV_BYTES (MIB + 9)
+
+/* Owned (tag 1) and plain (tag 2) writes of device 0's memory. */
+static int xdev_writer(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    cudaStream_t s = my_stream(ctx);
+    unsigned char *h = malloc(XDEV_BYTES), *p = NULL, *d = NULL;
+    if (!h || !CT_OK(utc_gpu_malloc(XDEV_BYTES, (void **)&p)) ||
+        !CUDA_OK(cudaMalloc((void **)&d, XDEV_BYTES)))
+        return 1;
+    ct_fill(h, XDEV_BYTES, 81);
+    CUDA_OK(cudaMemcpyAsync(p, h, XDEV_BYTES, cudaMemcpyHostToDevice, s));
+    CUDA_OK(cudaMemcpyAsync(d, h, XDEV_BYTES, cudaMemcpyHostToDevice, s));
+    CT_OK(utc_conduit_write_owned(c, p, XDEV_BYTES, 1));
+    CT_OK(utc_conduit_write(c, d, XDEV_BYTES, 2));
+    my_sync(ctx);
+    cudaFree(d);
+    free(h);
+    return 0;
+}
+
+/* Each message read as owned is a buffer on the reader's device (1), with the data, that
+ * it can write on (owned) and free. */
+static int xdev_reader(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    cudaStream_t s = my_stream(ctx);
+    unsigned char *h = malloc(XDEV_BYTES);
+    for (int tag = 1; tag <= 2 && h; tag++) {
+        void *q = NULL;
+        size_t size = 0;
+        if (!CT_OK(utc_conduit_read_owned(c, tag, &q, &size)))
+            continue;
+        struct cudaPointerAttributes a;
+        if (CUDA_OK(cudaPointerGetAttributes(&a, q)))
+            CT_CHECK(a.device == 1, "tag %d: the owned buffer is on device %d, the reader's is 1",
+                     tag, a.device);
+        CUDA_OK(cudaMemcpyAsync(h, q, XDEV_BYTES, cudaMemcpyDeviceToHost, s));
+        my_sync(ctx);
+        CT_CHECK(size == XDEV_BYTES && ct_verify(h, XDEV_BYTES, 81), "tag %d: contents", tag);
+        CT_OK(utc_gpu_free(q));
+    }
+    free(h);
+    return 0;
+}
+
+static void test_owned_other_device(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n < 2) {
+        (void)cudaGetLastError();
+        printf("\n    one device: nothing to test");
+        return;
+    }
+    ct_begin();
+    utc_task_options_t oa = UTC_TASK_OPTIONS_INIT, ob = UTC_TASK_OPTIONS_INIT;
+    static const int dev0[] = {0}, dev1[] = {1};
+    oa.kind = ob.kind = UTC_TASK_GPU;
+    oa.devices = dev0, oa.devices_len = 1;
+    ob.devices = dev1, ob.devices_len = 1;
+    int r0 = 0;
+    ct_pair_t p = {NULL, NULL, NULL};
+    UTC_ASSERT_OK(utc_task_create(&ct_ops_a, &r0, 1, &oa, &p.a));
+    UTC_ASSERT_OK(utc_task_create(&ct_ops_b, &r0, 1, &ob, &p.b));
+    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
+    o.memory = UTC_CONDUIT_MEM_DEVICE;
+    UTC_ASSERT_OK(utc_conduit_create(p.a, p.b, &o, &p.c));
+    ct_run2(p.a, xdev_writer, p.c, p.b, xdev_reader, p.c);
+    ct_pair_close(&p);
+    CT_END();
+}
+
 /* ---- all-threads calls: every caller's stream after the transfer ---- */
 
 #define AT_SIZE (2 * MIB + 5)
@@ -739,6 +815,7 @@ int main(int argc, char **argv)
         {"tags in order, requests, truncation, probes", test_tags},
         {"host and device memory, GPU and CPU threads", test_mixed},
         {"owned buffers", test_owned},
+        {"owned, in one process, to a reader on another device", test_owned_other_device},
         {"all-threads calls: each caller's stream after the transfer", test_all_threads},
         {"sendrecv and device memory on a host conduit refused", test_refusals},
         {"destroy with device transfers pending", test_destroy_pending},
