@@ -85,11 +85,13 @@ static utc_status_t enter(utc_gpu_pipeline_t *p, const void *item, const char *f
 static utc_status_t check_conduit(utc_conduit_t *c, int tag, const char *what, const char *fn)
 {
     /* A probe takes nothing and fails as a transfer would: not live, not an end, not a
-     * rank that transfers. */
+     * rank that transfers. The end of the stream is no fault of the conduit: items all
+     * written and closed before the pipeline starts (the reads then say so), or, probed
+     * on `out`, the reader's own writing closed, which does not concern ours. */
     int found;
     utc_msg_info_t info;
     utc_status_t rc = utc_conduit_iprobe(c, tag, &found, &info);
-    if (rc == UTC_OK)
+    if (rc == UTC_OK || rc == UTC_ERR_CLOSED)
         return UTC_OK;
     char msg[256];
     snprintf(msg, sizeof msg, "%s", utc_last_error());
@@ -503,6 +505,10 @@ static utc_status_t wait_input(utc_gpu_pipeline_t *p, const char *fn)
              * a result before it writes the next item must not wait for ever. */
             if ((rc = drain(p, fn)) != UTC_OK)
                 return rc;
+            /* draining pumped the ring: the awaited item may have come meanwhile, and its
+             * writer may wait for its result before it writes the next one */
+            if (utc__pring_may(r, UTC__PRING_HAND) || utc__pring_exhausted(r))
+                return UTC_OK;
             w = advance(p, UTC__PRING_ARRIVE, true, fn);
         } else if (utc__pring_may(r, UTC__PRING_FREE_IN)) {
             w = advance(p, UTC__PRING_FREE_IN, true, fn);

@@ -4,7 +4,10 @@
  * results a third task collects (or a host callback keeps). At every depth the results
  * are byte-equal to the host's computation and to the depth-1 (non-overlapped) run; the
  * kernel spins a little so that an unsafe reuse of a slot would show. Also: the loop and
- * callback forms, `count` without a close, lowered result sizes, the end of the stream;
+ * callback forms, `count` without a close, lowered result sizes, the end of the stream; a
+ * writer that waits for each result before it writes the next item (items and results on
+ * one conduit, tags 0 and 1); an empty stream closed, and the collector's own writing
+ * closed, before the pipeline is created;
  * and each of them again with owned items (the feeder hands over utc_buf_alloc_pinned
  * buffers with utc_conduit_write_owned, the pipeline reads them with in_owned), byte-equal
  * to the copied items' depth-1 run.
@@ -15,6 +18,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels.h"
 #include "utc_test.h"
@@ -23,7 +27,7 @@
 #define MAXITEM 70001
 #define SPIN_NS 20000ull
 
-enum { MODE_LOOP, MODE_CALLBACK, MODE_COUNT };
+enum { MODE_LOOP, MODE_CALLBACK, MODE_COUNT, MODE_ECHO, MODE_EMPTY };
 
 typedef struct {
     int depth, mode;
@@ -60,8 +64,11 @@ static unsigned char mixed_byte(int j, size_t k)
 
 static int feed_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 {
-    (void)self, (void)ctx;
+    (void)ctx;
+    side_t *t = (side_t *)self;
     round_t *r = arg;
+    if (r->mode == MODE_EMPTY)
+        return utc_conduit_close(r->in);
     unsigned char *buf = malloc(MAXITEM);
     if (!buf)
         return UTC_ERR_NO_MEMORY;
@@ -79,6 +86,12 @@ static int feed_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
             rc = utc_conduit_write(r->in, b, n, 0);
         } else if ((rc = utc_conduit_write_owned(r->in, b, n, 0)) != 0) {
             utc_buf_free(b); /* still ours on an error */
+        }
+        if (rc == 0 && r->mode == MODE_ECHO) { /* item j's result before item j + 1 */
+            size_t got = 0;
+            rc = utc_conduit_read(r->in, t->results + (size_t)j * MAXITEM, MAXITEM, 1, &got);
+            if (rc == 0)
+                t->sizes[t->got++] = got;
         }
     }
     if (rc == 0 && r->mode != MODE_COUNT)
@@ -120,6 +133,9 @@ static int gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     o.out_size = MAXITEM;
     o.depth = r->depth;
     o.in_owned = r->owned;
+    const uint64_t want = r->mode == MODE_EMPTY ? 0 : NITEMS;
+    if (r->mode == MODE_EMPTY)
+        usleep(300000); /* the stream is closed, and so is the collector's writing */
     int rc;
     if (r->mode == MODE_CALLBACK) {
         o.on_result = keep_result;
@@ -145,8 +161,8 @@ static int gpu_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
                 break;
         }
         if (rc == UTC_ERR_CLOSED) { /* a second next at the end says the same */
-            rc = utc_gpu_pipeline_next(p, &it) == UTC_ERR_CLOSED && n == NITEMS ? UTC_OK
-                                                                                : UTC_ERR_INTERNAL;
+            rc = utc_gpu_pipeline_next(p, &it) == UTC_ERR_CLOSED && n == want ? UTC_OK
+                                                                              : UTC_ERR_INTERNAL;
         }
         utc_gpu_pipeline_destroy(p);
         if (rc == 0)
@@ -164,6 +180,8 @@ static int collect_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     (void)ctx;
     side_t *t = (side_t *)self;
     round_t *r = arg;
+    if (r->mode == MODE_EMPTY && utc_conduit_close(r->out) != UTC_OK)
+        return 1; /* its own writing, which the pipeline's does not concern */
     for (;;) {
         size_t got = 0;
         int i = t->got < NITEMS ? t->got : NITEMS - 1;
@@ -180,7 +198,7 @@ static int collect_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
 }
 
 static const utc_task_ops_t feed_ops = {
-    .name = "pipe-feed", .size = sizeof(utc_task_t), .run = feed_run};
+    .name = "pipe-feed", .size = sizeof(side_t), .run = feed_run};
 static const utc_task_ops_t gpu_ops = {.name = "pipe-gpu", .size = sizeof(side_t), .run = gpu_run};
 static const utc_task_ops_t collect_ops = {
     .name = "pipe-collect", .size = sizeof(side_t), .run = collect_run};
@@ -223,9 +241,12 @@ static void one_round(int depth, int mode, int owned, unsigned char *keep)
     UTC_ASSERT_OK(utc_task_create(&collect_ops, &last, 1, NULL, &coll));
     round_t r = {.depth = depth, .mode = mode, .owned = owned};
     UTC_ASSERT_OK(utc_conduit_create(feed, gpu, NULL, &r.in));
-    UTC_ASSERT_OK(utc_conduit_create(gpu, coll, NULL, &r.out));
+    if (mode == MODE_ECHO) /* results back to the feeder on the items' conduit */
+        r.out = r.in;
+    else
+        UTC_ASSERT_OK(utc_conduit_create(gpu, coll, NULL, &r.out));
     side_t *g = (side_t *)gpu, *c = (side_t *)coll;
-    side_t *holder = mode == MODE_CALLBACK ? g : c;
+    side_t *holder = mode == MODE_CALLBACK ? g : mode == MODE_ECHO ? (side_t *)feed : c;
     int holds = utc_rank() == (mode == MODE_CALLBACK ? 0 : last);
     if (holds) {
         holder->results = calloc(NITEMS, MAXITEM);
@@ -233,7 +254,7 @@ static void one_round(int depth, int mode, int owned, unsigned char *keep)
     }
     UTC_ASSERT_OK(utc_task_run(feed, &r));
     UTC_ASSERT_OK(utc_task_run(gpu, &r));
-    if (mode != MODE_CALLBACK)
+    if (mode != MODE_CALLBACK && mode != MODE_ECHO)
         UTC_ASSERT_OK(utc_task_run(coll, &r));
     UTC_ASSERT_OK(utc_task_wait(feed));
     UTC_ASSERT_OK(utc_task_wait(gpu));
@@ -250,6 +271,48 @@ static void one_round(int depth, int mode, int owned, unsigned char *keep)
                     mode);
         CU_ASSERT(ok);
         free(holder->results);
+    }
+    if (r.out != r.in)
+        UTC_ASSERT_OK(utc_conduit_destroy(r.out));
+    UTC_ASSERT_OK(utc_conduit_destroy(r.in));
+    UTC_ASSERT_OK(utc_task_destroy(coll));
+    UTC_ASSERT_OK(utc_task_destroy(gpu));
+    UTC_ASSERT_OK(utc_task_destroy(feed));
+}
+
+/* An empty stream: the feeder closes at once, the collector closes its own writing on the
+ * results' conduit, and only then the GPU task creates its pipeline: no item, no result,
+ * no error. */
+static void test_closed_before_create(void)
+{
+    (void)utc_test_need_gpu();
+    int last = utc_nranks() - 1, zero = 0;
+    utc_task_options_t go = UTC_TASK_OPTIONS_INIT;
+    go.kind = UTC_TASK_GPU;
+    utc_task_t *feed, *gpu, *coll;
+    UTC_ASSERT_OK(utc_task_create(&feed_ops, &last, 1, NULL, &feed));
+    UTC_ASSERT_OK(utc_task_create(&gpu_ops, &zero, 1, &go, &gpu));
+    UTC_ASSERT_OK(utc_task_create(&collect_ops, &last, 1, NULL, &coll));
+    round_t r = {.depth = 2, .mode = MODE_EMPTY};
+    UTC_ASSERT_OK(utc_conduit_create(feed, gpu, NULL, &r.in));
+    UTC_ASSERT_OK(utc_conduit_create(gpu, coll, NULL, &r.out));
+    side_t *g = (side_t *)gpu, *c = (side_t *)coll;
+    if (utc_rank() == last)
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c->results = calloc(NITEMS, MAXITEM));
+    UTC_ASSERT_OK(utc_task_run(feed, &r));
+    UTC_ASSERT_OK(utc_task_run(gpu, &r));
+    UTC_ASSERT_OK(utc_task_run(coll, &r));
+    UTC_ASSERT_OK(utc_task_wait(feed));
+    UTC_ASSERT_OK(utc_task_wait(gpu));
+    UTC_ASSERT_OK(utc_task_wait(coll));
+    if (utc_rank() == 0) {
+        if (g->rc)
+            fprintf(stderr, "[rank 0] empty stream: %d: %s\n", g->rc, g->why);
+        CU_ASSERT_EQUAL(g->rc, 0);
+    }
+    if (utc_rank() == last) {
+        CU_ASSERT(c->got == 0 && c->extra == 0);
+        free(c->results);
     }
     UTC_ASSERT_OK(utc_conduit_destroy(r.out));
     UTC_ASSERT_OK(utc_conduit_destroy(r.in));
@@ -290,6 +353,10 @@ static void test_count_without_close(void)
 {
     rounds(MODE_COUNT);
 }
+static void test_writer_waits_for_each_result(void)
+{
+    rounds(MODE_ECHO);
+}
 
 int main(int argc, char **argv)
 {
@@ -298,6 +365,9 @@ int main(int argc, char **argv)
          test_loop_to_a_conduit},
         {"utc_gpu_pipeline_run, results to a callback", test_run_with_a_callback},
         {"count items, the writer never closes", test_count_without_close},
+        {"a writer that waits for each result before the next item",
+         test_writer_waits_for_each_result},
+        {"an empty stream closed before the pipeline starts", test_closed_before_create},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "gpu pipeline", cases);
 }
