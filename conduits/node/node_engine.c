@@ -571,6 +571,12 @@ static bool follow_switch(node_pair_t *p, node_rec_t *r)
 
 bool utc__node_drain(node_pair_t *p) { return utc__node_drain_until(p, NULL); }
 
+void utc__node_drain_all(void)
+{
+    for (int i = 0; i < eng.npairs; i++)
+        (void)utc__node_drain(&eng.pairs[i]);
+}
+
 bool utc__node_drain_until(node_pair_t *p, utc_request_t *until)
 {
     if (!utc__olock_trylock(&p->rx_lock, true))

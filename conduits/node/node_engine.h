@@ -186,6 +186,11 @@ size_t utc__node_room(node_pair_t *p);
 /* Take p's records that have come (if no other thread is at it), dispatching them.
  * True if it took any. */
 bool utc__node_drain(node_pair_t *p);
+
+/* utc__node_drain of every pair of this rank: what a waiter does now and then, so that a
+ * writer blocked towards this rank goes on while this rank waits for another peer (as MPI
+ * takes every peer's messages while it waits; else a cycle of full rings deadlocks). */
+void utc__node_drain_all(void);
 /* The same, stopping after the record that completed request `until` (NULL: never): the
  * records after it stay for the next drain, in order. */
 bool utc__node_drain_until(node_pair_t *p, utc_request_t *until);

@@ -1128,6 +1128,7 @@ typedef struct wait_look {
 static bool wait_ready(void *arg)
 {
     wait_look_t *w = arg;
+    utc__node_drain_all(); /* before it sleeps on one peer's bell */
     return node_progress(&w->t->base, w->req);
 }
 
@@ -1158,6 +1159,9 @@ static bool node_wait(utc__transport_t *tp, utc_request_t *req, double timeout_s
         /* the clock from the 16th look on: a message that comes within the first looks
          * (the usual case of a fine-grained exchange) is found with no clock read */
         if ((i & 15) == 15 || deadline >= 0) {
+            /* the other peers' records too: one of them may wait for room towards this
+             * rank, and its rank for what this wait waits for (a cycle of full rings) */
+            utc__node_drain_all();
             double now = utc_wtime();
             if (!t0)
                 t0 = now;

@@ -11,7 +11,9 @@
  * - a burst of unread messages far larger than the first ring (64 KiB) is taken while the
  *   reader sleeps (the ring grows), then read in order;
  * - 10,000 node-local conduits, one message each way: resident memory grows by less than
- *   200 MB per rank (the times and memory are printed).
+ *   200 MB per rank (the times and memory are printed);
+ * - at 3 ranks, a cycle of full rings: each rank writes 3 MiB to the next before it reads
+ *   from the one before (a waiter takes in every peer's records, as MPI would).
  *
  * With the argument `refused` (or `refused_shared`), one case alone: the node transport's
  * set-up is refused on one rank (a file-size limit below its first segment's size: the
@@ -510,6 +512,62 @@ static void test_half_read_fails(void)
     CT_END();
 }
 
+/* ---- a cycle of full rings ---- */
+
+#define CYCLE_MSGS 3000 /* 1 KiB each: 3 MiB a conduit, three times the largest ring */
+#define CYCLE_LEN  1024
+
+static utc_conduit_t *cycle_c[3];
+
+/* Rank i's task writes CYCLE_MSGS messages to rank i + 1's, then reads as many from rank
+ * i - 1's: every writer waits for room while its reader writes too (MPI takes such
+ * messages in while it waits; so must the node transport). */
+static int cycle_job(utc_ctx_t *ctx, void *d)
+{
+    (void)d;
+    int i = ctx->world_rank, n = utc_nranks();
+    unsigned char buf[CYCLE_LEN];
+    for (int k = 0; k < CYCLE_MSGS; k++) {
+        memset(buf, k & 0xff, sizeof buf);
+        if (!CT_OK(utc_conduit_write(cycle_c[i], buf, sizeof buf, 1)))
+            return 0;
+    }
+    for (int k = 0; k < CYCLE_MSGS; k++) {
+        size_t got = 0;
+        if (!CT_OK(utc_conduit_read(cycle_c[(i + n - 1) % n], buf, sizeof buf, 1, &got)))
+            return 0;
+        if (got != CYCLE_LEN || buf[0] != (k & 0xff) || buf[CYCLE_LEN - 1] != (k & 0xff)) {
+            CT_CHECK(false, "message %d from rank %d out of order or wrong", k, (i + n - 1) % n);
+            return 0;
+        }
+    }
+    return 0;
+}
+
+static void test_cycle(void)
+{
+    int n = utc_nranks(), me = utc_rank();
+    if (n != 3 || utc_test_transport(0, 1) != UTC_CONDUIT_NODE ||
+        utc_test_transport(1, 2) != UTC_CONDUIT_NODE) {
+        printf("\n    a cycle needs 3 node-local ranks: nothing to test");
+        return;
+    }
+    ct_begin();
+    utc_task_t *t[3];
+    for (int i = 0; i < 3; i++)
+        t[i] = ct_task(&ct_ops_a, i, 1);
+    for (int i = 0; i < 3; i++)
+        UTC_ASSERT_OK(utc_conduit_create(t[i], t[(i + 1) % 3], NULL, &cycle_c[i]));
+    ct_job_t job = {cycle_job, NULL};
+    UTC_ASSERT_OK(utc_task_run(t[me], &job));
+    UTC_ASSERT_OK(utc_task_wait(t[me]));
+    for (int i = 0; i < 3; i++)
+        UTC_ASSERT_OK(utc_conduit_destroy(cycle_c[i]));
+    for (int i = 0; i < 3; i++)
+        UTC_ASSERT_OK(utc_task_destroy(t[i]));
+    CT_END();
+}
+
 /* ---- the writer's rank in utc_finalize before the reader has read ---- */
 
 typedef struct {
@@ -623,6 +681,7 @@ int main(int argc, char **argv)
         {"node-local: 10,000 conduits, one message each way, memory bound", test_many},
         {"node-local: a read half into a large message ends when its task fails",
          test_half_read_fails},
+        {"node-local: a cycle of full rings at 3 ranks (3 MiB each way round)", test_cycle},
         {"UTC_TRANSPORT: a bad value is refused, mpi forces MPI between ranks", test_env},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "conduit node", cases);
