@@ -130,6 +130,8 @@ typedef struct shm_dir {
     size_t nqueued;                      /* posted reads + queued messages, all tags */
     shm_tagq_t *tagqs;
     shm_tagq_t anyq;                     /* posted any-tag reads (not in tagqs) */
+    utc_request_t *mhead, *mtail;        /* MATCHED reads whose copy nobody has begun */
+    atomic_size_t nmatched;              /* their number (written under rx_lock) */
     bool eos;                            /* the writers' end of stream has been taken */
     uint64_t queued_seq;                 /* next shm_msg_t.seq */
     size_t need_head;                    /* head when the full ring was last needed */
@@ -468,11 +470,13 @@ static bool posted_remove(shm_dir_t *d, utc_request_t *r)
 typedef enum { DELIVER_TAKEN, DELIVER_REFUSED } deliver_t;
 
 /*
- * Give message `m` to read `r`. Small messages are copied here; large ones are left for
- * r's owner to copy outside the lock (state MATCHED with the descriptor). Refused (r
- * completes with an error, the message stays): too large for r's buffer, or no memory.
+ * Give message `m` to read `r`. Small messages are copied here; large ones are left to be
+ * copied outside the lock (state MATCHED with the descriptor, listed in d's matched
+ * reads): by r's owner, or by any reader of the direction that comes first (a thread that
+ * waits for a later read must not leave its writer waiting for this one's copy). Refused
+ * (r completes with an error, the message stays): too large for r's buffer, or no memory.
  */
-static deliver_t deliver(const shm_dir_t *d, utc_request_t *r, const utc__msg_desc_t *m)
+static deliver_t deliver(shm_dir_t *d, utc_request_t *r, const utc__msg_desc_t *m)
 {
     r->received = m->size;
     if (!r->owned && m->size > r->size) {
@@ -500,6 +504,8 @@ static deliver_t deliver(const shm_dir_t *d, utc_request_t *r, const utc__msg_de
         return DELIVER_TAKEN;
     }
     r->m = *m;
+    utc__req_append(&d->mhead, &d->mtail, r); /* r is in no other line now */
+    atomic_fetch_add_explicit(&d->nmatched, 1, memory_order_relaxed);
     /* release: the descriptor (and owned_buf) are visible to the owner's acquire */
     atomic_store_explicit(&r->state, UTC__REQ_MATCHED, memory_order_release);
     return DELIVER_TAKEN;
@@ -775,7 +781,8 @@ static void after_read(shm_dir_t *d, size_t freed, bool woke)
     }
 }
 
-/* Owner of a MATCHED read, outside the lock: the one copy of a large message. */
+/* A MATCHED read taken off d's matched list, outside the lock: the one copy of a large
+ * message. */
 static void finish_matched(shm_dir_t *d, utc_request_t *r)
 {
     utc__msg_desc_t m = r->m;
@@ -789,6 +796,44 @@ static void finish_matched(shm_dir_t *d, utc_request_t *r)
         utc__event_signal(&d->tx_event, &d->tx_sleepers);
     }
     utc__req_finish(r, UTC_OK);
+}
+
+/* Under rx_lock: take r off d's matched list; false when another thread took it first (and
+ * copies it now). */
+static bool matched_claim(shm_dir_t *d, utc_request_t *r)
+{
+    for (utc_request_t **p = &d->mhead, *prev = NULL; *p; prev = *p, p = &(*p)->next) {
+        if (*p != r)
+            continue;
+        *p = r->next;
+        if (d->mtail == r)
+            d->mtail = prev;
+        r->next = NULL;
+        atomic_fetch_sub_explicit(&d->nmatched, 1, memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
+/* Copy every large message matched to a read of d and not yet copied (reads of other
+ * threads, or this thread's earlier ones), oldest first. */
+static void copy_matched(shm_dir_t *d)
+{
+    for (;;) {
+        utc__spin_lock(&d->rx_lock);
+        utc_request_t *r = d->mhead;
+        if (r) {
+            if (!(d->mhead = r->next))
+                d->mtail = NULL;
+            atomic_fetch_sub_explicit(&d->nmatched, 1, memory_order_relaxed);
+        }
+        utc__spin_unlock(&d->rx_lock);
+        if (!r)
+            return;
+        r->next = NULL;
+        finish_matched(d, r);
+        utc__event_signal(&d->rx_event, &d->rx_sleepers); /* its owner may sleep */
+    }
 }
 
 /* ---- ops ---- */
@@ -970,9 +1015,16 @@ static bool shm_progress(utc__transport_t *tp, utc_request_t *req)
         st = utc__req_state(req);
     }
     if (st == UTC__REQ_MATCHED) {
-        finish_matched(d, req);
-        st = UTC__REQ_DONE;
+        utc__spin_lock(&d->rx_lock);
+        bool mine = matched_claim(d, req);
+        utc__spin_unlock(&d->rx_lock);
+        if (mine)
+            finish_matched(d, req);
+        st = utc__req_state(req); /* else another thread copies it: DONE soon */
     }
+    /* relaxed: a hint; copy_matched looks under the lock */
+    if (atomic_load_explicit(&d->nmatched, memory_order_relaxed))
+        copy_matched(d);
     return st == UTC__REQ_DONE;
 }
 
@@ -1225,6 +1277,7 @@ static utc_status_t shm_create(const utc__transport_args_t *args, utc__transport
         atomic_init(&d->rx_sleepers, 0);
         atomic_init(&d->tx_event, 0);
         atomic_init(&d->tx_sleepers, 0);
+        atomic_init(&d->nmatched, 0);
         atomic_init(&d->closed, 0);
         d->tx_lock = (utc__spinlock_t)UTC__SPINLOCK_INIT;
         d->rx_lock = (utc__spinlock_t)UTC__SPINLOCK_INIT;

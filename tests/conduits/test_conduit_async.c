@@ -2,7 +2,9 @@
  * Asynchronous requests: iread/iwrite with utc_request_test / utc_request_wait; reads of
  * one tag matched in the order they were started whatever order they are waited in;
  * many writes in flight with a tiny ring (progress without the writer testing); large
- * messages; truncation reported at completion; blocking and asynchronous reads mixed.
+ * messages; truncation reported at completion; blocking and asynchronous reads mixed;
+ * in one process, a large read started first and waited for last while its writer waits
+ * for its copy (the wait for the later read copies it).
  */
 #include <unistd.h>
 
@@ -196,6 +198,66 @@ static void big_case(int ra, int rb, void *arg)
 
 static void test_order(void) { both_placements((case_t){NULL, order_w, order_r}); }
 
+/* ---- a later read waited for first, behind a large one (in one process) ---- */
+
+#define LATE_BIG ((size_t)1 << 20)
+
+/* A blocking write of a large message (it waits for its reader's copy), then a small one
+ * of another tag. */
+static int late_w(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    unsigned char *b = malloc(LATE_BIG);
+    if (!b)
+        return -1;
+    ct_fill(b, LATE_BIG, 41);
+    CT_OK(utc_conduit_write(d, b, LATE_BIG, 0));
+    int x = 7;
+    CT_OK(utc_conduit_write(d, &x, sizeof x, 1));
+    free(b);
+    return 0;
+}
+
+/* The large read started first, the small one next; waited for in the other order (a
+ * blocking read the second time). */
+static int late_r(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    unsigned char *b = malloc(LATE_BIG);
+    if (!b)
+        return -1;
+    for (int blocking = 0; blocking < 2; blocking++) {
+        utc_request_t *big = NULL, *small = NULL;
+        int x = 0;
+        size_t got = 0;
+        memset(b, 0, LATE_BIG);
+        CT_OK(utc_conduit_iread(d, b, LATE_BIG, 0, &big));
+        if (blocking) {
+            CT_OK(utc_conduit_read(d, &x, sizeof x, 1, NULL));
+        } else {
+            CT_OK(utc_conduit_iread(d, &x, sizeof x, 1, &small));
+            CT_OK(utc_request_wait(&small, NULL));
+        }
+        CT_OK(utc_request_wait(&big, &got));
+        CT_CHECK(x == 7 && got == LATE_BIG && ct_verify(b, LATE_BIG, 41),
+                 "round %d: small %d, large %zu bytes", blocking, x, got);
+    }
+    free(b);
+    return 0;
+}
+
+static int late_w2(utc_ctx_t *ctx, void *d)
+{
+    return late_w(ctx, d) || late_w(ctx, d);
+}
+
+static void test_later_read_first(void)
+{
+    ct_begin();
+    run_case(0, 0, &(case_t){NULL, late_w2, late_r});
+    CT_END();
+}
+
 static void test_many_in_flight(void)
 {
     utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
@@ -312,6 +374,8 @@ int main(int argc, char **argv)
 {
     static const utc_test_case_t cases[] = {
         {"reads matched in the order started", test_order},
+        {"in one process: a later read waited for first, behind a large one",
+         test_later_read_first},
         {"200 writes in flight through a 4-slot ring", test_many_in_flight},
         {"6 MiB both ways at once, polling with test", test_big_both_ways},
         {"truncation at completion; async and blocking reads mixed", test_truncate_and_mix},
