@@ -16,6 +16,8 @@ utc_status_t utc__error(utc_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Empty the calling thread's last-error message. */
 void utc__error_clear(void);
+/* The status the calling thread's last-error message came with (UTC_OK when empty). */
+utc_status_t utc__error_status(void);
 /* Turn an MPI error code into UTC_ERR_MPI with MPI's own string; `what` names the call. */
 utc_status_t utc__mpi_error(int mpi_err, const char *what);
 /* Map a task function's return value to a status (see utc_task_ops_t). */

@@ -7,6 +7,7 @@
 #include "base/text.h"
 
 static _Thread_local char last_error[512];
+static _Thread_local utc_status_t last_status; /* the status last_error came with */
 
 const char *utc_status_string(int status)
 {
@@ -23,7 +24,16 @@ const char *utc_status_string(int status)
 
 const char *utc_last_error(void) { return last_error; }
 
-void utc__error_clear(void) { last_error[0] = '\0'; }
+void utc__error_clear(void)
+{
+    last_error[0] = '\0';
+    last_status = UTC_OK;
+}
+
+utc_status_t utc__error_status(void)
+{
+    return last_status;
+}
 
 utc_status_t utc__error(utc_status_t status, const char *fmt, ...)
 {
@@ -36,6 +46,7 @@ utc_status_t utc__error(utc_status_t status, const char *fmt, ...)
     if (len >= sizeof msg) /* cut: not inside a character */
         len = utc__text_cut(msg, sizeof msg - 1);
     utc__text_escape(last_error, sizeof last_error, msg, len, UTC__TEXT_LINE);
+    last_status = status;
     utc_log(UTC_LOG_DEBUG, "%s: %s", utc_status_string(status), last_error);
     return status;
 }

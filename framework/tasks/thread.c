@@ -104,7 +104,9 @@ static utc_status_t execute(struct utc__thread *th, utc__cmd_kind_t kind, void *
     UTC__PROF_END(kind == UTC__CMD_INIT ? UTC__EV_TASK_INIT : UTC__EV_TASK_RUN, prof_t0, t->id,
                   -1, -1, -1);
     if (rc != UTC_OK) {
-        const char *msg = utc_last_error();
+        /* the last error, where the function returned its status: an error it handled
+         * before returning another value is not why it failed */
+        const char *msg = raw == (int)utc__error_status() ? utc_last_error() : "";
         /* a GPU error is the device's or the driver's, not the program's flow: say it */
         utc_log(rc == UTC_ERR_GPU ? UTC_LOG_WARN : UTC_LOG_INFO,
                 "task %s (id %d) thread %d: %s returned %d (%s)%s%s", utc__text_name(ops->name),

@@ -191,6 +191,10 @@ static int relaying_run(utc_task_t *self, utc_ctx_t *ctx, void *arg)
     (void)self, (void)ctx;
     if (arg == NULL)
         return UTC_ERR_IO; /* no UTC call failed: no message */
+    if (!strcmp(arg, "handled")) { /* a UTC call fails, the run handles it, fails otherwise */
+        (void)utc_task_destroy(NULL);
+        return 7;
+    }
     return utc_task_destroy(NULL); /* fails with its own message */
 }
 
@@ -223,6 +227,12 @@ static void test_run_error_message_reaches_wait(void)
     rc = utc_task_run_wait(task, NULL);
     if (utc_rank() == 0) {
         expect_error(rc, UTC_ERR_IO, "on thread 0");
+        CU_ASSERT_PTR_NULL(strstr(utc_last_error(), "utc_task_destroy"));
+    }
+    /* a handled error is not the failure's message: the run returned another value */
+    rc = utc_task_run_wait(task, "handled");
+    if (utc_rank() == 0) {
+        expect_error(rc, UTC_ERR_TASK_FAILED, "returned 7 on thread 0");
         CU_ASSERT_PTR_NULL(strstr(utc_last_error(), "utc_task_destroy"));
     }
     UTC_ASSERT_OK(utc_task_destroy(task));
