@@ -35,14 +35,15 @@
  * placeholder transport that the creation adopts; records for one destroyed here are
  * dropped (ids are assigned in the same order on every rank and never reused).
  *
- * A message that does not fit its read (UTC_ERR_TRUNCATE) stays queued, first in line. An
+ * A message that does not fit its read (UTC_ERR_TRUNCATE) stays queued, first in line; a
+ * CMA one is copied aside then, so that its write ends without waiting for the retry. An
  * owned read (utc_conduit_read_owned) gets a utc_buf_alloc buffer: between ranks the
  * hand-over copies (a queued large message already sits in such a buffer and is handed
  * over as it is; read into a plain buffer, that copy goes straight back to the allocator,
- * never into utc_buf_free's quarantine). Closing sends an EOS record behind the writer's messages; a failure
- * notice is a CTL record. Waits spin briefly (SPIN_S), then sleep on the peer's bell
- * (node_engine.c), waking every 100 ms at most to ask whether the peer process lives: a
- * killed peer ends them with UTC_ERR_PEER_FAILED.
+ * never into utc_buf_free's quarantine). Closing sends an EOS record behind the writer's
+ * messages; a failure notice is a CTL record. Waits spin briefly (SPIN_S), then sleep on
+ * the peer's bell (node_engine.c), waking every 100 ms at most to ask whether the peer
+ * process lives: a killed peer ends them with UTC_ERR_PEER_FAILED.
  *
  * Locks, in order: a FIFO's rx_lock (the drainer), the registry, a transport's lock. A
  * FIFO's tx_lock is taken alone (or, by a shutdown, before the others, never inside).
@@ -353,6 +354,41 @@ static void give_msg(utc_request_t *r, node_msg_t *m, utc_status_t *st)
     msg_free(m);
 }
 
+static int cma_copy(pid_t pid, void *dst, uint64_t addr, size_t size);
+
+/* CMA message m, refused by a read too small for it (UTC_ERR_TRUNCATE), is kept aside
+ * (conduits.md, Received size): copied from its writer into a buffer of ours, its slot
+ * marked done, so that the write ends now, not at the retry. False when it is lost (the
+ * copy failed: logged); left a descriptor when its writer revoked it or memory is short
+ * (the retry copies it then). Under t's lock. */
+static bool cma_aside(node_tp_t *t, node_pair_t *p, node_msg_t *m)
+{
+    void *buf = utc_buf_alloc(m->size);
+    atomic_uint *w = &p->ictl->slot[m->cma.slot % NODE_SLOTS];
+    unsigned want = SLOT_WORD(m->cma.gen, SLOT_OFFERED);
+    if (!buf || !atomic_compare_exchange_strong(w, &want, SLOT_WORD(m->cma.gen, SLOT_COPYING))) {
+        if (buf)
+            utc__buf_discard(buf);
+        return true;
+    }
+    int err = cma_copy(p->peer_pid, buf, m->cma.addr, m->size);
+    /* release: our reads of the writer's buffer before it learns it may reuse it */
+    atomic_store_explicit(w, SLOT_WORD(m->cma.gen, SLOT_DONE), memory_order_release);
+    utc__node_wake_peer(p);
+    if (err) {
+        utc_log(UTC_LOG_ERROR,
+                "conduit %d: process_vm_readv of a %zu-byte message (tag %d) from rank %d "
+                "failed: %s; the message is lost",
+                t->base.conduit_id, m->size, m->tag, p->peer, strerror(err));
+        utc__buf_discard(buf);
+        return false;
+    }
+    m->kind = NODE_REC_MSG;
+    m->big = true;
+    m->buf = buf;
+    return true;
+}
+
 /* Under t's lock: read r takes queued message m (first of q, which r fits unless it gets
  * UTC_ERR_TRUNCATE). True when r is finished (*st its status); false when it now waits
  * (a descriptor to copy, or the rest of the message). */
@@ -363,6 +399,11 @@ static bool take_msg(node_tp_t *t, node_tagq_t *q, utc_request_t *r, node_msg_t 
     r->tag = m->tag;
     if (!r->owned && m->size > r->size) {
         *st = UTC_ERR_TRUNCATE; /* it stays, first in line */
+        if (m->kind == NODE_REC_CMA && !cma_aside(t, utc__node_pair(q->peer), m)) {
+            msg_pop(q);
+            tagq_trim(t, q);
+            free(m);
+        }
         return true;
     }
     msg_pop(q);
@@ -443,7 +484,7 @@ static bool deliver(node_tp_t *t, node_pair_t *p, node_rec_t *rec)
         return false;
     }
     utc_request_t *r = t->placeholder ? NULL : match_read(t, q, dir, p->peer);
-    bool woke = r != NULL;
+    bool woke = r != NULL, refused = false;
     if (r) {
         node_req_t *n = NR(r);
         r->received = size;
@@ -451,6 +492,7 @@ static bool deliver(node_tp_t *t, node_pair_t *p, node_rec_t *rec)
         if (!r->owned && size > r->size) {
             utc__req_finish(r, UTC_ERR_TRUNCATE); /* the message is queued below */
             r = NULL;
+            refused = true;
         } else if (kind == NODE_REC_CMA) {
             memcpy(&n->cma, node_rec_data(rec), sizeof n->cma);
             n->phase = R_CMA;
@@ -495,10 +537,15 @@ static bool deliver(node_tp_t *t, node_pair_t *p, node_rec_t *rec)
                                                                                  : NODE_REC_MSG,
                       .size = size, .complete = kind != NODE_REC_FIRST, .big = buf != NULL,
                       .buf = buf};
-    if (kind == NODE_REC_CMA)
+    if (kind == NODE_REC_CMA) {
         memcpy(&m->cma, node_rec_data(rec), sizeof m->cma);
-    else if (rec->nbytes)
+        if (refused && !cma_aside(t, p, m)) {
+            free(m);
+            return woke;
+        }
+    } else if (rec->nbytes) {
         memcpy(small ? m->data : buf, node_rec_data(rec), rec->nbytes);
+    }
     if (kind == NODE_REC_FIRST)
         p->as = (node_asm_t){.on = true, .dst = buf, .size = size, .got = rec->nbytes,
                              .target = m, .to_read = false, .key = t->key};

@@ -7,7 +7,8 @@
  * - messages of 0 B to 8 MiB arrive whole, in order, read as they come and read after they
  *   all came (queued), by plain, owned and any-tag reads;
  * - a large message that does not fit its read stays first in line (UTC_ERR_TRUNCATE),
- *   then a read that fits takes it; probes report it;
+ *   then a read that fits takes it; probes report it; its writer does not wait for the
+ *   retry (the next message comes first);
  * - a burst of unread messages far larger than the first ring (64 KiB) is taken while the
  *   reader sleeps (the ring grows), then read in order;
  * - 10,000 node-local conduits, one message each way: resident memory grows by less than
@@ -208,6 +209,48 @@ static int trunc_reader(utc_ctx_t *ctx, void *d)
 }
 
 static void test_truncate(void) { node_pair_case(trunc_writer, trunc_reader, false); }
+
+/* The writer of a large message refused by a too-small read goes on before the retry: its
+ * write returns (the message is kept aside) and its next message comes. By cross-memory
+ * attach the write used to wait for the retry, and the reader for the next message. */
+static int aside_writer(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    unsigned char *buf = malloc(BIG);
+    ct_fill(buf, BIG, 11);
+    CT_OK(utc_conduit_write(d, buf, BIG, 1));
+    ct_fill(buf, BIG, 12); /* the buffer is the writer's again */
+    uint32_t x = 42;
+    CT_OK(utc_conduit_write(d, &x, sizeof x, 2));
+    free(buf);
+    return 0;
+}
+
+static int aside_reader(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    unsigned char small[16];
+    size_t got = 0;
+    CT_EXPECT(utc_conduit_read(d, small, sizeof small, 1, &got), UTC_ERR_TRUNCATE);
+    CT_CHECK(got == BIG, "truncated read reports %zu bytes", got);
+    uint32_t x = 0;
+    utc_status_t rc = utc_conduit_read_timeout(d, &x, sizeof x, 2, &got, 10.0);
+    CT_CHECK(rc == UTC_OK && x == 42,
+             "the message after a refused one: %d (%s): the writer waits for the retry", rc,
+             utc_status_string(rc));
+    unsigned char *buf = malloc(BIG);
+    CT_OK(utc_conduit_read(d, buf, BIG, 1, &got));
+    CT_CHECK(got == BIG && ct_verify(buf, got, 11), "the refused message, at the retry");
+    if (rc != UTC_OK) /* the retry let the writer go on */
+        CT_OK(utc_conduit_read(d, &x, sizeof x, 2, &got));
+    free(buf);
+    return 0;
+}
+
+static void test_truncate_aside(void)
+{
+    node_pair_case(aside_writer, aside_reader, false);
+}
 
 /* ---- growth ---- */
 
@@ -618,6 +661,8 @@ int main(int argc, char **argv)
     static const utc_test_case_t cases[] = {
         {"node-local: 0 B to 8 MiB, as they come and queued, plain, owned, any-tag", test_sizes},
         {"node-local: a large message that does not fit stays first in line", test_truncate},
+        {"node-local: the writer of a refused large message goes on before the retry",
+         test_truncate_aside},
         {"node-local: an 800 KiB burst nobody reads grows the ring, then arrives in order",
          test_growth},
         {"node-local: 10,000 conduits, one message each way, memory bound", test_many},
