@@ -12,7 +12,9 @@
  * - a burst of unread messages far larger than the first ring (64 KiB) is taken while the
  *   reader sleeps (the ring grows), then read in order;
  * - 10,000 node-local conduits, one message each way: resident memory grows by less than
- *   200 MB per rank (the times and memory are printed).
+ *   200 MB per rank (the times and memory are printed);
+ * - a large write nobody reads ends with UTC_OK when the reader's rank destroys the
+ *   conduit.
  *
  * With the argument `refused` (or `refused_shared`), one case alone: the node transport's
  * set-up is refused on one rank (a file-size limit below its first segment's size: the
@@ -553,6 +555,55 @@ static void test_half_read_fails(void)
     CT_END();
 }
 
+/* ---- the reader's rank destroys the conduit while a large write waits ---- */
+
+#define GONE_SIZE ((size_t)4 << 20) /* more than the largest ring: never whole in it */
+
+/* A write nobody reads ends when the reader's rank destroys the conduit, with UTC_OK (the
+ * message dropped there unread, as over MPI); it used to wait for good. */
+static int gone_writer(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    static unsigned char big[GONE_SIZE]; /* outlives a request left pending */
+    utc_request_t *r = NULL;
+    if (!CT_OK(utc_conduit_iwrite(d, big, sizeof big, 1, &r)))
+        return 0;
+    double t0 = now_s();
+    int done = 0;
+    utc_status_t rc = UTC_OK;
+    while (!done && rc == UTC_OK && now_s() - t0 < 10) {
+        rc = utc_request_test(&r, &done, NULL);
+        if (!done)
+            sleep_s(0.01);
+    }
+    CT_CHECK(done && rc == UTC_OK,
+             "a write whose reader's rank destroyed the conduit: %s, %d (%s) after %.1f s",
+             done ? "done" : "still waiting", rc, utc_status_string(rc), now_s() - t0);
+    return 0;
+}
+
+static void test_reader_destroys(void)
+{
+    int ra, rb;
+    if (!node_ranks(&ra, &rb))
+        return;
+    ct_begin();
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 1, NULL);
+    static ct_job_t jw;
+    jw = (ct_job_t){gone_writer, p.c};
+    UTC_ASSERT_OK(utc_task_run(p.a, &jw));
+    if (utc_rank() == rb)
+        sleep_s(0.5); /* the write waits for this rank meanwhile; nothing here reads */
+    else
+        UTC_ASSERT_OK(utc_task_wait(p.a)); /* the writer's rank destroys after it */
+    UTC_ASSERT_OK(utc_conduit_destroy(p.c));
+    UTC_ASSERT_OK(utc_task_wait(p.a));
+    UTC_ASSERT_OK(utc_barrier());
+    UTC_ASSERT_OK(utc_task_destroy(p.a));
+    UTC_ASSERT_OK(utc_task_destroy(p.b));
+    CT_END();
+}
+
 /* ---- the writer's rank in utc_finalize before the reader has read ---- */
 
 typedef struct {
@@ -668,6 +719,8 @@ int main(int argc, char **argv)
         {"node-local: 10,000 conduits, one message each way, memory bound", test_many},
         {"node-local: a read half into a large message ends when its task fails",
          test_half_read_fails},
+        {"node-local: a large write ends when its reader's rank destroys the conduit",
+         test_reader_destroys},
         {"UTC_TRANSPORT: a bad value is refused, mpi forces MPI between ranks", test_env},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "conduit node", cases);
