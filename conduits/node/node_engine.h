@@ -32,7 +32,9 @@ enum {
     NODE_REC_CMA,     /* a descriptor: the reader copies from the writer (node_cma_t) */
     NODE_REC_EOS,     /* the writers of `dir` closed their side (utc_conduit_close) */
     NODE_REC_CTL,     /* a task at one end failed (node_ctl_msg_t) */
-    NODE_REC_SWITCH   /* the writer moved to a bigger ring (node_switch_t) */
+    NODE_REC_SWITCH,  /* the writer moved to a bigger ring (node_switch_t) */
+    NODE_REC_GONE     /* the conduit was destroyed on the writer's rank: what is written to
+                       * that rank on it is dropped there, unread */
 };
 
 /* A record's header, in the ring. `seq` is written last (release): the record's absolute

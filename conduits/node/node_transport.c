@@ -24,7 +24,8 @@
  * conduit destroyed, its reader's task failed) revokes it (CAS OFFERED -> REVOKED) and
  * gives the buffer back only if that succeeds; when the reader is copying it waits for
  * DONE. A reader whose claim fails never reads the buffer. So a descriptor is never read
- * after its writer gave its buffer back.
+ * after its writer gave its buffer back. A reader that will take no offer (its conduit
+ * shut down) revokes it too: the write ends with UTC_OK, the message dropped unread.
  *
  * Reading. The thread that waits or tests (or starts a read, probes) drains the FIFO from
  * its peer (node_engine.c: a trylock; a thread that finds another at it leaves the work to
@@ -33,16 +34,20 @@
  * earlier any-tag read (posting order decides), else queued as unexpected (copied out of
  * the ring, so the ring frees). Records for a conduit not yet created here wait in a
  * placeholder transport that the creation adopts; records for one destroyed here are
- * dropped (ids are assigned in the same order on every rank and never reused).
+ * dropped, offers declined (ids are assigned in the same order on every rank and never
+ * reused). A destroy takes what has come from each member rank and sends it a GONE record:
+ * that rank's writes to this one on the conduit end then, with UTC_OK (the message dropped
+ * unread, as over MPI, where the destroy receives and drops it).
  *
- * A message that does not fit its read (UTC_ERR_TRUNCATE) stays queued, first in line. An
+ * A message that does not fit its read (UTC_ERR_TRUNCATE) stays queued, first in line; a
+ * CMA one is copied aside then, so that its write ends without waiting for the retry. An
  * owned read (utc_conduit_read_owned) gets a utc_buf_alloc buffer: between ranks the
  * hand-over copies (a queued large message already sits in such a buffer and is handed
  * over as it is; read into a plain buffer, that copy goes straight back to the allocator,
- * never into utc_buf_free's quarantine). Closing sends an EOS record behind the writer's messages; a failure
- * notice is a CTL record. Waits spin briefly (SPIN_S), then sleep on the peer's bell
- * (node_engine.c), waking every 100 ms at most to ask whether the peer process lives: a
- * killed peer ends them with UTC_ERR_PEER_FAILED.
+ * never into utc_buf_free's quarantine). Closing sends an EOS record behind the writer's
+ * messages; a failure notice is a CTL record. Waits spin briefly (SPIN_S), then sleep on
+ * the peer's bell (node_engine.c), waking every 100 ms at most to ask whether the peer
+ * process lives: a killed peer ends them with UTC_ERR_PEER_FAILED.
  *
  * Locks, in order: a FIFO's rx_lock (the drainer), the registry, a transport's lock. A
  * FIFO's tx_lock is taken alone (or, by a shutdown, before the others, never inside).
@@ -121,6 +126,8 @@ typedef struct node_tp {
     utc_request_t *cmas;    /* CMA sends, from start to end (node_req_t.cnext) */
     uint64_t seq, pseq;
     unsigned char *eos;     /* [dir * nranks + world rank]: that writer's stream ended */
+    atomic_bool *gone;      /* [world rank]: that rank destroyed the conduit (a GONE record
+                             * came): what is written to it is dropped there, unread */
     atomic_int closed;      /* 0, or the status every operation ends with (shutdown) */
     UT_hash_handle hh;      /* the registry */
 } node_tp_t;
@@ -138,7 +145,7 @@ enum {
     S_CMA,        /* descriptor out: waits for the slot's DONE */
     S_DROPPED     /* a CMA send taken out of the txq by a shutdown */
 };
-enum { K_INLINE = 1, K_PIPE, K_CMA, K_EOS, K_CTL };
+enum { K_INLINE = 1, K_PIPE, K_CMA, K_EOS, K_CTL, K_GONE };
 
 typedef struct node_req {
     int phase;
@@ -151,6 +158,8 @@ typedef struct node_req {
     node_cma_t cma;         /* CMA read: what to copy */
     node_msg_t *msg;        /* R_WAITMSG */
     node_ctl_msg_t ctl;     /* K_CTL: the notice */
+    uint64_t key;           /* K_GONE: the conduit's key (its transport may be freed before
+                             * the notice is pushed: r->tp is NULL) */
     utc_request_t *cnext;   /* link in the transport's cmar / cmas line */
 } node_req_t;
 
@@ -183,7 +192,11 @@ static node_tp_t *tp_alloc(uint64_t key)
     node_tp_t *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    if (!(t->eos = calloc(2 * (size_t)utc_nranks(), 1))) {
+    t->eos = calloc(2 * (size_t)utc_nranks(), 1);
+    t->gone = calloc((size_t)utc_nranks(), sizeof *t->gone); /* all false */
+    if (!t->eos || !t->gone) {
+        free(t->eos);
+        free(t->gone);
         free(t);
         return NULL;
     }
@@ -353,6 +366,41 @@ static void give_msg(utc_request_t *r, node_msg_t *m, utc_status_t *st)
     msg_free(m);
 }
 
+static int cma_copy(pid_t pid, void *dst, uint64_t addr, size_t size);
+
+/* CMA message m, refused by a read too small for it (UTC_ERR_TRUNCATE), is kept aside
+ * (conduits.md, Received size): copied from its writer into a buffer of ours, its slot
+ * marked done, so that the write ends now, not at the retry. False when it is lost (the
+ * copy failed: logged); left a descriptor when its writer revoked it or memory is short
+ * (the retry copies it then). Under t's lock. */
+static bool cma_aside(node_tp_t *t, node_pair_t *p, node_msg_t *m)
+{
+    void *buf = utc_buf_alloc(m->size);
+    atomic_uint *w = &p->ictl->slot[m->cma.slot % NODE_SLOTS];
+    unsigned want = SLOT_WORD(m->cma.gen, SLOT_OFFERED);
+    if (!buf || !atomic_compare_exchange_strong(w, &want, SLOT_WORD(m->cma.gen, SLOT_COPYING))) {
+        if (buf)
+            utc__buf_discard(buf);
+        return true;
+    }
+    int err = cma_copy(p->peer_pid, buf, m->cma.addr, m->size);
+    /* release: our reads of the writer's buffer before it learns it may reuse it */
+    atomic_store_explicit(w, SLOT_WORD(m->cma.gen, SLOT_DONE), memory_order_release);
+    utc__node_wake_peer(p);
+    if (err) {
+        utc_log(UTC_LOG_ERROR,
+                "conduit %d: process_vm_readv of a %zu-byte message (tag %d) from rank %d "
+                "failed: %s; the message is lost",
+                t->base.conduit_id, m->size, m->tag, p->peer, strerror(err));
+        utc__buf_discard(buf);
+        return false;
+    }
+    m->kind = NODE_REC_MSG;
+    m->big = true;
+    m->buf = buf;
+    return true;
+}
+
 /* Under t's lock: read r takes queued message m (first of q, which r fits unless it gets
  * UTC_ERR_TRUNCATE). True when r is finished (*st its status); false when it now waits
  * (a descriptor to copy, or the rest of the message). */
@@ -363,6 +411,11 @@ static bool take_msg(node_tp_t *t, node_tagq_t *q, utc_request_t *r, node_msg_t 
     r->tag = m->tag;
     if (!r->owned && m->size > r->size) {
         *st = UTC_ERR_TRUNCATE; /* it stays, first in line */
+        if (m->kind == NODE_REC_CMA && !cma_aside(t, utc__node_pair(q->peer), m)) {
+            msg_pop(q);
+            tagq_trim(t, q);
+            free(m);
+        }
         return true;
     }
     msg_pop(q);
@@ -443,7 +496,7 @@ static bool deliver(node_tp_t *t, node_pair_t *p, node_rec_t *rec)
         return false;
     }
     utc_request_t *r = t->placeholder ? NULL : match_read(t, q, dir, p->peer);
-    bool woke = r != NULL;
+    bool woke = r != NULL, refused = false;
     if (r) {
         node_req_t *n = NR(r);
         r->received = size;
@@ -451,6 +504,7 @@ static bool deliver(node_tp_t *t, node_pair_t *p, node_rec_t *rec)
         if (!r->owned && size > r->size) {
             utc__req_finish(r, UTC_ERR_TRUNCATE); /* the message is queued below */
             r = NULL;
+            refused = true;
         } else if (kind == NODE_REC_CMA) {
             memcpy(&n->cma, node_rec_data(rec), sizeof n->cma);
             n->phase = R_CMA;
@@ -495,10 +549,15 @@ static bool deliver(node_tp_t *t, node_pair_t *p, node_rec_t *rec)
                                                                                  : NODE_REC_MSG,
                       .size = size, .complete = kind != NODE_REC_FIRST, .big = buf != NULL,
                       .buf = buf};
-    if (kind == NODE_REC_CMA)
+    if (kind == NODE_REC_CMA) {
         memcpy(&m->cma, node_rec_data(rec), sizeof m->cma);
-    else if (rec->nbytes)
+        if (refused && !cma_aside(t, p, m)) {
+            free(m);
+            return woke;
+        }
+    } else if (rec->nbytes) {
         memcpy(small ? m->data : buf, node_rec_data(rec), rec->nbytes);
+    }
     if (kind == NODE_REC_FIRST)
         p->as = (node_asm_t){.on = true, .dst = buf, .size = size, .got = rec->nbytes,
                              .target = m, .to_read = false, .key = t->key};
@@ -557,8 +616,13 @@ void utc__node_dispatch(node_pair_t *p, node_rec_t *rec)
         p->last_key = key;
     }
     if (!t) { /* its conduit is gone here: dropped (a pipelined one's chunks too) */
-        if (rec->kind == NODE_REC_FIRST)
+        if (rec->kind == NODE_REC_FIRST) {
             p->as = (node_asm_t){.on = true, .size = (size_t)rec->size, .got = rec->nbytes};
+        } else if (rec->kind == NODE_REC_CMA) { /* its writer waits for the slot */
+            node_cma_t cma;
+            memcpy(&cma, node_rec_data(rec), sizeof cma);
+            decline_offer(p, &cma);
+        }
         return;
     }
     bool woke = false;
@@ -580,6 +644,10 @@ void utc__node_dispatch(node_pair_t *p, node_rec_t *rec)
         woke = true;
         break;
     }
+    case NODE_REC_GONE:
+        atomic_store(&t->gone[p->peer], true); /* its writes end (node_progress) */
+        woke = true;
+        break;
     default:
         break;
     }
@@ -659,6 +727,17 @@ static bool push_one(node_pair_t *p, utc_request_t *r)
             return false;
         memcpy(node_rec_data(rec), &n->ctl, sizeof n->ctl);
         utc__node_publish(p, rec, rec_len(sizeof n->ctl), NODE_REC_CTL);
+        return true;
+    case K_GONE: /* no transport to name it: the key is the request's */
+        if (!(rec = utc__node_claim(p, rec_len(0), true)))
+            return false;
+        rec->dir = 0;
+        rec->cid = (int32_t)(n->key >> 32);
+        rec->sub = (uint32_t)n->key;
+        rec->tag = 0;
+        rec->nbytes = 0;
+        rec->size = 0;
+        utc__node_publish(p, rec, rec_len(0), NODE_REC_GONE);
         return true;
     case K_CMA: /* its slot was taken at its start */
         if (!(rec = rec_start(p, r, sizeof(node_cma_t), true)))
@@ -849,12 +928,14 @@ static bool cma_send_end(node_tp_t *t, utc_request_t *r, utc_status_t st)
     }
     slot_release(p, n->slot);
     clist_remove(&t->cmas, r);
+    if (st == UTC_OK && r->owned) /* dropped by its reader's rank: the buffer is done */
+        utc_buf_free((void *)r->sbuf);
     utc__req_finish(r, st);
     return true;
 }
 
-/* A CMA send, by its owner: finished once its slot is done (or revoked by the reader's
- * shutdown). */
+/* A CMA send, by its owner: finished once its slot is done, or revoked by the reader's
+ * shutdown (the message dropped there unread: the write ends well, as over MPI). */
 static void cma_send_poll(node_tp_t *t, utc_request_t *r)
 {
     node_req_t *n = NR(r);
@@ -873,10 +954,9 @@ static void cma_send_poll(node_tp_t *t, utc_request_t *r)
     if (atomic_load_explicit(&r->state, memory_order_relaxed) != UTC__REQ_DONE) {
         slot_release(p, n->slot);
         clist_remove(&t->cmas, r);
-        bool ok = w == SLOT_WORD(n->gen, SLOT_DONE);
-        if (ok && r->owned)
+        if (r->owned)
             utc_buf_free((void *)r->sbuf);
-        utc__req_finish(r, ok ? UTC_OK : UTC_ERR_CANCELED);
+        utc__req_finish(r, UTC_OK);
     }
     utc__olock_unlock(&t->lock);
 }
@@ -1064,7 +1144,9 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
             return true;
         utc__node_drain(p); /* the peer may wait for room towards us */
         utc_status_t st = stopped(t, req);
-        if (st) {
+        /* its reader's rank destroyed the conduit (a GONE record came): the message is
+         * dropped there, unread, and the write ends well, as over MPI */
+        if (st || atomic_load(&t->gone[req->peer])) {
             utc__olock_lock(&t->lock, true);
             if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
                 if (n->kind == K_CMA) {
@@ -1075,8 +1157,10 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
                     bool out = line_remove(&p->txq, &p->txq_tail, req);
                     txq_changed(p);
                     utc__olock_unlock(&p->tx_lock);
-                    if (out)
+                    if (out && st)
                         utc__req_finish(req, st);
+                    else if (out)
+                        send_done(req);
                 }
             }
             utc__olock_unlock(&t->lock);
@@ -1297,6 +1381,31 @@ static void detach_assembly(node_tp_t *t, node_pair_t *p, utc_status_t st)
     p->as.target = NULL;
 }
 
+/* Tell p's rank that this one destroyed t: a GONE record, behind what this rank wrote to
+ * it (pushed later when the ring is full: whoever writes or waits next here flushes it). */
+static void send_gone(node_tp_t *t, node_pair_t *p)
+{
+    if (atomic_load(&p->dead))
+        return;
+    utc_request_t *r = malloc(sizeof *r);
+    if (!r) {
+        utc_log(UTC_LOG_ERROR,
+                "conduit %d: out of memory: rank %d is not told of its destroy (a write of "
+                "its there may wait for good)",
+                t->base.conduit_id, p->peer);
+        return;
+    }
+    utc__req_prepare(r, UTC__OP_SEND, 0, 0, p->peer, NULL);
+    node_req_t *n = NR(r);
+    n->kind = K_GONE;
+    n->heap = true;
+    n->key = t->key;
+    utc__olock_lock(&p->tx_lock, false);
+    txq_append(p, r);
+    flush(p);
+    utc__olock_unlock(&p->tx_lock);
+}
+
 static void node_shutdown(utc__transport_t *tp, utc_status_t status)
 {
     node_tp_t *t = tp_of(tp);
@@ -1361,8 +1470,15 @@ static void node_shutdown(utc__transport_t *tp, utc_status_t status)
     utc__olock_unlock(&t->lock);
     for (int i = 0; i < t->nmembers; i++) {
         node_pair_t *p = utc__node_pair(t->members[i]);
-        if (p)
-            utc__node_wake_local(p);
+        if (!p)
+            continue;
+        /* The peer's writers on this conduit may wait for this rank, which reads no more:
+         * what is in the FIFO from it now is taken (offers declined, a pipelined message
+         * dropped), and a GONE record tells it that the rest goes nowhere, so their writes
+         * end (node_progress) as over MPI, where the destroy receives and drops them. */
+        send_gone(t, p);
+        utc__node_drain(p);
+        utc__node_wake_local(p);
     }
 }
 
@@ -1460,6 +1576,7 @@ static void node_destroy(utc__transport_t *tp)
     }
     free(t->members);
     free(t->eos);
+    free(t->gone);
     free(t);
 }
 
@@ -1537,6 +1654,7 @@ static utc_status_t node_create(const utc__transport_args_t *a, utc__transport_t
     utc__spin_unlock(&reg_lock);
     if (fresh) {
         free(fresh->eos);
+        free(fresh->gone);
         free(fresh);
     }
     if (adopted) { /* messages came first: posted reads could not exist, nothing to match */

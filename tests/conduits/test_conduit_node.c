@@ -7,13 +7,16 @@
  * - messages of 0 B to 8 MiB arrive whole, in order, read as they come and read after they
  *   all came (queued), by plain, owned and any-tag reads;
  * - a large message that does not fit its read stays first in line (UTC_ERR_TRUNCATE),
- *   then a read that fits takes it; probes report it;
+ *   then a read that fits takes it; probes report it; its writer does not wait for the
+ *   retry (the next message comes first);
  * - a burst of unread messages far larger than the first ring (64 KiB) is taken while the
  *   reader sleeps (the ring grows), then read in order;
  * - 10,000 node-local conduits, one message each way: resident memory grows by less than
  *   200 MB per rank (the times and memory are printed);
  * - at 3 ranks, a cycle of full rings: each rank writes 3 MiB to the next before it reads
- *   from the one before (a waiter takes in every peer's records, as MPI would).
+ *   from the one before (a waiter takes in every peer's records, as MPI would);
+ * - a large write nobody reads ends with UTC_OK when the reader's rank destroys the
+ *   conduit.
  *
  * With the argument `refused` (or `refused_shared`), one case alone: the node transport's
  * set-up is refused on one rank (a file-size limit below its first segment's size: the
@@ -210,6 +213,48 @@ static int trunc_reader(utc_ctx_t *ctx, void *d)
 }
 
 static void test_truncate(void) { node_pair_case(trunc_writer, trunc_reader, false); }
+
+/* The writer of a large message refused by a too-small read goes on before the retry: its
+ * write returns (the message is kept aside) and its next message comes. By cross-memory
+ * attach the write used to wait for the retry, and the reader for the next message. */
+static int aside_writer(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    unsigned char *buf = malloc(BIG);
+    ct_fill(buf, BIG, 11);
+    CT_OK(utc_conduit_write(d, buf, BIG, 1));
+    ct_fill(buf, BIG, 12); /* the buffer is the writer's again */
+    uint32_t x = 42;
+    CT_OK(utc_conduit_write(d, &x, sizeof x, 2));
+    free(buf);
+    return 0;
+}
+
+static int aside_reader(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    unsigned char small[16];
+    size_t got = 0;
+    CT_EXPECT(utc_conduit_read(d, small, sizeof small, 1, &got), UTC_ERR_TRUNCATE);
+    CT_CHECK(got == BIG, "truncated read reports %zu bytes", got);
+    uint32_t x = 0;
+    utc_status_t rc = utc_conduit_read_timeout(d, &x, sizeof x, 2, &got, 10.0);
+    CT_CHECK(rc == UTC_OK && x == 42,
+             "the message after a refused one: %d (%s): the writer waits for the retry", rc,
+             utc_status_string(rc));
+    unsigned char *buf = malloc(BIG);
+    CT_OK(utc_conduit_read(d, buf, BIG, 1, &got));
+    CT_CHECK(got == BIG && ct_verify(buf, got, 11), "the refused message, at the retry");
+    if (rc != UTC_OK) /* the retry let the writer go on */
+        CT_OK(utc_conduit_read(d, &x, sizeof x, 2, &got));
+    free(buf);
+    return 0;
+}
+
+static void test_truncate_aside(void)
+{
+    node_pair_case(aside_writer, aside_reader, false);
+}
 
 /* ---- growth ---- */
 
@@ -568,6 +613,55 @@ static void test_cycle(void)
     CT_END();
 }
 
+/* ---- the reader's rank destroys the conduit while a large write waits ---- */
+
+#define GONE_SIZE ((size_t)4 << 20) /* more than the largest ring: never whole in it */
+
+/* A write nobody reads ends when the reader's rank destroys the conduit, with UTC_OK (the
+ * message dropped there unread, as over MPI); it used to wait for good. */
+static int gone_writer(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx;
+    static unsigned char big[GONE_SIZE]; /* outlives a request left pending */
+    utc_request_t *r = NULL;
+    if (!CT_OK(utc_conduit_iwrite(d, big, sizeof big, 1, &r)))
+        return 0;
+    double t0 = now_s();
+    int done = 0;
+    utc_status_t rc = UTC_OK;
+    while (!done && rc == UTC_OK && now_s() - t0 < 10) {
+        rc = utc_request_test(&r, &done, NULL);
+        if (!done)
+            sleep_s(0.01);
+    }
+    CT_CHECK(done && rc == UTC_OK,
+             "a write whose reader's rank destroyed the conduit: %s, %d (%s) after %.1f s",
+             done ? "done" : "still waiting", rc, utc_status_string(rc), now_s() - t0);
+    return 0;
+}
+
+static void test_reader_destroys(void)
+{
+    int ra, rb;
+    if (!node_ranks(&ra, &rb))
+        return;
+    ct_begin();
+    ct_pair_t p = ct_pair_open(ra, 1, rb, 1, NULL);
+    static ct_job_t jw;
+    jw = (ct_job_t){gone_writer, p.c};
+    UTC_ASSERT_OK(utc_task_run(p.a, &jw));
+    if (utc_rank() == rb)
+        sleep_s(0.5); /* the write waits for this rank meanwhile; nothing here reads */
+    else
+        UTC_ASSERT_OK(utc_task_wait(p.a)); /* the writer's rank destroys after it */
+    UTC_ASSERT_OK(utc_conduit_destroy(p.c));
+    UTC_ASSERT_OK(utc_task_wait(p.a));
+    UTC_ASSERT_OK(utc_barrier());
+    UTC_ASSERT_OK(utc_task_destroy(p.a));
+    UTC_ASSERT_OK(utc_task_destroy(p.b));
+    CT_END();
+}
+
 /* ---- the writer's rank in utc_finalize before the reader has read ---- */
 
 typedef struct {
@@ -676,12 +770,16 @@ int main(int argc, char **argv)
     static const utc_test_case_t cases[] = {
         {"node-local: 0 B to 8 MiB, as they come and queued, plain, owned, any-tag", test_sizes},
         {"node-local: a large message that does not fit stays first in line", test_truncate},
+        {"node-local: the writer of a refused large message goes on before the retry",
+         test_truncate_aside},
         {"node-local: an 800 KiB burst nobody reads grows the ring, then arrives in order",
          test_growth},
         {"node-local: 10,000 conduits, one message each way, memory bound", test_many},
         {"node-local: a read half into a large message ends when its task fails",
          test_half_read_fails},
         {"node-local: a cycle of full rings at 3 ranks (3 MiB each way round)", test_cycle},
+        {"node-local: a large write ends when its reader's rank destroys the conduit",
+         test_reader_destroys},
         {"UTC_TRANSPORT: a bad value is refused, mpi forces MPI between ranks", test_env},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "conduit node", cases);
