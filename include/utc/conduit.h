@@ -840,7 +840,8 @@ typedef enum utc_shared_mode {
  * handed to readers and not yet read stay unread (none goes to a second reader), and the
  * conduit stays failed: make a new one for the work left.
  * Members on one rank exchange through in-process rings, members on different ranks
- * through MPI; a group may mix both.
+ * through the transport between their ranks (the node's shared memory on one host, MPI
+ * across hosts or with UTC_TRANSPORT=mpi); a group may mix them.
  * @param writers  the writer tasks
  * @param nwriters how many (>= 1)
  * @param readers  the reader tasks

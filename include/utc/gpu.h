@@ -31,9 +31,10 @@
  * The header needs no CUDA headers: streams are `void *` (a `cudaStream_t`). When
  * `<cuda_runtime_api.h>` is included first, utc_gpu_cuda_stream() returns the typed handle.
  *
- * All utc_gpu_* calls except utc_gpu_device_count(), utc_gpu_supported() and the
- * buffer getters must be made from a thread of a GPU task (from its init, run or fini);
- * elsewhere they fail with UTC_ERR_NOT_MEMBER. In a build without GPU support every call
+ * All utc_gpu_* calls except utc_gpu_device_count(), utc_gpu_supported(), the buffer
+ * getters, utc_gpu_malloc() and utc_gpu_free() (any thread: a thread that is not a GPU
+ * task thread gets synchronous calls) must be made from a GPU thread of a task (from its
+ * init, run or fini); elsewhere they fail with UTC_ERR_NOT_MEMBER. In a build without GPU support every call
  * fails with UTC_ERR_NO_GPU_SUPPORT, and so does creating a GPU task.
  * CUDA errors become UTC_ERR_GPU; utc_last_error() then holds CUDA's own message.
  *
