@@ -1671,6 +1671,30 @@ static utc_status_t node_create(const utc__transport_args_t *a, utc__transport_t
 /* Two ranks of one host (the host map of utc_init: the same answer on every rank). */
 static bool node_reaches(int a, int b) { return a != b && utc__same_host(a, b); }
 
+/* utc_finalize, every conduit gone: the notices still queued behind a full ring (a GONE
+ * record, a failure notice) are pushed if they fit now, else freed: nobody reads them. */
+static void node_finalize(void)
+{
+    for (int r = 0; utc__node_by_rank && r < utc__node_nranks; r++) {
+        node_pair_t *p = utc__node_by_rank[r];
+        if (!p)
+            continue;
+        utc__olock_lock(&p->tx_lock, false);
+        flush(p);
+        utc_request_t *left = p->txq;
+        p->txq = p->txq_tail = NULL;
+        txq_changed(p);
+        utc__olock_unlock(&p->tx_lock);
+        while (left) {
+            utc_request_t *q = left;
+            left = q->next;
+            if (NR(q)->heap)
+                free(q);
+        }
+    }
+    utc__node_engine_finalize();
+}
+
 const utc__transport_component_t utc__node_component = {
     .name = "node",
     .kind = UTC_CONDUIT_NODE,
@@ -1678,5 +1702,5 @@ const utc__transport_component_t utc__node_component = {
     .collective = true,
     .create = node_create,
     .req_priv = sizeof(node_req_t),
-    .finalize = utc__node_engine_finalize,
+    .finalize = node_finalize,
 };
