@@ -220,12 +220,18 @@ static utc_status_t device_agree(utc_task_t *src, utc_task_t *dst)
                           "GPUs failed (MPI error %d)", err);
     if (out.status == UTC_OK)
         return UTC_OK;
+    /* the refusing rank's message, to every rank: its cause may be no device, or a bad
+     * setting of its environment (UTC_DEVICE_CHUNK, UTC_DEVICE_IPC) */
+    err = MPI_Bcast(why, (int)sizeof why, MPI_CHAR, out.rank, utc__world_comm());
+    why[sizeof why - 1] = '\0';
     if (out.rank == me)
         return utc__error((utc_status_t)out.status, "%s", why);
-    return utc__error((utc_status_t)out.status, "utc_conduit_create: a device conduit needs "
-                      "CUDA and a device on every rank of its tasks, and rank %d has none "
-                      "usable (%s; its error says why)", out.rank,
-                      utc_status_string((utc_status_t)out.status));
+    if (err != MPI_SUCCESS)
+        utc__text_copy(why, sizeof why, "its message did not come");
+    return utc__error((utc_status_t)out.status,
+                      "utc_conduit_create: rank %d refuses the "
+                      "device conduit (%s): %s",
+                      out.rank, utc_status_string((utc_status_t)out.status), why);
 }
 
 /* A device conduit: each of c's host transports wrapped in a device transport, which
