@@ -2388,7 +2388,8 @@ utc_status_t utc__device_available(void)
     bool ipc;
     size_t chunk;
     utc_status_t rc = ipc_choice(&ipc);
-    if (rc != UTC_OK || (rc = utc__device_chunk_size(&chunk)) != UTC_OK)
+    if (rc != UTC_OK || (rc = utc__device_chunk_size(&chunk)) != UTC_OK ||
+        (rc = utc__ipc_settings()) != UTC_OK)
         return rc;
     int n = 0;
     cudaError_t err = cudaGetDeviceCount(&n);
