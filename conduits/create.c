@@ -220,28 +220,49 @@ static utc_status_t device_agree(utc_task_t *src, utc_task_t *dst)
                           "GPUs failed (MPI error %d)", err);
     if (out.status == UTC_OK)
         return UTC_OK;
+    /* the refusing rank's message, to every rank: its cause may be no device, or a bad
+     * setting of its environment (UTC_DEVICE_CHUNK, UTC_DEVICE_IPC) */
+    err = MPI_Bcast(why, (int)sizeof why, MPI_CHAR, out.rank, utc__world_comm());
+    why[sizeof why - 1] = '\0';
     if (out.rank == me)
         return utc__error((utc_status_t)out.status, "%s", why);
-    return utc__error((utc_status_t)out.status, "utc_conduit_create: a device conduit needs "
-                      "CUDA and a device on every rank of its tasks, and rank %d has none "
-                      "usable (%s; its error says why)", out.rank,
-                      utc_status_string((utc_status_t)out.status));
+    if (err != MPI_SUCCESS)
+        utc__text_copy(why, sizeof why, "its message did not come");
+    return utc__error((utc_status_t)out.status,
+                      "utc_conduit_create: rank %d refuses the "
+                      "device conduit (%s): %s",
+                      out.rank, utc_status_string((utc_status_t)out.status), why);
 }
 
-/* A device conduit: each of c's host transports wrapped in a device transport. */
+/* A device conduit: each of c's host transports wrapped in a device transport, which
+ * learns its host transport's members (its shutdown says goodbye to each). */
 static utc_status_t wrap_device(utc_conduit_t *c)
 {
-    for (int k = 0; k < utc__transport_ncomponents; k++) {
+    int nranks = utc_nranks(), ncomp = utc__transport_ncomponents;
+    bool *use = calloc((size_t)ncomp * (size_t)nranks, sizeof *use);
+    int *members = malloc(sizeof *members * (size_t)nranks);
+    utc_status_t rc = UTC_OK;
+    if (!use || !members)
+        rc = utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
+    else
+        pairs_use(c, use, nranks);
+    for (int k = 0; k < ncomp && rc == UTC_OK; k++) {
         if (!c->tp[k])
             continue;
-        utc__transport_args_t args = {.conduit_id = c->id, .opts = &c->opts};
+        int n = 0;
+        for (int r = 0; r < nranks; r++)
+            if (use[k * nranks + r])
+                members[n++] = r;
+        utc__transport_args_t args = {
+            .conduit_id = c->id, .opts = &c->opts, .members = members, .nmembers = n};
         utc__transport_t *dev = NULL;
-        utc_status_t rc = utc__device_transport_create(c->tp[k], &args, &dev);
-        if (rc != UTC_OK)
-            return rc; /* c->tp[k] is still the host one: freed with c */
-        c->tp[k] = dev;
+        rc = utc__device_transport_create(c->tp[k], &args, &dev);
+        if (rc == UTC_OK) /* else c->tp[k] is still the host one: freed with c */
+            c->tp[k] = dev;
     }
-    return UTC_OK;
+    free(use);
+    free(members);
+    return rc;
 }
 
 /* The names of c's transports on this rank ("inproc,mpi"; "none"), for the log, the trace

@@ -86,7 +86,8 @@ typedef struct desc {
     cudaIpcEventHandle_t ev; /* ipc: the writer's event, recorded after its data */
 } desc_t;
 
-enum { CTL_ACK = 1, CTL_GO = 2, CTL_FAIL = 3 };
+/* CTL_BYE: the sender's shutdown; no answer of it follows (every ack it sent is ahead) */
+enum { CTL_ACK = 1, CTL_GO = 2, CTL_FAIL = 3, CTL_BYE = 4 };
 
 /* A reader's answer, on the control tag in the other direction. */
 typedef struct ctl {
@@ -131,6 +132,7 @@ typedef struct chan {
     ctl_t ctl_buf;
     bool rx_busy; /* a staged receive holds the data tag */
     bool ipc_off; /* the reader refused IPC: staged from now on */
+    bool bye;     /* the peer's bye came: it answers nothing any more */
     /* a staged transfer failed in a transfer: the chunk stream of this (peer, dir) is out of
      * step (receiving, sending): its status, 0 while in step */
     utc_status_t rx_broken, tx_broken;
@@ -157,6 +159,16 @@ typedef struct dev_tp {
     unsigned pass;         /* drive's passes (under drive) */
     pthread_mutex_t drive; /* held by the one thread moving them on (drive) */
     bool ipc;              /* UTC_DEVICE_IPC is not 0 */
+    /* The shutdown's handshake (bye_exchange): the reads inside ipc_answer (their copy
+     * queued from a writer's buffer, their ack not yet sent), and whether the handshake is
+     * over (the IPC writes still waiting then end with the shutdown's status). */
+    atomic_int answering;
+    atomic_bool bye_over;
+    int *peers; /* the inner transport's other members (the bye goes to each) */
+    int npeers;
+    utc_request_t **byes; /* the byes not sent within BYE_SEND_S (ended by the inner
+                           * shutdown, freed after it) */
+    int nbyes;
 } dev_tp_t;
 
 /* The staged path's io of an operation: chunks to or from `peer` in direction `dir`. */
@@ -185,6 +197,7 @@ typedef struct dev_op {
     chan_t *ch;
     struct dev_op *next_wait;
     bool ctl_got;
+    bool bye; /* ended by the peer's bye (ctl_err): no answer came */
     utc_status_t ctl_err;
     ctl_t ctl;
     utc__ipc_event_t ev; /* ipc: the writer's event, held until the ack */
@@ -512,18 +525,43 @@ static void ctl_unwait(dev_op_t *op)
 
 static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op);
 
+/* Under t->lock: every write waiting on ch ends with `st` (its owner finishes it); `bye`:
+ * ended by the peer's bye (send_ctl_done says so). */
+static void chan_end_all(chan_t *ch, utc_status_t st, bool bye)
+{
+    for (dev_op_t *w = ch->waiting; w; w = w->next_wait) {
+        w->ctl_got = true;
+        w->ctl_err = st;
+        w->bye = bye;
+    }
+    ch->waiting = NULL;
+}
+
+/* The status of writes that the peer's bye ends: the shutdown's here, else canceled (the
+ * peer destroyed the conduit first). */
+static utc_status_t bye_status(dev_tp_t *t)
+{
+    int d = atomic_load(&t->down);
+    return d ? (utc_status_t)d : UTC_ERR_CANCELED;
+}
+
 /*
  * Under t->lock: one step of ch's control messages, while writes wait for one: read the
  * next one (one inner read at a time per channel) and hand it to the write it names. A
  * write other than `self` that gets its message while it waits (PH_CTL) is claimed and
  * returned, for the caller to finish here and now (send_ctl_done, after the lock): the
  * reader may wait for its chunks (or hold back its next reads) while that write's owner
- * waits for something else. NULL otherwise.
+ * waits for something else. NULL otherwise. `self` may be NULL (the shutdown's handshake).
+ * The peer's bye ends every write waiting on ch, then and later: no answer follows it.
  */
 static dev_op_t *chan_step(dev_tp_t *t, chan_t *ch, dev_op_t *self)
 {
     if (!ch->waiting)
         return NULL;
+    if (ch->bye) {
+        chan_end_all(ch, bye_status(t), true);
+        return NULL;
+    }
     if (!ch->ctl_rx) {
         utc_request_t *q = malloc(sizeof *q);
         utc_status_t rc = UTC_ERR_NO_MEMORY;
@@ -532,6 +570,11 @@ static dev_op_t *chan_step(dev_tp_t *t, chan_t *ch, dev_op_t *self)
             q->rbuf = &ch->ctl_buf;
             q->size = sizeof ch->ctl_buf;
             rc = t->in->ops->start(t->in, q);
+        }
+        if (rc != UTC_OK && !self) { /* the handshake's: every waiting write's */
+            free(q);
+            chan_end_all(ch, rc, false);
+            return NULL;
         }
         if (rc != UTC_OK) { /* self's failure; the others try again */
             free(q);
@@ -554,16 +597,19 @@ static dev_op_t *chan_step(dev_tp_t *t, chan_t *ch, dev_op_t *self)
     ch->ctl_rx = NULL;
     free(q);
     if (st != UTC_OK) { /* every waiting write ends with it (its owner finishes it) */
-        for (dev_op_t *w = ch->waiting; w; w = w->next_wait) {
-            w->ctl_got = true;
-            w->ctl_err = st;
-        }
-        ch->waiting = NULL;
+        chan_end_all(ch, st, false);
+        return NULL;
+    }
+    if (ch->ctl_buf.kind == CTL_BYE) {
+        ch->bye = true;
+        chan_end_all(ch, bye_status(t), true);
         return NULL;
     }
     dev_op_t **p = &ch->waiting;
     while (*p && (*p)->d.seq != ch->ctl_buf.seq)
         p = &(*p)->next_wait;
+    if (!*p && atomic_load(&t->down)) /* (an answer to a write the shutdown ended) */
+        return NULL;
     if (!*p) {
         utc_log(UTC_LOG_WARN,
                 "conduit %d (device): a control message from rank %d "
@@ -598,6 +644,13 @@ static int ctl_poll(dev_tp_t *t, utc_request_t *req, utc_status_t stop)
         pthread_mutex_unlock(&t->lock);
         return CTL_OTHERS;
     }
+    /* An IPC write's reader may have taken its descriptor, its copy reading the writer's
+     * buffer: in the shutdown its answer, or the peer's bye saying none comes, is waited
+     * for (bye_exchange), so that a write whose message was read ends UTC_OK with its
+     * stream after the copy, never canceled with the buffer still read */
+    if (stop != UTC_OK && !op->ctl_got && op->d.kind == K_IPC && atomic_load(&t->down) &&
+        !atomic_load(&t->bye_over))
+        stop = UTC_OK;
     if (stop != UTC_OK && !op->ctl_got) { /* the shutdown or a failure: no answer comes */
         ctl_unwait(op);
         op->ctl_got = true;
@@ -1112,8 +1165,8 @@ static utc_status_t copied_event(dev_tp_t *t, int device, cudaStream_t s, utc__i
 
 /* IPC, reader: the copy from the writer's range after its event, then the ack with the
  * reader's event. UTC_ERR_UNSUPPORTED when the handles cannot be opened (the caller
- * answers "go" instead: the message goes staged). */
-static utc_status_t ipc_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void *dst)
+ * answers "go" instead: the message goes staged). Inside t->answering (ipc_recv). */
+static utc_status_t ipc_answer(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void *dst)
 {
     int writer = req->peer;
     /* CUDA IPC is refused where the handles are opened (cached: a second look is cheap); a
@@ -1152,6 +1205,24 @@ static utc_status_t ipc_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void
     ctl_t m = {.magic = CTL_MAGIC, .kind = CTL_ACK, .seq = op->d.seq, .copied = cev.handle};
     op->answered = true;
     return ctl_send(t, 1 - req->dir, writer, &m);
+}
+
+/* ipc_answer, counted in t->answering: the shutdown sends its bye once no read is inside,
+ * so an ack always goes ahead of it, and a read that finds the shutdown begun copies
+ * nothing (its writer, told by the bye that no answer comes, takes its buffer back). */
+static utc_status_t ipc_recv(dev_tp_t *t, utc_request_t *req, dev_op_t *op, void *dst)
+{
+    /* seq_cst, both: pairs with dev_shutdown's store of down and load of answering */
+    atomic_fetch_add(&t->answering, 1);
+    int down = atomic_load(&t->down);
+    utc_status_t rc =
+        down ? utc__error((utc_status_t)down,
+                          "conduit %d (device): the conduit was destroyed before this read "
+                          "took its message from rank %d",
+                          t->base.conduit_id, req->peer)
+             : ipc_answer(t, req, op, dst);
+    atomic_fetch_sub(&t->answering, 1);
+    return rc;
 }
 
 /* A read that took a message's descriptor failed with `rc`: the message is dropped. A
@@ -1651,6 +1722,13 @@ static void send_staged(dev_tp_t *t, utc_request_t *req, dev_op_t *op, utc_statu
 static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
 {
     utc_status_t rc = op->ctl_err;
+    if (op->bye)
+        rc = utc__error(rc,
+                        "conduit %d (device): rank %d destroyed the conduit before it took "
+                        "this %s write of %zu bytes",
+                        t->base.conduit_id, req->peer, kind_name[op->d.kind], req->size);
+    else if (rc == UTC_OK && op->ctl.kind == CTL_GO && atomic_load(&t->down))
+        rc = (utc_status_t)atomic_load(&t->down); /* no transfer starts in the shutdown */
     cudaError_t err = use_device(op->device);
     if (rc == UTC_OK && err != cudaSuccess)
         rc = cuda_error(t->base.conduit_id, err, "cudaSetDevice");
@@ -1658,7 +1736,7 @@ static void send_ctl_done(dev_tp_t *t, utc_request_t *req, dev_op_t *op)
         /* the writer's stream waits for the reader's copy: the buffer is reusable in
          * stream order */
         rc = utc__ipc_event_wait(req->peer, &op->ctl.copied, op->s);
-    } else if (op->ctl_err == UTC_OK && op->ctl.kind == CTL_GO) {
+    } else if (op->ctl_err == UTC_OK && op->ctl.kind == CTL_GO && !atomic_load(&t->down)) {
         send_staged(t, req, op, rc);
         return;
     } else if (rc == UTC_OK && op->ctl.kind == CTL_FAIL) {
@@ -2083,11 +2161,132 @@ static utc_status_t dev_close(utc__transport_t *tp, int dir, int peer)
     return t->in->ops->close(t->in, dir, peer);
 }
 
+/* How long the shutdown waits for its byes to leave (bye_exchange). */
+#define BYE_SEND_S 1.0
+
+/* Under t->lock: whether an IPC write waits on ch for its answer. */
+static bool chan_ipc_waits(const chan_t *ch)
+{
+    for (const dev_op_t *w = ch->waiting; w; w = w->next_wait)
+        if (w->d.kind == K_IPC)
+            return true;
+    return false;
+}
+
+/*
+ * The shutdown's handshake, before the inner transport's shutdown (down is set, no read is
+ * inside ipc_answer): a bye to every peer in both directions, behind every ack this rank
+ * sent; then, while IPC writes of this rank wait for an answer, their channels are read
+ * until it comes or the peer's bye does. An IPC write's reader copies straight from the
+ * writer's buffer: a write canceled while its reader's ack was on its way let the writer
+ * reuse the buffer under the copy of a read that returned UTC_OK. So such a write ends
+ * UTC_OK, its stream after the copy; one whose descriptor the reader never took ends with
+ * the shutdown's status. Waits for the peer's destroy (collective) only while such a write
+ * waits, saying so every 10 s.
+ */
+static void bye_exchange(dev_tp_t *t)
+{
+    static const ctl_t bye = {.magic = CTL_MAGIC, .kind = CTL_BYE};
+    /* A peer that waits for this bye reads its channel (draining the ring towards it), so
+     * the bye leaves at once then. A bye still not out after BYE_SEND_S (a full ring
+     * towards a rank that reads nothing now: it already destroyed the conduit, say) is
+     * left to the inner shutdown, which ends it: the destroy must not wait for a rank
+     * that may never read again. */
+    double until = utc_wtime() + BYE_SEND_S;
+    t->byes = malloc(sizeof *t->byes * (size_t)(2 * t->npeers + 1));
+    for (int i = 0; i < t->npeers; i++)
+        for (int dir = 0; dir < 2; dir++) {
+            utc_request_t *q = malloc(sizeof *q);
+            utc_status_t rc = UTC_ERR_NO_MEMORY;
+            if (q) {
+                utc__req_prepare(q, UTC__OP_SEND, dir, UTC__DEVICE_TAG_CTL, t->peers[i], t->in);
+                q->sbuf = &bye;
+                q->size = sizeof bye;
+                rc = t->in->ops->start(t->in, q);
+            }
+            if (rc != UTC_OK) {
+                free(q);
+                utc_log(UTC_LOG_DEBUG, "conduit %d (device): the bye to rank %d not sent (%s)",
+                        t->base.conduit_id, t->peers[i], utc_last_error());
+                continue;
+            }
+            double left = until - utc_wtime();
+            if (utc__req_state(q) != UTC__REQ_DONE) /* (no list: no memory, wait it out) */
+                (void)t->in->ops->wait(t->in, q, !t->byes ? -1 : left > 0 ? left : 0);
+            if (utc__req_state(q) == UTC__REQ_DONE)
+                free(q);
+            else if (t->byes)
+                t->byes[t->nbyes++] = q; /* (else the inner transport's still: left) */
+        }
+    if (t->nbyes)
+        utc_log(UTC_LOG_DEBUG,
+                "conduit %d (device): %d bye(s) not out within %.1f s (full rings towards "
+                "ranks that read nothing now)",
+                t->base.conduit_id, t->nbyes, BYE_SEND_S);
+    utc__poll_t p = UTC__POLL_INIT;
+    double next_note = utc_wtime() + 10;
+    int prev = dev_save();
+    for (;;) {
+        bool waits = false;
+        dev_op_t *other = NULL;
+        pthread_mutex_lock(&t->lock);
+        for (chan_t *ch = t->chans; ch && !other; ch = ch->next)
+            if (chan_ipc_waits(ch)) {
+                other = chan_step(t, ch, NULL);
+                waits |= chan_ipc_waits(ch);
+            }
+        pthread_mutex_unlock(&t->lock);
+        if (other) { /* an answer came: that write ends here */
+            send_ctl_done(t, other->req, other);
+            p = (utc__poll_t)UTC__POLL_INIT;
+            continue;
+        }
+        if (!waits)
+            break;
+        if (utc_wtime() > next_note) {
+            utc_log(UTC_LOG_WARN,
+                    "conduit %d (device): utc_conduit_destroy waits for the answers to its "
+                    "CUDA IPC writes, or for their readers' ranks to destroy it too (it is "
+                    "collective)",
+                    t->base.conduit_id);
+            next_note += 10;
+        }
+        utc__poll_step(&p);
+    }
+    dev_restore(prev);
+    atomic_store(&t->bye_over, true);
+}
+
+/* The byes the inner shutdown ended (or that went meanwhile): freed. */
+static void byes_free(dev_tp_t *t)
+{
+    for (int i = 0; i < t->nbyes; i++) {
+        utc_request_t *q = t->byes[i];
+        utc__poll_t p = UTC__POLL_INIT;
+        double give_up = utc_wtime() + 5;
+        while (utc__req_state(q) != UTC__REQ_DONE && !t->in->ops->progress(t->in, q) &&
+               utc_wtime() < give_up)
+            utc__poll_step(&p);
+        if (utc__req_state(q) == UTC__REQ_DONE)
+            free(q); /* else still the inner transport's: left (a few bytes) */
+    }
+    free(t->byes);
+    t->byes = NULL;
+    t->nbyes = 0;
+}
+
 static void dev_shutdown(utc__transport_t *tp, utc_status_t status)
 {
     dev_tp_t *t = dt_of(tp);
+    /* seq_cst, both: pairs with ipc_recv (a read sees down, or is waited for here) */
     atomic_store(&t->down, (int)status);
+    utc__poll_t p = UTC__POLL_INIT;
+    while (atomic_load(&t->answering))
+        utc__poll_step(&p);
+    if (t->in->kind != UTC_CONDUIT_INPROC)
+        bye_exchange(t);
     t->in->ops->shutdown(t->in, status);
+    byes_free(t);
 }
 
 static void dev_fail(utc__transport_t *tp, utc_status_t status)
@@ -2143,6 +2342,7 @@ static void dev_destroy(utc__transport_t *tp)
     }
     t->in->ops->destroy(t->in);
     utc__staged_release(t); /* the failed sends' rings: the inner transport is done */
+    free(t->peers);
     pthread_mutex_destroy(&t->drive);
     pthread_mutex_destroy(&t->pull_lock);
     pthread_mutex_destroy(&t->lock);
@@ -2188,7 +2388,8 @@ utc_status_t utc__device_available(void)
     bool ipc;
     size_t chunk;
     utc_status_t rc = ipc_choice(&ipc);
-    if (rc != UTC_OK || (rc = utc__device_chunk_size(&chunk)) != UTC_OK)
+    if (rc != UTC_OK || (rc = utc__device_chunk_size(&chunk)) != UTC_OK ||
+        (rc = utc__ipc_settings()) != UTC_OK)
         return rc;
     int n = 0;
     cudaError_t err = cudaGetDeviceCount(&n);
@@ -2226,6 +2427,13 @@ utc_status_t utc__device_transport_create(utc__transport_t *inner,
     /* a staged write's chunks and a reader's answers may follow their direction's close */
     inner->device_tags = true;
     t->ipc = ipc;
+    if (args->nmembers > 0 && !(t->peers = malloc(sizeof *t->peers * (size_t)args->nmembers))) {
+        free(t);
+        return utc__error(UTC_ERR_NO_MEMORY, "utc_conduit_create: out of memory");
+    }
+    for (int i = 0; i < args->nmembers; i++)
+        if (args->members[i] != utc_rank())
+            t->peers[t->npeers++] = args->members[i];
     pthread_mutex_init(&t->lock, NULL);
     pthread_mutex_init(&t->drive, NULL);
     pthread_mutex_init(&t->pull_lock, NULL);

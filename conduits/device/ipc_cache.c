@@ -21,8 +21,13 @@
 
 /* Exported handles kept (a miss only costs a cudaIpcGetMemHandle again). */
 #define EXPORT_CAPACITY 4096
-/* Opened allocations and events kept per process (env UTC_DEVICE_IPC_CACHE for memory). */
+/* Opened allocations and events kept per process (env UTC_DEVICE_IPC_CACHE for memory),
+ * and the bytes of the opened allocations beyond the newest (UTC_DEVICE_IPC_CACHE_BYTES):
+ * a mapping keeps its allocation alive after its writer freed it, so a writer that
+ * allocates a buffer per message would otherwise hold up to 256 of them on the reader. */
 #define IMPORT_CAPACITY 256
+#define IMPORT_BYTES     ((size_t)1 << 30)
+#define IMPORT_BYTES_MAX ((size_t)1 << 50)
 #define EVENT_CAPACITY  256
 
 /* ---- the driver's pointer attributes, through the runtime (no link to libcuda) ---- */
@@ -88,28 +93,36 @@ static void export_close(void *arg, const utc__ipc_key_t *key, void *value);
 static utc_status_t mapping_open(void *arg, const utc__ipc_key_t *key, const void *ctx,
                                  void **value);
 static void mapping_close(void *arg, const utc__ipc_key_t *key, void *value);
+static size_t mapping_weigh(void *arg, const utc__ipc_key_t *key, const void *ctx);
 static utc_status_t event_open(void *arg, const utc__ipc_key_t *key, const void *ctx, void **value);
 static void event_close(void *arg, const utc__ipc_key_t *key, void *value);
 
 static const utc__ipc_lru_ops_t export_ops = {.open = export_open, .close = export_close};
-static const utc__ipc_lru_ops_t mapping_ops = {.open = mapping_open, .close = mapping_close};
+static const utc__ipc_lru_ops_t mapping_ops = {
+    .open = mapping_open, .close = mapping_close, .weigh = mapping_weigh};
 static const utc__ipc_lru_ops_t event_ops = {.open = event_open, .close = event_close};
 
 static utc__ipc_lru_t exports, mappings, events;
-static utc_status_t caches_status; /* a bad UTC_DEVICE_IPC_CACHE: every import says so */
+/* a bad UTC_DEVICE_IPC_CACHE or UTC_DEVICE_IPC_CACHE_BYTES: every import says so */
+static utc_status_t caches_status;
 static char caches_error[256];
 static pthread_once_t caches_once = PTHREAD_ONCE_INIT;
 
 static void caches_init(void)
 {
-    size_t cap;
+    size_t cap, bytes = IMPORT_BYTES;
     caches_status = utc__device_env_size("UTC_DEVICE_IPC_CACHE", 1, 1 << 20, IMPORT_CAPACITY, &cap);
+    if (caches_status == UTC_OK)
+        caches_status = utc__device_env_size("UTC_DEVICE_IPC_CACHE_BYTES", 1, IMPORT_BYTES_MAX,
+                                             IMPORT_BYTES, &bytes);
     if (caches_status != UTC_OK) {
         snprintf(caches_error, sizeof caches_error, "%s", utc_last_error());
         cap = IMPORT_CAPACITY;
+        bytes = IMPORT_BYTES;
     }
     utc__ipc_lru_init(&exports, EXPORT_CAPACITY, &export_ops, NULL);
     utc__ipc_lru_init(&mappings, cap, &mapping_ops, NULL);
+    utc__ipc_lru_set_max_bytes(&mappings, bytes);
     utc__ipc_lru_init(&events, EVENT_CAPACITY, &event_ops, NULL);
 }
 
@@ -259,6 +272,15 @@ static void mapping_close(void *arg, const utc__ipc_key_t *key, void *value)
     free(m);
 }
 
+/* A mapping's weight: its whole allocation (ctx: the reference it is opened for). */
+static size_t mapping_weigh(void *arg, const utc__ipc_key_t *key, const void *ctx)
+{
+    (void)arg;
+    (void)key;
+    const utc__ipc_ref_t *ref = ctx;
+    return ref ? (size_t)ref->alloc_size : 0;
+}
+
 static utc_status_t check_ref(int peer, const utc__ipc_ref_t *ref, const char *what)
 {
     if (!ref)
@@ -303,7 +325,7 @@ utc_status_t utc__ipc_import(int peer, const utc__ipc_ref_t *ref, void **dptr)
         return utc__error(UTC_ERR_INVALID_ARG, "device conduit: IPC import: NULL dptr");
     utc__ipc_key_t key = mapping_key(peer, ref);
     void *p;
-    st = utc__ipc_lru_use(&mappings, &key, NULL, import_fn, &(import_args_t){ref, &p});
+    st = utc__ipc_lru_use(&mappings, &key, ref, import_fn, &(import_args_t){ref, &p});
     if (st == UTC_OK)
         *dptr = p;
     return st;
@@ -358,7 +380,7 @@ utc_status_t utc__ipc_copy_from(int peer, const utc__ipc_ref_t *ref, void *dst, 
     if (!dst)
         return utc__error(UTC_ERR_INVALID_ARG, "device conduit: IPC copy into NULL");
     utc__ipc_key_t key = mapping_key(peer, ref);
-    return utc__ipc_lru_use(&mappings, &key, NULL, copy_fn,
+    return utc__ipc_lru_use(&mappings, &key, ref, copy_fn,
                             &(copy_args_t){.ref = ref, .dst = dst, .size = size, .s = s});
 }
 
@@ -506,6 +528,11 @@ utc_status_t utc__ipc_event_wait(int peer, const cudaIpcEventHandle_t *h, cudaSt
 }
 
 /* ---- finalize ------------------------------------------------------------------------ */
+
+utc_status_t utc__ipc_settings(void)
+{
+    return caches();
+}
 
 void utc__ipc_cache_clear(void)
 {

@@ -7,7 +7,8 @@
  * writer sends it in its descriptor. utc__ipc_event_get gives a pooled interprocess event
  * with its handle, recorded on the writer's stream and sent too.
  * Reader (importer): utc__ipc_copy_from (or utc__ipc_import) opens the allocation once per
- * (peer, allocation) and keeps it open (least recently used closed beyond a count);
+ * (peer, allocation) and keeps it open (least recently used closed beyond a count or a
+ * byte total);
  * utc__ipc_event_wait (or utc__ipc_event_open) opens the writer's event once per (peer,
  * handle).
  *
@@ -16,7 +17,9 @@
  * UTC_ERR_UNSUPPORTED, and the caller sends that message staged.
  *
  * Every function is thread-safe. Importer caches are bounded by counts (env
- * UTC_DEVICE_IPC_CACHE, default 256 allocations; events: 256).
+ * UTC_DEVICE_IPC_CACHE, default 256 allocations; events: 256), and the opened allocations
+ * also by bytes (UTC_DEVICE_IPC_CACHE_BYTES, default 1 GiB, beyond the newest one): an
+ * opened allocation stays allocated after its writer frees it, until it is closed here.
  */
 #ifndef UTC_CONDUITS_DEVICE_IPC_CACHE_H
 #define UTC_CONDUITS_DEVICE_IPC_CACHE_H
@@ -79,6 +82,9 @@ utc_status_t utc__ipc_import(int peer, const utc__ipc_ref_t *ref, void **dptr)
 utc_status_t utc__ipc_copy_from(int peer, const utc__ipc_ref_t *ref, void *dst, size_t size,
                                 cudaStream_t s) __attribute__((warn_unused_result));
 
+/* Whether UTC_DEVICE_IPC_CACHE and UTC_DEVICE_IPC_CACHE_BYTES are valid (a device
+ * conduit's creation checks them on every rank). UTC_OK; UTC_ERR_INVALID_ARG. */
+utc_status_t utc__ipc_settings(void) __attribute__((warn_unused_result));
 /* Close every allocation and event opened from `peer` (its end closed or failed). */
 void utc__ipc_close_peer(int peer);
 /* Close everything opened, forget every exported handle and destroy the pooled events

@@ -11,6 +11,7 @@
 typedef struct utc__ipc_lru_entry {
     utc__ipc_key_t key;
     void *value;
+    size_t bytes;                             /* ops->weigh's */
     struct utc__ipc_lru_entry *newer, *older; /* the recency list */
     UT_hash_handle hh;
 } entry_t;
@@ -54,12 +55,16 @@ static void evict(utc__ipc_lru_t *c, entry_t *e)
     c->ops->close(c->arg, &e->key, e->value);
     c->stats.closes++;
     c->stats.count--;
+    c->stats.bytes -= e->bytes;
     free(e);
 }
 
-static void shrink_to(utc__ipc_lru_t *c, size_t keep)
+/* Close the least recently used values until at most `keep` are held and, with a byte
+ * bound, `room` more bytes fit (or none is left). Under the lock. */
+static void shrink_to(utc__ipc_lru_t *c, size_t keep, size_t room)
 {
-    while (c->stats.count > keep)
+    while (c->stats.count > keep || (c->max_bytes && c->stats.count &&
+                                     (room > c->max_bytes || c->stats.bytes > c->max_bytes - room)))
         evict(c, c->lru);
 }
 
@@ -74,7 +79,17 @@ void utc__ipc_lru_set_capacity(utc__ipc_lru_t *c, size_t capacity)
     assert(capacity >= 1);
     pthread_mutex_lock(&c->lock);
     c->capacity = capacity;
-    shrink_to(c, capacity);
+    shrink_to(c, capacity, 0);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void utc__ipc_lru_set_max_bytes(utc__ipc_lru_t *c, size_t max_bytes)
+{
+    pthread_mutex_lock(&c->lock);
+    c->max_bytes = max_bytes;
+    /* the most recently used one stays, as after a miss */
+    while (max_bytes && c->stats.count > 1 && c->stats.bytes > max_bytes)
+        evict(c, c->lru);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -95,8 +110,9 @@ utc_status_t utc__ipc_lru_use(utc__ipc_lru_t *c, const utc__ipc_key_t *key, cons
             goto out;
         }
         /* make room first: the value closed may be the one that holds the resource the
-         * open needs (a mapping's address range) */
-        shrink_to(c, c->capacity - 1);
+         * open needs (a mapping's address range, device memory) */
+        e->bytes = c->ops->weigh ? c->ops->weigh(c->arg, key, ctx) : 0;
+        shrink_to(c, c->capacity - 1, e->bytes);
         c->stats.opens++;
         e->key = *key;
         st = c->ops->open(c->arg, key, ctx, &e->value);
@@ -106,6 +122,7 @@ utc_status_t utc__ipc_lru_use(utc__ipc_lru_t *c, const utc__ipc_key_t *key, cons
         }
         HASH_ADD(hh, c->table, key, sizeof e->key, e);
         c->stats.count++;
+        c->stats.bytes += e->bytes;
     }
     push_mru(c, e);
     if (fn)
@@ -140,7 +157,7 @@ void utc__ipc_lru_drop_peer(utc__ipc_lru_t *c, int64_t peer)
 void utc__ipc_lru_clear(utc__ipc_lru_t *c)
 {
     pthread_mutex_lock(&c->lock);
-    shrink_to(c, 0);
+    shrink_to(c, 0, 0);
     pthread_mutex_unlock(&c->lock);
 }
 

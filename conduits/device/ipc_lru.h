@@ -4,9 +4,12 @@
  *
  * A cache maps a key (a peer and up to 64 bytes: an allocation id and a memory handle, or
  * an event handle) to a value that an `open` function made (a mapped pointer, an opened
- * event) and that a `close` function undoes. It holds at most `capacity` values; a miss
- * when full closes the least recently used value first. Opening costs (cudaIpcOpenMemHandle:
- * about 260 us on the H100), so a hit never opens again.
+ * event) and that a `close` function undoes. It holds at most `capacity` values, and, when
+ * a byte bound is set (utc__ipc_lru_set_max_bytes) and the ops weigh values, at most that
+ * many bytes of them besides the newest: a miss closes the least recently used values
+ * first until the new one fits both bounds (a value larger than the byte bound is held
+ * alone). Opening costs (cudaIpcOpenMemHandle: about 260 us on the H100), so a hit never
+ * opens again.
  *
  * A value is used only inside utc__ipc_lru_use's callback, under the cache's lock: an
  * eviction by another thread (also under the lock) cannot close it in between. What the
@@ -42,6 +45,9 @@ typedef struct utc__ipc_lru_ops {
     utc_status_t (*open)(void *arg, const utc__ipc_key_t *key, const void *ctx, void **value);
     /* Undo open (eviction, utc__ipc_lru_drop_peer, utc__ipc_lru_clear). Never fails. */
     void (*close)(void *arg, const utc__ipc_key_t *key, void *value);
+    /* Optional: the bytes the value of `key` holds (ctx as for open), known before it is
+     * opened, for the byte bound. NULL: values weigh nothing. */
+    size_t (*weigh)(void *arg, const utc__ipc_key_t *key, const void *ctx);
 } utc__ipc_lru_ops_t;
 
 /* Counts since init, for tests and the benchmark's summary. */
@@ -50,6 +56,7 @@ typedef struct utc__ipc_lru_stats {
     uint64_t opens;  /* misses that opened (including failed opens) */
     uint64_t closes; /* evictions, drops and clears */
     size_t count;    /* values held now */
+    size_t bytes;    /* their weight (ops->weigh) */
 } utc__ipc_lru_stats_t;
 
 struct utc__ipc_lru_entry;
@@ -60,6 +67,7 @@ typedef struct utc__ipc_lru {
     const utc__ipc_lru_ops_t *ops;
     void *arg;
     size_t capacity;
+    size_t max_bytes;                 /* the byte bound; 0: none */
     struct utc__ipc_lru_entry *table; /* uthash, by key */
     struct utc__ipc_lru_entry *mru;   /* most recently used; list to the least */
     struct utc__ipc_lru_entry *lru;   /* least recently used: the next to evict */
@@ -74,10 +82,13 @@ void utc__ipc_lru_fini(utc__ipc_lru_t *c);
 
 /* Change the bound; closes the least recently used values beyond it. capacity >= 1. */
 void utc__ipc_lru_set_capacity(utc__ipc_lru_t *c, size_t capacity);
+/* Set the byte bound (0: none, the default); closes the least recently used values beyond
+ * it, but for the most recently used one. */
+void utc__ipc_lru_set_max_bytes(utc__ipc_lru_t *c, size_t max_bytes);
 
 /*
- * Find key's value, or open it (closing the least recently used value first when the
- * cache is full), make it the most recently used, and call fn(fn_arg, value) under the
+ * Find key's value, or open it (closing the least recently used values first until it
+ * fits the bounds), make it the most recently used, and call fn(fn_arg, value) under the
  * cache's lock; fn's status is returned. fn may be NULL (only open). May block (open).
  * @return UTC_OK; open's error (nothing cached); fn's error (the value stays cached);
  *         UTC_ERR_NO_MEMORY.

@@ -299,7 +299,8 @@ utc_status_t utc__transport_choice(const utc_conduit_options_t *opts, const char
 #define UTC__DEVICE_TAG_DATA UTC_CONDUIT_TAG_MAX
 
 /* Whether a device conduit can be made on this rank: UTC_OK, or UTC_ERR_NO_GPU_SUPPORT
- * with the reason (a build without CUDA, no usable device) in the last error. Starts
+ * with the reason (a build without CUDA, no usable device) in the last error, or
+ * UTC_ERR_INVALID_ARG for a bad device setting of its environment (UTC_DEVICE_*). Starts
  * CUDA. Not collective (the caller agrees with the other ranks). */
 utc_status_t utc__device_available(void);
 

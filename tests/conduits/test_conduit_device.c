@@ -24,6 +24,9 @@
  *   device pointer on a host conduit;
  * - destroy with device transfers pending: the operations end, no hang, and the device
  *   memory the layer allocated is back (the default pool's used bytes);
+ * - destroy after the reader took a write nobody waited for (its ack on its way): the
+ *   write ends UTC_OK, its stream after the reader's copy (the writer overwriting its
+ *   buffer on its stream afterwards leaves the read's data whole);
  * - a failed peer task: the reads and writes blocked on it end with UTC_ERR_PEER_FAILED.
  */
 #include <cuda_runtime_api.h>
@@ -755,6 +758,100 @@ static void test_destroy_pending(void)
     CT_END();
 }
 
+/* ---- destroy after the reader took a write nobody waited for ---- */
+
+#define TAKEN        (16 * MIB)
+#define TAKEN_ROUNDS 3
+
+static unsigned char *taken_w, *taken_r; /* the writer's and the reader's buffers */
+static utc_request_t *taken_req;
+
+/* Writes and leaves without waiting for its write. */
+static int taken_writer(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    unsigned char *h = malloc(TAKEN);
+    if (!h || !CUDA_OK(cudaMalloc((void **)&taken_w, TAKEN)))
+        return 1;
+    ct_fill(h, TAKEN, 77);
+    CUDA_OK(cudaMemcpyAsync(taken_w, h, TAKEN, cudaMemcpyHostToDevice, my_stream(ctx)));
+    my_sync(ctx);
+    free(h);
+    CT_OK(utc_conduit_iwrite(c, taken_w, TAKEN, 0, &taken_req));
+    return 0;
+}
+
+/* Reads (its copy queued on its stream) and leaves without synchronizing. */
+static int taken_reader(utc_ctx_t *ctx, void *data)
+{
+    utc_conduit_t *c = data;
+    (void)ctx;
+    size_t got = 0;
+    if (!CUDA_OK(cudaMalloc((void **)&taken_r, TAKEN)))
+        return 1;
+    CT_OK(utc_conduit_read(c, taken_r, TAKEN, 0, &got));
+    CT_CHECK(got == TAKEN, "got %zu bytes", got);
+    return 0;
+}
+
+/* The writer's buffer overwritten in its stream's order, after the write ended. */
+static int taken_writer_again(utc_ctx_t *ctx, void *data)
+{
+    (void)data;
+    CUDA_OK(cudaMemsetAsync(taken_w, 0, TAKEN, my_stream(ctx)));
+    my_sync(ctx);
+    return 0;
+}
+
+static int taken_reader_sync(utc_ctx_t *ctx, void *data)
+{
+    (void)data;
+    my_sync(ctx);
+    return 0;
+}
+
+static void taken_at(int ra, int rb, void *arg)
+{
+    (void)arg;
+    /* a staged write moves only while a thread of its rank is in a call: this writer's
+     * leaves at once (IPC: the reader's copy needs nothing of the writer's rank) */
+    if (!strcmp(expected_path(ra, rb), "staged"))
+        return;
+    for (int round = 0; round < TAKEN_ROUNDS; round++) {
+        taken_w = taken_r = NULL;
+        taken_req = NULL;
+        ct_pair_t p = dev_pair(ra, true, rb, true, UTC_CONDUIT_SINGLE_ENTRY);
+        ct_run2(p.a, taken_writer, p.c, p.b, taken_reader, p.c);
+        UTC_ASSERT_OK(utc_conduit_destroy(p.c));
+        if (taken_req) { /* the reader took it: delivered */
+            utc_status_t rc = utc_request_wait(&taken_req, NULL);
+            CT_CHECK(rc == UTC_OK, "round %d: the write of a message read ended %s (%s)", round,
+                     utc_status_string(rc), rc ? utc_last_error() : "");
+        }
+        ct_run2(p.a, taken_writer_again, NULL, p.b, taken_reader_sync, NULL);
+        UTC_ASSERT_OK(utc_task_destroy(p.a));
+        UTC_ASSERT_OK(utc_task_destroy(p.b));
+        if (taken_r) {
+            unsigned char *h = malloc(TAKEN);
+            if (h && CUDA_OK(cudaMemcpy(h, taken_r, TAKEN, cudaMemcpyDeviceToHost)))
+                CT_CHECK(ct_verify(h, TAKEN, 77),
+                         "round %d: the read's data was overwritten by its writer", round);
+            free(h);
+            cudaFree(taken_r);
+        }
+        if (taken_w)
+            cudaFree(taken_w);
+        UTC_ASSERT_OK(utc_barrier());
+    }
+}
+
+static void test_destroy_taken(void)
+{
+    ct_begin();
+    ct_each_placement(true, taken_at, NULL);
+    CT_END();
+}
+
 /* ---- a failed peer ---- */
 
 /* Its run's value, 5, is no status code: utc_task_wait reports UTC_ERR_TASK_FAILED. */
@@ -819,6 +916,7 @@ int main(int argc, char **argv)
         {"all-threads calls: each caller's stream after the transfer", test_all_threads},
         {"sendrecv and device memory on a host conduit refused", test_refusals},
         {"destroy with device transfers pending", test_destroy_pending},
+        {"destroy after the reader took a write nobody waited for", test_destroy_taken},
         {"a failed peer task", test_peer_failed},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "device conduits", cases);

@@ -5,7 +5,8 @@
  * conduits refuse device memory; utc_conduit_device_path on a host conduit; utc_gpu_malloc
  * and utc_gpu_free without a device. On a machine with a GPU on every rank the creation
  * succeeds instead, and its path is named (the GPU suite, test_conduit_device, covers the
- * rest).
+ * rest). A bad device setting (UTC_DEVICE_CHUNK) on one rank only: every rank's refusal
+ * names it (not "no device"), also on cudahost (conduit_device_errors_cudahost_np*).
  */
 #include "conduit_test_util.h"
 
@@ -31,8 +32,10 @@ static void test_create_refused(void)
     if (gpus_everywhere() > 0) {
         UTC_ASSERT_OK(rc);
         const char *path = NULL;
-        UTC_ASSERT_OK(utc_conduit_device_path(c, &path));
-        CU_ASSERT_PTR_NOT_NULL(path);
+        if (utc_rank() == ra || utc_rank() == rb) { /* (a rank of neither end has none) */
+            UTC_ASSERT_OK(utc_conduit_device_path(c, &path));
+            CU_ASSERT_PTR_NOT_NULL(path);
+        }
         UTC_ASSERT_OK(utc_conduit_destroy(c));
     } else {
         /* every rank alike, and the message says what is missing */
@@ -77,6 +80,45 @@ static void test_bad_options(void)
     CU_ASSERT_EQUAL(utc_conduit_device_path(c, NULL), UTC_ERR_INVALID_ARG);
     UTC_ASSERT_OK(utc_conduit_destroy(c));
     CU_ASSERT_EQUAL(utc_conduit_device_path(c, &path), UTC_ERR_INVALID_HANDLE);
+    UTC_ASSERT_OK(utc_task_destroy(a));
+    UTC_ASSERT_OK(utc_task_destroy(b));
+    CT_END();
+}
+
+/* UTC_DEVICE_CHUNK=1 on the reader's rank only: every rank's refusal quotes that rank's
+ * message (a rank with a device is not said to have none). */
+static void test_bad_setting_one_rank(void)
+{
+    ct_begin();
+    int ra, rb;
+    ct_pair_ranks(&ra, &rb);
+    utc_task_t *a = ct_task(&ct_ops_a, ra, 1), *b = ct_task(&ct_ops_b, rb, 1);
+    utc_conduit_options_t o = UTC_CONDUIT_OPTIONS_INIT;
+    o.memory = UTC_CONDUIT_MEM_DEVICE;
+    utc_conduit_t *c = NULL;
+    if (utc_rank() == rb)
+        setenv("UTC_DEVICE_CHUNK", "1", 1);
+    utc_status_t rc = utc_conduit_create(a, b, &o, &c);
+    char why[512];
+    snprintf(why, sizeof why, "%s", utc_last_error());
+    if (utc_rank() == rb)
+        unsetenv("UTC_DEVICE_CHUNK");
+    CU_ASSERT_NOT_EQUAL(rc, UTC_OK);
+    CU_ASSERT_PTR_NULL(c);
+    if (rc == UTC_OK)
+        UTC_ASSERT_OK(utc_conduit_destroy(c));
+    if (gpus_everywhere() > 0) { /* the setting is the one cause */
+        char said[32];
+        snprintf(said, sizeof said, "rank %d", rb);
+        CU_ASSERT_EQUAL(rc, UTC_ERR_INVALID_ARG);
+        CU_ASSERT(strstr(why, "UTC_DEVICE_CHUNK") != NULL);
+        CU_ASSERT(strstr(why, "none usable") == NULL);
+        if (utc_rank() != rb)
+            CU_ASSERT(strstr(why, said) != NULL);
+        if (rc != UTC_ERR_INVALID_ARG || !strstr(why, "UTC_DEVICE_CHUNK") ||
+            strstr(why, "none usable") || (utc_rank() != rb && !strstr(why, said)))
+            fprintf(stderr, "[rank %d] rc %d: %s\n", utc_rank(), rc, why);
+    }
     UTC_ASSERT_OK(utc_task_destroy(a));
     UTC_ASSERT_OK(utc_task_destroy(b));
     CT_END();
@@ -133,6 +175,7 @@ int main(int argc, char **argv)
         {"a device conduit without a GPU: refused on every rank", test_create_refused},
         {"bad memory option, shared conduits, device_path on a host conduit", test_bad_options},
         {"ranks disagreeing on the memory option", test_mismatch},
+        {"a bad device setting on one rank: every rank names it", test_bad_setting_one_rank},
         {"utc_gpu_malloc / utc_gpu_free", test_gpu_memory_calls},
         UTC_TEST_END};
     return utc_test_main(argc, argv, "device conduit refusals", cases);

@@ -4,8 +4,11 @@
  * keep each value's state (no device calls). A hit never opens again; a full cache closes
  * the least recently used value (checked against a shadow list over random sequences);
  * a failed open caches nothing; drops by key and by peer, clear and a lower bound close
- * what they should; and threads that share a cache never see a closed value, never open a
- * key twice at once, and never hold more than the bound.
+ * what they should; a byte bound (utc__ipc_lru_set_max_bytes) closes the least recently
+ * used values until a new one fits, keeps a value larger than it alone, and holds with
+ * the count bound (24 allocations of 16 MiB, each freed by its writer after its message,
+ * hold at most the bound's bytes); and threads that share a cache never see a closed value, never
+ * open a key twice at once, and never hold more than the bound.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -137,6 +140,28 @@ static utc_status_t t_fail(void *arg, void *value)
     return UTC_ERR_CANCELED;
 }
 
+/* ops->weigh of the byte-bound cases: ctx points to the value's bytes */
+static size_t t_weigh(void *arg, const utc__ipc_key_t *key, const void *ctx)
+{
+    (void)arg;
+    (void)key;
+    return ctx ? *(const size_t *)ctx : 0;
+}
+
+static const utc__ipc_lru_ops_t t_ops_weighed = {
+    .open = t_open, .close = t_close, .weigh = t_weigh};
+
+/* A use of key i of peer 1 weighing `bytes`. */
+static utc_status_t use_weighed(utc__ipc_lru_t *lru, int i, size_t bytes)
+{
+    utc__ipc_key_t k = make_key(1, i);
+    int got = -1;
+    utc_status_t st = utc__ipc_lru_use(lru, &k, &bytes, t_use, &got);
+    if (st == UTC_OK)
+        CU_ASSERT_EQUAL(got, i);
+    return st;
+}
+
 static utc_status_t use(utc__ipc_lru_t *lru, int peer, int i)
 {
     utc__ipc_key_t k = make_key(peer, i);
@@ -260,6 +285,71 @@ static void test_drops(void)
     counter_free(c);
 }
 
+static void test_byte_bound(void)
+{
+    counter_t *c = counter_new();
+    utc__ipc_lru_t lru;
+    utc__ipc_lru_init(&lru, 256, &t_ops_weighed, c);
+    utc__ipc_lru_set_max_bytes(&lru, 100);
+    for (int i = 0; i < 3; i++)
+        UTC_ASSERT_OK(use_weighed(&lru, i, 30));
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).bytes, 90);
+    CU_ASSERT_EQUAL(c->closes, 0);
+    UTC_ASSERT_OK(use_weighed(&lru, 3, 30)); /* 120 > 100: the oldest goes first */
+    CU_ASSERT_EQUAL(c->closes, 1);
+    CU_ASSERT_EQUAL(c->last_closed, 0);
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).count, 3);
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).bytes, 90);
+    UTC_ASSERT_OK(use_weighed(&lru, 1, 30)); /* a hit: 1 is the newest now */
+    CU_ASSERT_EQUAL(c->opens, 4);
+    UTC_ASSERT_OK(use_weighed(&lru, 4, 30)); /* the least recently used is 2, not 1 */
+    CU_ASSERT_EQUAL(c->last_closed, 2);
+    CU_ASSERT(c->open_now[1] == 1 && c->open_now[2] == 0);
+
+    /* larger than the bound: every other value goes, it is held alone, and goes next */
+    UTC_ASSERT_OK(use_weighed(&lru, 5, 500));
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).count, 1);
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).bytes, 500);
+    CU_ASSERT_EQUAL(c->open_now[5], 1);
+    UTC_ASSERT_OK(use_weighed(&lru, 6, 10));
+    CU_ASSERT_EQUAL(c->last_closed, 5);
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).count, 1);
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).bytes, 10);
+
+    /* a lower bound closes the oldest, but for the newest */
+    UTC_ASSERT_OK(use_weighed(&lru, 7, 40));
+    UTC_ASSERT_OK(use_weighed(&lru, 8, 40));
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).bytes, 90);
+    utc__ipc_lru_set_max_bytes(&lru, 5);
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).count, 1);
+    CU_ASSERT_EQUAL(c->open_now[8], 1);
+    utc__ipc_lru_set_max_bytes(&lru, 0); /* no byte bound: the count bound alone */
+    for (int i = 10; i < 20; i++)
+        UTC_ASSERT_OK(use_weighed(&lru, i, 1000));
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).count, 11);
+    utc__ipc_lru_set_capacity(&lru, 2); /* and the count bound holds with weights */
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).count, 2);
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).bytes, 2000);
+    utc__ipc_lru_clear(&lru);
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).bytes, 0);
+
+    /* a writer that allocates a 16 MiB buffer per message and frees it after: 24 of them
+     * held at most 64 MiB (4) at any time, not 24 */
+    const size_t mib = (size_t)1 << 20;
+    utc__ipc_lru_set_capacity(&lru, 256);
+    utc__ipc_lru_set_max_bytes(&lru, 64 * mib);
+    for (int i = 20; i < 44; i++) {
+        UTC_ASSERT_OK(use_weighed(&lru, i, 16 * mib));
+        CU_ASSERT(utc__ipc_lru_stats(&lru).bytes <= 64 * mib);
+        CU_ASSERT(utc__ipc_lru_stats(&lru).count <= 4);
+    }
+    CU_ASSERT_EQUAL(utc__ipc_lru_stats(&lru).count, 4);
+    utc__ipc_lru_fini(&lru);
+    CU_ASSERT_EQUAL(c->closes, c->opens);
+    CU_ASSERT_EQUAL(c->bad, 0);
+    counter_free(c);
+}
+
 /* Random uses against a shadow list, most recent first: the same opens and closes. */
 static void test_random_against_shadow(void)
 {
@@ -373,6 +463,7 @@ int main(int argc, char **argv)
         {"keys compare whole", test_keys_are_whole},
         {"failed open, failed use", test_failures},
         {"drop, drop peer, capacity, clear", test_drops},
+        {"a bound by bytes, with the count's", test_byte_bound},
         {"random uses against a shadow", test_random_against_shadow},
         {"threads share a cache", test_threads},
         UTC_TEST_END,
