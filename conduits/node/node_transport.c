@@ -93,6 +93,8 @@ typedef struct node_msg {
     int kind;               /* NODE_REC_MSG (bytes here), NODE_REC_CMA (a descriptor) */
     size_t size;
     bool complete;          /* all its bytes have come (a pipelined one: its last chunk) */
+    bool cut;               /* complete, but cut short: its writer stopped mid-message (its
+                             * conduit destroyed there): the read that takes it fails */
     bool big;               /* buf is a utc_buf_alloc buffer (else the bytes are in data):
                              * handed to an owned read as it is, else discarded once read
                              * (utc__buf_discard: no quarantine, nobody else held it) */
@@ -409,6 +411,14 @@ static bool take_msg(node_tp_t *t, node_tagq_t *q, utc_request_t *r, node_msg_t 
 {
     r->received = m->size;
     r->tag = m->tag;
+    if (m->cut) { /* never whole: ends the read as a posted one's assembly would have */
+        msg_pop(q);
+        tagq_trim(t, q);
+        msg_free(m);
+        r->received = 0;
+        *st = UTC_ERR_CANCELED;
+        return true;
+    }
     if (!r->owned && m->size > r->size) {
         *st = UTC_ERR_TRUNCATE; /* it stays, first in line */
         if (m->kind == NODE_REC_CMA && !cma_aside(t, utc__node_pair(q->peer), m)) {
@@ -672,6 +682,7 @@ void utc__node_assembled(node_pair_t *p)
     } else {
         node_msg_t *m = a.target;
         m->complete = true;
+        m->cut = !whole; /* a read must not take the part that came as the message */
         if (m->reader) {
             utc_status_t st = UTC_OK;
             utc_request_t *r = m->reader;

@@ -16,7 +16,8 @@
  * - at 3 ranks, a cycle of full rings: each rank writes 3 MiB to the next before it reads
  *   from the one before (a waiter takes in every peer's records, as MPI would);
  * - a large write nobody reads ends with UTC_OK when the reader's rank destroys the
- *   conduit.
+ *   conduit; a pipelined message its writer's destroy cuts short, queued before any read,
+ *   is not read as whole.
  *
  * With the argument `refused` (or `refused_shared`), one case alone: the node transport's
  * set-up is refused on one rank (a file-size limit below its first segment's size: the
@@ -613,6 +614,81 @@ static void test_cycle(void)
     CT_END();
 }
 
+/* ---- a pipelined message cut short by its writer's destroy ---- */
+
+#define CUT_SIZE ((size_t)4 << 20) /* more than the largest ring: half out when it stops */
+
+static utc_conduit_t *cut_x, *cut_z; /* the message's conduit; another, after it */
+
+/* A 4 MiB write nobody reads yet, which its rank's destroy of the conduit cuts short; then
+ * a small message on another conduit (it pushes what the destroy left queued). */
+static int cut_writer(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx, (void)d;
+    static unsigned char big[CUT_SIZE];
+    ct_fill(big, sizeof big, 71);
+    utc_request_t *r = NULL;
+    if (CT_OK(utc_conduit_iwrite(cut_x, big, sizeof big, 1, &r))) {
+        utc_status_t rc = utc_request_wait(&r, NULL); /* ended by the destroy */
+        CT_CHECK(rc == UTC_OK || rc == UTC_ERR_CANCELED, "the cut write: %d (%s)", rc,
+                 utc_status_string(rc));
+    }
+    int x = 5;
+    CT_OK(utc_conduit_write(cut_z, &x, sizeof x, 2));
+    return 0;
+}
+
+/* After the writer's destroy: a probe takes in the message's first part (queued, no read
+ * yet), the read on the other conduit takes in what follows, then the read of the cut
+ * message must fail, not return its part as the message. */
+static int cut_reader(utc_ctx_t *ctx, void *d)
+{
+    (void)ctx, (void)d;
+    sleep_s(1.0);
+    int found = 0;
+    utc_msg_info_t info;
+    (void)utc_conduit_iprobe(cut_x, 1, &found, &info);
+    int x = 0;
+    CT_OK(utc_conduit_read(cut_z, &x, sizeof x, 2, NULL));
+    unsigned char *buf = malloc(CUT_SIZE);
+    size_t got = 0;
+    utc_status_t rc =
+        buf ? utc_conduit_read_timeout(cut_x, buf, CUT_SIZE, 1, &got, 2.0) : UTC_ERR_NO_MEMORY;
+    CT_CHECK(rc != UTC_OK || (got == CUT_SIZE && ct_verify(buf, got, 71)),
+             "a message cut short by its writer's destroy was read as whole (%zu bytes, "
+             "wrong contents)",
+             got);
+    free(buf);
+    return 0;
+}
+
+static void test_writer_cuts(void)
+{
+    int ra, rb;
+    if (!node_ranks(&ra, &rb))
+        return;
+    ct_begin();
+    utc_task_t *a = ct_task(&ct_ops_a, ra, 1), *b = ct_task(&ct_ops_b, rb, 1);
+    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &cut_x));
+    UTC_ASSERT_OK(utc_conduit_create(a, b, NULL, &cut_z));
+    ct_job_t ja = {cut_writer, NULL}, jb = {cut_reader, NULL};
+    UTC_ASSERT_OK(utc_task_run(a, &ja));
+    UTC_ASSERT_OK(utc_task_run(b, &jb));
+    if (utc_rank() == ra) {
+        sleep_s(0.3); /* the write is half out by now */
+        UTC_ASSERT_OK(utc_conduit_destroy(cut_x));
+    }
+    UTC_ASSERT_OK(utc_task_wait(a));
+    UTC_ASSERT_OK(utc_task_wait(b));
+    if (utc_rank() != ra)
+        UTC_ASSERT_OK(utc_conduit_destroy(cut_x));
+    UTC_ASSERT_OK(utc_conduit_destroy(cut_z));
+    UTC_ASSERT_OK(utc_barrier());
+    UTC_ASSERT_OK(utc_task_destroy(a));
+    UTC_ASSERT_OK(utc_task_destroy(b));
+    CT_END();
+}
+
 /* ---- the reader's rank destroys the conduit while a large write waits ---- */
 
 #define GONE_SIZE ((size_t)4 << 20) /* more than the largest ring: never whole in it */
@@ -778,6 +854,8 @@ int main(int argc, char **argv)
         {"node-local: a read half into a large message ends when its task fails",
          test_half_read_fails},
         {"node-local: a cycle of full rings at 3 ranks (3 MiB each way round)", test_cycle},
+        {"node-local: a message cut short by its writer's destroy is not read as whole",
+         test_writer_cuts},
         {"node-local: a large write ends when its reader's rank destroys the conduit",
          test_reader_destroys},
         {"UTC_TRANSPORT: a bad value is refused, mpi forces MPI between ranks", test_env},
