@@ -265,21 +265,6 @@ static void tagq_trim(node_tp_t *t, node_tagq_t *q)
     }
 }
 
-/* Take r out of the singly linked line *head .. *tail. True if it was there. */
-static bool line_remove(utc_request_t **head, utc_request_t **tail, utc_request_t *r)
-{
-    for (utc_request_t **l = head, *prev = NULL; *l; prev = *l, l = &(*l)->next) {
-        if (*l != r)
-            continue;
-        *l = r->next;
-        if (*tail == r)
-            *tail = prev;
-        r->next = NULL;
-        return true;
-    }
-    return false;
-}
-
 static inline node_req_t *nr_of(utc_request_t *r);
 
 /* The cmar / cmas lines, linked through the private part. */
@@ -463,10 +448,10 @@ static utc_request_t *match_read(node_tp_t *t, node_tagq_t *q, int dir, int peer
     if (!a && !p)
         return NULL;
     if (a && (!p || NR(a)->pseq < NR(p)->pseq)) {
-        line_remove(&t->anyh, &t->anyt, a);
+        utc__req_remove(&t->anyh, &t->anyt, a);
         return a;
     }
-    line_remove(&q->phead, &q->ptail, p);
+    utc__req_remove(&q->phead, &q->ptail, p);
     return p;
 }
 
@@ -924,7 +909,7 @@ static bool cma_send_end(node_tp_t *t, utc_request_t *r, utc_status_t st)
     node_pair_t *p = utc__node_pair(r->peer);
     utc__olock_lock(&p->tx_lock, true);
     if (n->phase == S_QUEUED) {
-        line_remove(&p->txq, &p->txq_tail, r);
+        utc__req_remove(&p->txq, &p->txq_tail, r);
         txq_changed(p);
         n->phase = S_DROPPED;
     }
@@ -1165,7 +1150,7 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
                 } else {
                     /* a pipelined one half out is cut short: the reader drops its part */
                     utc__olock_lock(&p->tx_lock, true);
-                    bool out = line_remove(&p->txq, &p->txq_tail, req);
+                    bool out = utc__req_remove(&p->txq, &p->txq_tail, req);
                     txq_changed(p);
                     utc__olock_unlock(&p->tx_lock);
                     if (out && st)
@@ -1204,8 +1189,8 @@ static bool node_progress(utc__transport_t *tp, utc_request_t *req)
         utc__olock_lock(&t->lock, true);
         if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
             node_tagq_t *q = tagq_get(t, req->dir, req->peer, req->tag, false);
-            bool out = n->phase == R_ANY ? line_remove(&t->anyh, &t->anyt, req)
-                                         : q && line_remove(&q->phead, &q->ptail, req);
+            bool out = n->phase == R_ANY ? utc__req_remove(&t->anyh, &t->anyt, req)
+                                         : q && utc__req_remove(&q->phead, &q->ptail, req);
             if (out)
                 utc__req_finish(req, st);
         }
@@ -1289,10 +1274,10 @@ static bool node_cancel(utc__transport_t *tp, utc_request_t *req)
     utc__olock_lock(&t->lock, true);
     if (atomic_load_explicit(&req->state, memory_order_relaxed) != UTC__REQ_DONE) {
         if (n->phase == R_ANY) {
-            out = line_remove(&t->anyh, &t->anyt, req);
+            out = utc__req_remove(&t->anyh, &t->anyt, req);
         } else if (n->phase == R_POSTED) {
             node_tagq_t *q = tagq_get(t, req->dir, req->peer, req->tag, false);
-            out = q && line_remove(&q->phead, &q->ptail, req);
+            out = q && utc__req_remove(&q->phead, &q->ptail, req);
         }
     }
     utc__olock_unlock(&t->lock);

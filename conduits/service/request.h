@@ -154,6 +154,22 @@ static inline void utc__req_append(utc_request_t **head, utc_request_t **tail,
     *tail = req;
 }
 
+/* Take `req` out of the line *head .. *tail (the caller holds its lock). False when it is
+ * not there. */
+static inline bool utc__req_remove(utc_request_t **head, utc_request_t **tail, utc_request_t *req)
+{
+    for (utc_request_t **l = head, *prev = NULL; *l; prev = *l, l = &(*l)->next) {
+        if (*l != req)
+            continue;
+        *l = req->next;
+        if (*tail == req)
+            *tail = prev;
+        req->next = NULL;
+        return true;
+    }
+    return false;
+}
+
 /* Mark `req` DONE with `status`; release: publishes the request's results to its owner. */
 static inline void utc__req_finish(utc_request_t *req, utc_status_t status)
 {

@@ -449,20 +449,12 @@ static void tagq_trim(shm_dir_t *d, shm_tagq_t *q)
 static bool posted_remove(shm_dir_t *d, utc_request_t *r)
 {
     shm_tagq_t *q = tagq_find(d, r->tag);
-    if (!q)
+    if (!q || !utc__req_remove(&q->phead, &q->ptail, r))
         return false;
-    for (utc_request_t **p = &q->phead, *prev = NULL; *p; prev = *p, p = &(*p)->next) {
-        if (*p != r)
-            continue;
-        *p = r->next;
-        if (q->ptail == r)
-            q->ptail = prev;
-        r->posted = false;
-        d->nqueued--;
-        tagq_trim(d, q);
-        return true;
-    }
-    return false;
+    r->posted = false;
+    d->nqueued--;
+    tagq_trim(d, q);
+    return true;
 }
 
 /* ---- matching (under rx_lock) ---- */
@@ -802,17 +794,10 @@ static void finish_matched(shm_dir_t *d, utc_request_t *r)
  * copies it now). */
 static bool matched_claim(shm_dir_t *d, utc_request_t *r)
 {
-    for (utc_request_t **p = &d->mhead, *prev = NULL; *p; prev = *p, p = &(*p)->next) {
-        if (*p != r)
-            continue;
-        *p = r->next;
-        if (d->mtail == r)
-            d->mtail = prev;
-        r->next = NULL;
-        atomic_fetch_sub_explicit(&d->nmatched, 1, memory_order_relaxed);
-        return true;
-    }
-    return false;
+    if (!utc__req_remove(&d->mhead, &d->mtail, r))
+        return false;
+    atomic_fetch_sub_explicit(&d->nmatched, 1, memory_order_relaxed);
+    return true;
 }
 
 /* Copy every large message matched to a read of d and not yet copied (reads of other
